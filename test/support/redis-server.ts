@@ -1,0 +1,112 @@
+// Private redis-server processes for tests: each test file gets its own server on a free port,
+// so no test ever touches data it did not create (and can kill/restart its server freely).
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis, type RedisOptions } from 'ioredis';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export interface RedisServerOptions {
+  /** Extra redis-server arguments, e.g. ['--appendonly', 'yes']. */
+  args?: string[];
+}
+
+export class RedisServer {
+  private proc: ChildProcess | undefined;
+  private readonly dir = mkdtempSync(join(tmpdir(), 'flashsale-redis-'));
+  private readonly clients: Redis[] = [];
+
+  private constructor(
+    readonly port: number,
+    private readonly opts: RedisServerOptions,
+  ) {}
+
+  static async start(opts: RedisServerOptions = {}): Promise<RedisServer> {
+    const server = new RedisServer(await freePort(), opts);
+    await server.spawn();
+    return server;
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  /** A client that is closed with the server; failing fast so a dead server shows as an error, not a hang. */
+  client(options: RedisOptions = {}): Redis {
+    const c = new Redis(this.port, '127.0.0.1', { maxRetriesPerRequest: 1, ...options });
+    c.on('error', () => {});
+    this.clients.push(c);
+    return c;
+  }
+
+  private async spawn(): Promise<void> {
+    const args = [
+      '--port',
+      String(this.port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      this.dir,
+      ...(this.opts.args ?? []),
+    ];
+    const proc = spawn('redis-server', args, { stdio: 'ignore' });
+    this.proc = proc;
+    const probe = new Redis(this.port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0 });
+    probe.on('error', () => {});
+    try {
+      for (let i = 0; i < 200; i++) {
+        if (proc.exitCode !== null) throw new Error(`redis-server exited with ${proc.exitCode}`);
+        try {
+          await probe.connect();
+          await probe.ping();
+          return;
+        } catch {
+          probe.disconnect();
+          await sleep(25);
+        }
+      }
+      throw new Error(`redis-server on port ${this.port} did not start`);
+    } finally {
+      probe.disconnect();
+    }
+  }
+
+  /** SIGKILL the server (a crash); restart() brings it back on the same port and data dir. */
+  async kill(): Promise<void> {
+    const proc = this.proc;
+    if (!proc || proc.exitCode !== null) return;
+    const exited = new Promise((resolve) => proc.once('exit', resolve));
+    proc.kill('SIGKILL');
+    await exited;
+  }
+
+  async restart(): Promise<void> {
+    await this.kill();
+    await this.spawn();
+  }
+
+  async stop(): Promise<void> {
+    for (const c of this.clients.splice(0)) c.disconnect();
+    await this.kill();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,28 @@
+// The Redis key layout of DESIGN.md §3, in one place. The hash tag {P:g:i} keeps every key of a
+// shard in one cluster slot (so one Lua script can touch them all) while spreading shards apart.
+
+export const PRODUCT_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** Pub/sub channel on which sale changes (create, restock, reshard) are announced to every API process. */
+export const SALE_EVENTS_CHANNEL = 'sale:events';
+
+export const saleKey = (productId: string): string => `sale:{${productId}}`;
+export const shardListKey = (productId: string): string => `sale:{${productId}}:shards`;
+
+export const shardStockKey = (productId: string, generation: number, index: number): string =>
+  `stock:{${productId}:${generation}:${index}}`;
+
+/** Keys derived from a shard's stock key; all share its hash tag. */
+export function shardKeys(stockKey: string) {
+  return {
+    stock: stockKey,
+    lock: `${stockKey}:lock`,
+    fence: `${stockKey}:fence`,
+    sold: `${stockKey}:sold`,
+    reservations: `${stockKey}:res`,
+  };
+}
+export type ShardKeys = ReturnType<typeof shardKeys>;
+
+export const idempotencyKey = (key: string): string => `idem:{${key}}`;
+export const buyerKey = (productId: string, userId: string): string => `buyer:{${productId}:${userId}}`;

@@ -93,7 +93,7 @@ export class RedisServer {
   /** SIGKILL the server (a crash); restart() brings it back on the same port and data dir. */
   async kill(): Promise<void> {
     const proc = this.proc;
-    if (!proc || proc.exitCode !== null) return;
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
     const exited = new Promise((resolve) => proc.once('exit', resolve));
     proc.kill('SIGKILL');
     await exited;

@@ -1,0 +1,97 @@
+// The Postgres handle: a kysely instance over a pg Pool, the typed schema it queries, and the
+// reachability probe used by /readyz and at startup.
+import { type ColumnType, type JSONColumnType, Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import { UnavailableError } from '../errors.ts';
+
+export interface OrdersTable {
+  id: string;
+  product_id: string;
+  user_id: string;
+  quantity: number;
+  shard_key: string;
+  generation: number;
+  shard_index: number;
+  // pg returns int8 as a string (it may exceed 2^53); callers convert where they know it fits.
+  fencing_token: ColumnType<string, number | string | bigint, never>;
+  reserved_at: ColumnType<Date, Date, never>;
+  created_at: ColumnType<Date, never, never>;
+}
+
+export interface AdminAuditTable {
+  id: ColumnType<string, never, never>;
+  at: ColumnType<Date, never, never>;
+  actor: string;
+  action: string;
+  product_id: string | null;
+  // Inserted as JSON text: pg would turn a JS array into a Postgres array literal, not jsonb.
+  before: JSONColumnType<object | null, string | null, never>;
+  after: JSONColumnType<object | null, string | null, never>;
+  request: JSONColumnType<object | null, string | null, never>;
+}
+
+export interface Database {
+  orders: OrdersTable;
+  admin_audit: AdminAuditTable;
+}
+
+export interface DatabaseOptions {
+  /** Pool size; default 10. */
+  max?: number;
+  /** How long to wait for a connection before failing, so an unreachable server fails fast; default 5000. */
+  connectionTimeoutMillis?: number;
+  /** Called when an idle pooled connection dies (e.g. Postgres restarted); default: ignored. */
+  onPoolError?: (err: Error) => void;
+}
+
+export function createDatabase(url: string, options: DatabaseOptions = {}): Kysely<Database> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.max ?? 10,
+    connectionTimeoutMillis: options.connectionTimeoutMillis ?? 5000,
+  });
+  // Without a listener, an idle client's error (server restart, network drop) crashes the process.
+  pool.on('error', options.onPoolError ?? (() => {}));
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+}
+
+/** Throws UnavailableError('Postgres') unless a trivial query round-trips. */
+export async function checkDatabase(db: Kysely<Database>): Promise<void> {
+  try {
+    await sql`select 1`.execute(db);
+  } catch (err) {
+    throw new UnavailableError('Postgres', err);
+  }
+}
+
+const CONNECTION_ERROR_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EPIPE',
+  // SQLSTATE class 08 (connection exception) and 57P0x (admin shutdown, cannot connect now).
+  '08000',
+  '08003',
+  '08006',
+  '08001',
+  '08004',
+  '57P01',
+  '57P02',
+  '57P03',
+]);
+
+/** True when the error means "Postgres is not reachable right now" rather than "this statement is wrong". */
+export function isConnectionError(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && CONNECTION_ERROR_CODES.has(code)) return true;
+  if (err instanceof AggregateError) return err.errors.some(isConnectionError);
+  // pg reports these without a code.
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(
+    err.message,
+  );
+}

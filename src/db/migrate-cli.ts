@@ -1,0 +1,52 @@
+// `tsx src/db/migrate-cli.ts` / `node dist/src/db/migrate-cli.js`: applies pending migrations to
+// DATABASE_URL and prints one line, so operators and CI see a result, not a stack trace.
+import { UnavailableError } from '../errors.ts';
+import { checkDatabase, createDatabase } from './database.ts';
+import { migrateToLatest } from './migrate.ts';
+
+const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** The URL without its password, safe to print. */
+function redact(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '<unparseable DATABASE_URL>';
+  }
+}
+
+function causeMessage(err: Error): string {
+  const cause = err.cause;
+  if (cause instanceof AggregateError && cause.errors[0] instanceof Error) return cause.errors[0].message;
+  return cause instanceof Error && cause.message ? cause.message : err.message;
+}
+
+async function main(): Promise<number> {
+  const url = process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
+  const db = createDatabase(url, { max: 1 });
+  try {
+    await checkDatabase(db);
+    const applied = await migrateToLatest(db);
+    console.log(
+      applied.length > 0
+        ? `migrations applied: ${applied.join(', ')}`
+        : 'database schema is up to date (no migrations to apply)',
+    );
+    return 0;
+  } catch (err) {
+    if (err instanceof UnavailableError) {
+      console.error(
+        `Postgres is unreachable at ${redact(url)} (${causeMessage(err)}): start PostgreSQL or set DATABASE_URL`,
+      );
+    } else {
+      console.error(`migration failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    return 1;
+  } finally {
+    await db.destroy().catch(() => {});
+  }
+}
+
+process.exitCode = await main();

@@ -1,0 +1,91 @@
+// Confirmed orders in Postgres: the writer's idempotent batch insert and the reads the API needs.
+import type { Kysely } from 'kysely';
+import type { OrderRecord } from '../orders/order.ts';
+import type { Database } from './database.ts';
+
+/** Postgres binds at most 65535 parameters per statement and an order row takes 9. */
+export const MAX_ORDERS_PER_INSERT = Math.floor(65535 / 9);
+
+export interface StoredOrder extends OrderRecord {
+  createdAt: Date;
+}
+
+/**
+ * Inserts the records in ONE statement; rows whose id already exists are skipped, so a replayed
+ * order is a no-op. Returns how many rows were new.
+ */
+export async function insertOrders(db: Kysely<Database>, records: readonly OrderRecord[]): Promise<number> {
+  if (records.length === 0) return 0;
+  if (records.length > MAX_ORDERS_PER_INSERT) {
+    throw new RangeError(
+      `insertOrders takes at most ${MAX_ORDERS_PER_INSERT} records, got ${records.length}`,
+    );
+  }
+  const result = await db
+    .insertInto('orders')
+    .values(
+      records.map((r) => ({
+        id: r.orderId,
+        product_id: r.productId,
+        user_id: r.userId,
+        quantity: r.quantity,
+        shard_key: r.shardKey,
+        generation: r.generation,
+        shard_index: r.shardIndex,
+        fencing_token: r.token,
+        reserved_at: new Date(r.reservedAt),
+      })),
+    )
+    .onConflict((oc) => oc.column('id').doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0n);
+}
+
+/** Number of confirmed orders for a product. */
+export async function countOrders(db: Kysely<Database>, productId: string): Promise<number> {
+  const row = await db
+    .selectFrom('orders')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('product_id', '=', productId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Confirmed units for a product (sum of quantities). */
+export async function sumQuantity(db: Kysely<Database>, productId: string): Promise<number> {
+  const row = await db
+    .selectFrom('orders')
+    .select((eb) => eb.fn.sum<string | null>('quantity').as('units'))
+    .where('product_id', '=', productId)
+    .executeTakeFirstOrThrow();
+  return Number(row.units ?? 0);
+}
+
+export async function findOrder(db: Kysely<Database>, orderId: string): Promise<StoredOrder | undefined> {
+  const row = await db.selectFrom('orders').selectAll().where('id', '=', orderId).executeTakeFirst();
+  if (!row) return undefined;
+  return {
+    orderId: row.id,
+    productId: row.product_id,
+    userId: row.user_id,
+    quantity: row.quantity,
+    shardKey: row.shard_key,
+    generation: row.generation,
+    shardIndex: row.shard_index,
+    // Fencing tokens are INCR counters; they stay far below 2^53.
+    token: Number(row.fencing_token),
+    reservedAt: row.reserved_at.getTime(),
+    createdAt: row.created_at,
+  };
+}
+
+/** The subset of ids that already have a row (e.g. to tell reserved from confirmed orders). */
+export async function existingOrderIds(db: Kysely<Database>, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('orders')
+    .select('id')
+    .where('id', '=', (eb) => eb.fn.any(eb.val([...ids])))
+    .execute();
+  return new Set(rows.map((r) => r.id));
+}

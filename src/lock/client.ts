@@ -1,0 +1,351 @@
+// The reentrant lock client: Redisson's lock layout and scripts, plus fencing tokens, a per-client
+// watchdog, and waiting without polling — a release hands the lock to exactly one queued waiter and
+// tells only that waiter's process; a holder's PTTL is the fallback if a message is lost.
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import type { Redis } from 'ioredis';
+import { LockAcquireTimeoutError, LockNotHeldError, LockUnavailableError } from './errors.ts';
+import { type HandleOwner, LockHandle } from './handle.ts';
+import { currentOwner, newOwnerId, withOwner } from './owner.ts';
+import {
+  type AcquireReply,
+  type AcquireRequest,
+  acquireArgs,
+  type LockPipeline,
+  type LockRedis,
+  parseAcquireReply,
+  parseReleaseReply,
+  releaseArgs,
+  withLockScripts,
+} from './scripts.ts';
+import { WakeHub } from './wake-hub.ts';
+import { Watchdog } from './watchdog.ts';
+
+export interface LockClientOptions {
+  /** Identifies this client in owner ids (`<clientId>:<n>`); a random UUID by default. */
+  clientId?: string;
+  /** Lease kept alive by the watchdog when acquire() is given no leaseMs (Redisson: 30 s). */
+  watchdogLeaseMs?: number;
+  /** Connection for pub/sub; by default a duplicate of the command connection. */
+  subscriber?: Redis;
+}
+
+export interface AcquireOptions {
+  /** How long to wait for the lock (monotonic ms). acquire(): forever by default; tryAcquire(): 0. */
+  waitMs?: number;
+  /** Explicit lease: the lock expires after it. Without it the watchdog renews the lock while held. */
+  leaseMs?: number;
+  /** Aborts the wait; the promise rejects with the signal's reason and nothing is left behind. */
+  signal?: AbortSignal;
+  /** Owner id to hold the lock as (default: the current async chain's owner, or a new one). */
+  owner?: string;
+}
+
+/** What a guarded command sees: who holds the lock and, once known, the fencing token of the hold. */
+export interface Hold {
+  owner: string;
+  /** null in the first, optimistic round trip: the guarded script reads the token from Redis. */
+  token: number | null;
+}
+
+/** A waiter stays eligible for a hand-off at most this long without asking again. */
+const ELIGIBLE_CAP_MS = 15_000;
+/** A waiter asks again at least this often, refreshing its eligibility. */
+const RETRY_CAP_MS = 5_000;
+
+export class LockClient implements HandleOwner {
+  readonly clientId: string;
+  readonly watchdogLeaseMs: number;
+  private readonly redis: LockRedis;
+  private readonly hub: WakeHub;
+  private readonly watchdog: Watchdog;
+  private requestSeq = 0;
+
+  constructor(redis: Redis, options: LockClientOptions = {}) {
+    this.clientId = options.clientId ?? randomUUID();
+    this.watchdogLeaseMs = options.watchdogLeaseMs ?? 30_000;
+    if (!(this.watchdogLeaseMs > 0)) throw new RangeError('watchdogLeaseMs must be > 0');
+    this.redis = withLockScripts(redis);
+    this.hub = new WakeHub(redis, this.clientId, options.subscriber);
+    this.watchdog = new Watchdog(this.redis, this.watchdogLeaseMs);
+  }
+
+  /** Waits for the lock (forever unless waitMs); throws LockAcquireTimeoutError when waitMs runs out. */
+  async acquire(name: string, options: AcquireOptions = {}): Promise<LockHandle> {
+    const waitMs = options.waitMs ?? Number.POSITIVE_INFINITY;
+    const handle = await this.tryAcquire(name, { ...options, waitMs });
+    if (!handle) throw new LockAcquireTimeoutError(name, waitMs);
+    return handle;
+  }
+
+  /** Like acquire, but resolves to null when the lock is not had within waitMs (default 0: one try). */
+  async tryAcquire(name: string, options: AcquireOptions = {}): Promise<LockHandle | null> {
+    const owner = this.ownerFor(options);
+    const leaseMs = options.leaseMs ?? this.watchdogLeaseMs;
+    let sentAt = 0;
+    const got = await this.obtain(name, owner, leaseMs, options, (req) => {
+      sentAt = performance.now();
+      return this.call(name, () => this.redis.flashsaleLockAcquire(...acquireArgs(req))).then(
+        parseAcquireReply,
+      );
+    });
+    if (!got) return null;
+    // For a hand-off the lease began when the releaser ran, which is after our last attempt was sent:
+    // counting from that send time can only make us think the lease ends sooner than it does.
+    return this.newHandle(name, owner, got, leaseMs, options.leaseMs === undefined, sentAt);
+  }
+
+  /** Runs fn while holding the lock, as the lock's owner (nested withLock in fn re-enters); always releases. */
+  async withLock<T>(
+    name: string,
+    options: AcquireOptions,
+    fn: (handle: LockHandle) => Promise<T> | T,
+  ): Promise<T> {
+    const owner = this.ownerFor(options);
+    return withOwner(this.clientId, owner, async () => {
+      const handle = await this.acquire(name, { ...options, owner });
+      try {
+        return await fn(handle);
+      } finally {
+        await handle.release();
+      }
+    });
+  }
+
+  /**
+   * Acquire, caller's commands, release — in one pipelined round trip when the lock is free. The
+   * commands `build` queues run whether or not the acquire succeeded, so they must check ownership
+   * themselves (as the stock decrement does). When the lock is held, waits for the hand-off and
+   * runs them again with the fencing token. Resolves to the replies of the caller's commands.
+   */
+  async runGuarded(
+    name: string,
+    options: AcquireOptions & { leaseMs: number },
+    build: (pipeline: LockPipeline, hold: Hold) => void,
+  ): Promise<unknown[]> {
+    const owner = this.ownerFor(options);
+    let firstReplies: unknown[] | undefined;
+    const got = await this.obtain(name, owner, options.leaseMs, options, async (req) => {
+      if (firstReplies !== undefined) {
+        return this.call(name, () => this.redis.flashsaleLockAcquire(...acquireArgs(req))).then(
+          parseAcquireReply,
+        );
+      }
+      const replies = await this.execPipeline(
+        name,
+        owner,
+        options.leaseMs,
+        { owner, token: null },
+        build,
+        req,
+      );
+      firstReplies = replies.slice(1, -1);
+      return parseAcquireReply(replies[0]);
+    });
+    if (!got) throw new LockAcquireTimeoutError(name, options.waitMs ?? 0);
+    if (got.viaAttempt === 1 && firstReplies) return firstReplies;
+    const replies = await this.execPipeline(name, owner, options.leaseMs, { owner, token: got.token }, build);
+    return replies.slice(0, -1);
+  }
+
+  /** Deletes the lock whoever holds it (and hands it to the next queued waiter). */
+  async forceUnlock(name: string): Promise<boolean> {
+    const reply = await this.call(name, () =>
+      this.redis.flashsaleLockRelease(...releaseArgs(name, '', 0, 'force', this.nextRequestId())),
+    );
+    return parseReleaseReply(reply) === 1;
+  }
+
+  async isLocked(name: string): Promise<boolean> {
+    return (await this.call(name, () => this.redis.exists(name))) === 1;
+  }
+
+  /** Re-entry count of the owner (default: the current chain's owner) on this lock; 0 if not held. */
+  async holdCount(name: string, owner = currentOwner(this.clientId)): Promise<number> {
+    if (!owner) return 0;
+    const v = await this.call(name, () => this.redis.hget(name, owner));
+    return v === null ? 0 : Number(v);
+  }
+
+  /** Stops the watchdog and the subscriber; held locks then expire with their lease. */
+  async close(): Promise<void> {
+    this.watchdog.stop();
+    await this.hub.close();
+  }
+
+  // --- HandleOwner ---
+
+  async releaseHandle(handle: LockHandle): Promise<void> {
+    if (handle.watchdog) this.watchdog.remove(handle);
+    const reply = await this.call(handle.name, () =>
+      this.redis.flashsaleLockRelease(
+        ...releaseArgs(handle.name, handle.owner, handle.leaseMs, 'release', this.nextRequestId()),
+      ),
+    );
+    if (parseReleaseReply(reply) === null) throw new LockNotHeldError(handle.name);
+  }
+
+  async extendHandle(handle: LockHandle, leaseMs: number): Promise<void> {
+    if (handle.released) throw new LockNotHeldError(handle.name);
+    const sentAt = performance.now();
+    const reply = await this.call(handle.name, () =>
+      this.redis.flashsaleLockRenew(handle.name, leaseMs, handle.owner),
+    );
+    if (Number(reply) !== 1) {
+      handle.markLost('lock no longer held at extend');
+      throw new LockNotHeldError(handle.name);
+    }
+    handle.confirm(sentAt, leaseMs);
+  }
+
+  async remainingTtl(handle: LockHandle): Promise<number> {
+    const replies = await this.call(handle.name, () =>
+      this.redis.pipeline().hexists(handle.name, handle.owner).pttl(handle.name).exec(),
+    );
+    const [held, pttl] = (replies ?? []).map(([, v]) => Number(v));
+    return held === 1 && pttl !== undefined && pttl > 0 ? pttl : 0;
+  }
+
+  // --- internals ---
+
+  private ownerFor(options: AcquireOptions): string {
+    return options.owner ?? currentOwner(this.clientId) ?? newOwnerId(this.clientId);
+  }
+
+  private nextRequestId(): string {
+    this.requestSeq += 1;
+    return `${this.clientId}:${this.requestSeq}`;
+  }
+
+  private newHandle(
+    name: string,
+    owner: string,
+    got: { token: number; holdCount: number },
+    leaseMs: number,
+    watchdog: boolean,
+    sentAt: number,
+  ): LockHandle {
+    const handle = new LockHandle(this, name, owner, got.token, got.holdCount, leaseMs, watchdog, sentAt);
+    if (watchdog) this.watchdog.add(handle);
+    return handle;
+  }
+
+  /**
+   * The waiting loop shared by every acquire form. `attempt` performs one acquire in the given mode;
+   * between attempts we sleep until a hand-off, a foreign release or the holder's PTTL, whichever
+   * first. On timeout or abort the queue entry is withdrawn (and a lock handed to us meanwhile is
+   * passed on) before the promise settles.
+   */
+  private async obtain(
+    name: string,
+    owner: string,
+    leaseMs: number,
+    options: AcquireOptions,
+    attempt: (req: AcquireRequest) => Promise<AcquireReply>,
+  ): Promise<{ token: number; holdCount: number; viaAttempt: number } | null> {
+    if (!(leaseMs > 0)) throw new RangeError('leaseMs must be > 0');
+    const { signal } = options;
+    signal?.throwIfAborted();
+    const waitMs = options.waitMs ?? 0;
+    const deadline = performance.now() + Math.max(0, waitMs);
+    const base = { name, owner, leaseMs, clientId: this.clientId };
+
+    if (!(waitMs > 0)) {
+      const reply = await attempt({ ...base, mode: 'try', eligibleMs: 0 });
+      return reply.acquired ? { ...reply, viaAttempt: 1 } : null;
+    }
+
+    await this.call(name, () => withDeadline(this.hub.start(), deadline - performance.now()));
+    const waiter = this.hub.register(name, owner);
+    let acquired = false;
+    let attempts = 0;
+    try {
+      let mode: AcquireRequest['mode'] = 'wait';
+      for (;;) {
+        const remaining = deadline - performance.now();
+        if (remaining <= 0) return null;
+        const reply = await attempt({ ...base, mode, eligibleMs: Math.min(remaining, ELIGIBLE_CAP_MS) });
+        attempts += 1;
+        if (reply.acquired) {
+          acquired = true;
+          return { ...reply, viaAttempt: attempts };
+        }
+        mode = 'retry';
+        if (await this.hub.watchForeign(name)) continue;
+        const pause = Math.min(Math.max(reply.pttl, 1), deadline - performance.now(), RETRY_CAP_MS);
+        const event = await waiter.next(Math.max(pause, 0), signal);
+        if (event.kind === 'handoff') {
+          acquired = true;
+          return { token: event.token, holdCount: 1, viaAttempt: 0 };
+        }
+      }
+    } finally {
+      this.hub.unregister(waiter);
+      if (!acquired) await this.withdraw(name, owner, leaseMs);
+    }
+  }
+
+  /** A waiter gives up: leave the queue; if the lock was handed to us in the meantime, pass it on. */
+  private async withdraw(name: string, owner: string, leaseMs: number): Promise<void> {
+    try {
+      await this.redis.flashsaleLockRelease(
+        ...releaseArgs(name, owner, leaseMs, 'cancel', this.nextRequestId()),
+      );
+    } catch {
+      // Redis unreachable: the queue entry lapses after its eligibility, a handed lock after its lease.
+    }
+  }
+
+  private async execPipeline(
+    name: string,
+    owner: string,
+    leaseMs: number,
+    hold: Hold,
+    build: (pipeline: LockPipeline, hold: Hold) => void,
+    acquire?: AcquireRequest,
+  ): Promise<unknown[]> {
+    const pipeline = this.redis.pipeline() as LockPipeline;
+    if (acquire) pipeline.flashsaleLockAcquire(...acquireArgs(acquire));
+    build(pipeline, hold);
+    pipeline.flashsaleLockRelease(...releaseArgs(name, owner, leaseMs, 'release', this.nextRequestId()));
+    const replies = await this.call(name, () => pipeline.exec());
+    return (replies ?? []).map(([err, value]) => {
+      if (err) throw err;
+      return value;
+    });
+  }
+
+  private async call<T>(name: string, op: () => Promise<T>): Promise<T> {
+    try {
+      return await op();
+    } catch (err) {
+      if (isConnectionError(err)) throw new LockUnavailableError(name, err);
+      throw err;
+    }
+  }
+}
+
+function isConnectionError(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as NodeJS.ErrnoException).code;
+  return (
+    err.name === 'MaxRetriesPerRequestError' ||
+    code === 'ECONNREFUSED' ||
+    code === 'ECONNRESET' ||
+    code === 'ETIMEDOUT' ||
+    /Connection is closed|Stream isn't writeable|Reached the max retries/i.test(err.message)
+  );
+}
+
+/** Rejects like a refused connection when `promise` has not settled within ms. */
+function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
+  if (!Number.isFinite(ms)) return promise;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(Object.assign(new Error('Connection is closed'), { code: 'ETIMEDOUT' })),
+      ms,
+    );
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,23 @@
+// Owner identity per async call chain. Java Redisson uses the thread id; the Node equivalent is the
+// async context: a nested withLock in the holder's own chain re-enters, a parallel request does not.
+// The context maps client id -> owner so chains that use several lock clients keep one owner each.
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+const context = new AsyncLocalStorage<ReadonlyMap<string, string>>();
+let sequence = 0;
+
+export function newOwnerId(clientId: string): string {
+  sequence = (sequence + 1) % Number.MAX_SAFE_INTEGER;
+  return `${clientId}:${sequence}`;
+}
+
+/** The owner of the current call chain for this client, if the chain runs inside withOwner. */
+export function currentOwner(clientId: string): string | undefined {
+  return context.getStore()?.get(clientId);
+}
+
+export function withOwner<T>(clientId: string, owner: string, fn: () => T): T {
+  const next = new Map(context.getStore());
+  next.set(clientId, owner);
+  return context.run(next, fn);
+}

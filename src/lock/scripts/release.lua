@@ -1,0 +1,88 @@
+-- Reentrant lock release (Redisson layout), with an unlock latch so a client retry of the same request
+-- is answered from the latch instead of counting the hold down twice, and a direct hand-off: when the
+-- hold reaches zero and one of our waiters is queued, the lock passes to the oldest live one and only
+-- that waiter's client is told. With nobody queued it is deleted and "0" published on the Redisson
+-- channel, which is what Redisson (Java) waiters listen for.
+--
+-- KEYS[1] lock hash
+-- KEYS[2] Redisson unlock channel: redisson_lock__channel:{name}
+-- KEYS[3] fencing token counter
+-- KEYS[4] waiter queue (zset)
+-- KEYS[5] waiter info (hash)
+-- KEYS[6] unlock latch for this request
+-- ARGV[1] owner id
+-- ARGV[2] lease in ms to keep while re-entry holds remain
+-- ARGV[3] mode: "release"; "cancel" (a waiter giving up: leave the queue, and release a lock handed to
+--         it meanwhile); "force" (delete whoever holds it)
+-- ARGV[4] wake channel prefix; the waiter's client id is appended
+-- ARGV[5] unlock latch ttl in ms
+-- ARGV[6] lock name, echoed in the wake message
+-- Returns nil when the owner does not hold the lock, 0 when holds remain, 1 when released.
+local owner = ARGV[1]
+local mode = ARGV[3]
+
+local latched = redis.call('get', KEYS[6])
+if latched then
+  return tonumber(latched)
+end
+
+local function latch(result)
+  redis.call('set', KEYS[6], result, 'px', ARGV[5])
+  return result
+end
+
+local function handOff()
+  local t = redis.call('time')
+  local nowMs = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  for _ = 1, 1000 do
+    local head = redis.call('zpopmin', KEYS[4])
+    if #head == 0 then
+      return false
+    end
+    local waiter = head[1]
+    local info = redis.call('hget', KEYS[5], waiter)
+    redis.call('hdel', KEYS[5], waiter)
+    if info then
+      local client, lease, eligibleUntil = string.match(info, '^(.*)|(%d+)|(%d+)$')
+      -- A waiter past its deadline has given up or died: skip it rather than park the lock on it.
+      if client and tonumber(eligibleUntil) >= nowMs then
+        redis.call('hset', KEYS[1], waiter, 1)
+        redis.call('pexpire', KEYS[1], lease)
+        local token = redis.call('incr', KEYS[3])
+        redis.call('publish', ARGV[4] .. client, cjson.encode({ARGV[6], waiter, token}))
+        return true
+      end
+    end
+  end
+  return false
+end
+
+local function free()
+  redis.call('del', KEYS[1])
+  if not handOff() then
+    redis.call('publish', KEYS[2], 0)
+  end
+  return 1
+end
+
+if mode == 'force' then
+  if redis.call('exists', KEYS[1]) == 0 then
+    return nil
+  end
+  return free()
+end
+
+if mode == 'cancel' then
+  redis.call('zrem', KEYS[4], owner)
+  redis.call('hdel', KEYS[5], owner)
+end
+
+if redis.call('hexists', KEYS[1], owner) == 0 then
+  return nil
+end
+local count = redis.call('hincrby', KEYS[1], owner, -1)
+if count > 0 then
+  redis.call('pexpire', KEYS[1], ARGV[2])
+  return latch(0)
+end
+return latch(free())

@@ -1,0 +1,187 @@
+// The writer process's core: a BullMQ worker that persists accepted orders into Postgres in
+// micro-batches (one multi-row insert per batch), acks each job only after its row is committed,
+// then clears the order's reservation (outbox entry) in Redis.
+import { type Job, UnrecoverableError, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { Kysely } from 'kysely';
+import { type Logger, pino } from 'pino';
+import { type Database, isConnectionError } from '../db/database.ts';
+import { insertOrders, MAX_ORDERS_PER_INSERT } from '../db/orders-repo.ts';
+import { UnavailableError } from '../errors.ts';
+import { shardKeys } from '../inventory/keys.ts';
+import { Batcher, type FlushOutcome } from './batcher.ts';
+import { ORDER_QUEUE, type OrderRecord } from './order.ts';
+import { parseOrderRecord } from './order-schema.ts';
+import { ORDER_BACKOFF_TYPE, orderBackoffDelay, type QueueConnection, toRedisOptions } from './queue.ts';
+
+export interface BatchStats {
+  /** Jobs in the batch (duplicates of one order included). */
+  size: number;
+  /** Rows that were new; the rest already existed (replays). */
+  inserted: number;
+  /** Time from flush start to commit and reservation cleanup. */
+  ms: number;
+}
+
+export interface WriterOptions {
+  connection: QueueConnection;
+  db: Kysely<Database>;
+  /** Jobs held at once; a batch can only be as big as this. Default 256. */
+  concurrency?: number;
+  /** Rows per insert. Default 128. */
+  batchSize?: number;
+  /** Longest a job waits for its batch to fill. Default 5 ms. */
+  batchMaxWaitMs?: number;
+  logger?: Logger;
+  /** Called after every committed batch (metrics, tests). */
+  onBatch?: (stats: BatchStats) => void;
+}
+
+export interface Writer {
+  worker: Worker<unknown, void>;
+  /** Stops taking jobs, flushes the open batch and waits until every held job is settled. */
+  close(): Promise<void>;
+}
+
+export const WRITER_DEFAULTS = { concurrency: 256, batchSize: 128, batchMaxWaitMs: 5 } as const;
+
+function positiveInt(name: string, value: number, max: number): number {
+  if (!Number.isInteger(value) || value < 1 || value > max) {
+    throw new RangeError(`writer option ${name} must be an integer in 1..${max}, got ${value}`);
+  }
+  return value;
+}
+
+/** SQLSTATE class 22 (data exception) / 23 (integrity violation): retrying the same row cannot help. */
+function isDataError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^2[23]/.test(code);
+}
+
+function uniqueByOrderId(records: OrderRecord[]): OrderRecord[] {
+  const byId = new Map(records.map((r) => [r.orderId, r]));
+  // One lock order for every batch, so two batches holding the same replayed orders cannot deadlock.
+  return [...byId.values()].sort((a, b) => (a.orderId < b.orderId ? -1 : a.orderId > b.orderId ? 1 : 0));
+}
+
+export function startWriter(options: WriterOptions): Writer {
+  const concurrency = positiveInt('concurrency', options.concurrency ?? WRITER_DEFAULTS.concurrency, 10_000);
+  const batchSize = positiveInt(
+    'batchSize',
+    options.batchSize ?? WRITER_DEFAULTS.batchSize,
+    MAX_ORDERS_PER_INSERT,
+  );
+  const batchMaxWaitMs = positiveInt(
+    'batchMaxWaitMs',
+    options.batchMaxWaitMs ?? WRITER_DEFAULTS.batchMaxWaitMs,
+    60_000,
+  );
+  const { db, onBatch } = options;
+  const logger = options.logger ?? pino({ level: 'silent' });
+  const redisOptions = toRedisOptions(options.connection);
+
+  // Reservation cleanup is best effort, so this client fails fast instead of queueing forever.
+  const { url, ...rest } = redisOptions;
+  const cleanupOptions = { ...rest, maxRetriesPerRequest: 1 };
+  const redis = url ? new Redis(url, cleanupOptions) : new Redis(cleanupOptions);
+  redis.on('error', (err) => logger.debug({ err }, 'writer redis connection error'));
+
+  async function clearReservations(records: OrderRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    try {
+      const pipeline = redis.pipeline();
+      for (const r of records) pipeline.hdel(shardKeys(r.shardKey).reservations, r.orderId);
+      const replies = (await pipeline.exec()) ?? [];
+      const failed = replies.filter(([err]) => err).length;
+      if (failed > 0) logger.warn({ failed }, 'could not clear some reservations; the sweeper will');
+    } catch (err) {
+      // The rows are committed, so the jobs succeed; a leftover reservation is replayed as a no-op.
+      logger.warn({ err, count: records.length }, 'could not clear reservations; the sweeper will');
+    }
+  }
+
+  /** After a data error, inserts row by row so only the offending order fails. */
+  async function insertIndividually(unique: OrderRecord[]): Promise<Map<string, Error>> {
+    const errors = new Map<string, Error>();
+    for (const record of unique) {
+      try {
+        await insertOrders(db, [record]);
+      } catch (err) {
+        if (isConnectionError(err)) throw new UnavailableError('Postgres', err);
+        if (!isDataError(err)) throw err;
+        const message = err instanceof Error ? err.message : String(err);
+        errors.set(
+          record.orderId,
+          new UnrecoverableError(`order ${record.orderId} rejected by Postgres: ${message}`),
+        );
+      }
+    }
+    return errors;
+  }
+
+  async function flush(records: OrderRecord[]): Promise<FlushOutcome> {
+    const started = performance.now();
+    const unique = uniqueByOrderId(records);
+    let inserted: number;
+    try {
+      inserted = await db.transaction().execute((trx) => insertOrders(trx, unique));
+    } catch (err) {
+      if (!isDataError(err)) {
+        logger.warn({ err, size: records.length }, 'order batch insert failed; its jobs will retry');
+        throw isConnectionError(err) ? new UnavailableError('Postgres', err) : err;
+      }
+      logger.error({ err, size: records.length }, 'order batch rejected; inserting its rows one by one');
+      const errors = await insertIndividually(unique);
+      await clearReservations(unique.filter((r) => !errors.has(r.orderId)));
+      return records.map((r) => errors.get(r.orderId));
+    }
+    await clearReservations(unique);
+    onBatch?.({ size: records.length, inserted, ms: performance.now() - started });
+    return undefined;
+  }
+
+  const batcher = new Batcher<OrderRecord>({ maxSize: batchSize, maxWaitMs: batchMaxWaitMs, flush });
+
+  const processor = async (job: Job<unknown, void>): Promise<void> => {
+    const parsed = parseOrderRecord(job.data);
+    // Unrecoverable: straight to the failed set with the reason, never retried, never blocking.
+    if (!parsed.ok) throw new UnrecoverableError(`invalid order data: ${parsed.reason}`);
+    await batcher.add(parsed.record);
+  };
+
+  const worker = new Worker<unknown, void>(ORDER_QUEUE, processor, {
+    connection: redisOptions,
+    concurrency,
+    // A job whose writer died mid-batch is put back; the default (1) would fail it on the second
+    // crash and, with jobId = orderId, the order could then never be enqueued again.
+    maxStalledCount: 1_000_000,
+    settings: {
+      backoffStrategy: (attemptsMade: number, type?: string) => {
+        if (type !== ORDER_BACKOFF_TYPE)
+          logger.warn({ type }, 'unknown backoff type; using the order backoff');
+        return orderBackoffDelay(attemptsMade);
+      },
+    },
+  });
+  worker.on('error', (err) => logger.error({ err }, 'order worker error'));
+  worker.on('failed', (job, err) => {
+    if (err instanceof UnrecoverableError || err.name === 'UnrecoverableError') {
+      logger.error({ jobId: job?.id, reason: err.message }, 'order job failed permanently');
+    }
+  });
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      const workerClosed = worker.close();
+      // Jobs already held must not sit out the batch timer: their batch goes now.
+      batcher.flushNow();
+      await workerClosed;
+      await batcher.drain();
+      redis.disconnect();
+    })();
+    return closing;
+  };
+
+  return { worker, close };
+}

@@ -24,5 +24,10 @@ export function shardKeys(stockKey: string) {
 }
 export type ShardKeys = ReturnType<typeof shardKeys>;
 
+/** Set of retired stock keys whose reservation hashes may still hold orders on their way to Postgres. */
+export const retiredShardsKey = (productId: string): string => `sale:{${productId}}:retired`;
+/** Lock that serialises admin changes of one product (create, restock, reshard). */
+export const adminLockName = (productId: string): string => `sale:{${productId}}:admin`;
+
 export const idempotencyKey = (key: string): string => `idem:{${key}}`;
 export const buyerKey = (productId: string, userId: string): string => `buyer:{${productId}:${userId}}`;

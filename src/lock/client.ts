@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
+import { isConnectionError } from '../errors.ts';
 import { LockAcquireTimeoutError, LockNotHeldError, LockUnavailableError } from './errors.ts';
 import { type HandleOwner, LockHandle } from './handle.ts';
 import { currentOwner, newOwnerId, withOwner } from './owner.ts';
@@ -323,18 +324,6 @@ export class LockClient implements HandleOwner {
       throw err;
     }
   }
-}
-
-function isConnectionError(err: unknown): boolean {
-  if (!(err instanceof Error)) return false;
-  const code = (err as NodeJS.ErrnoException).code;
-  return (
-    err.name === 'MaxRetriesPerRequestError' ||
-    code === 'ECONNREFUSED' ||
-    code === 'ECONNRESET' ||
-    code === 'ETIMEDOUT' ||
-    /Connection is closed|Stream isn't writeable|Reached the max retries/i.test(err.message)
-  );
 }
 
 /** Rejects like a refused connection when `promise` has not settled within ms. */

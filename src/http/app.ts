@@ -1,0 +1,229 @@
+// The HTTP surface of DESIGN.md §4: public order and product endpoints, admin endpoints behind the
+// bearer token, and ops endpoints. Handlers only translate: validation in, typed errors out.
+import { performance } from 'node:perf_hooks';
+import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
+import type { Redis } from 'ioredis';
+import type { Kysely } from 'kysely';
+import { writeAudit } from '../db/audit-repo.ts';
+import { checkDatabase, type Database } from '../db/database.ts';
+import { FlashsaleError, isConnectionError, UnavailableError } from '../errors.ts';
+import type { SaleAdmin } from '../inventory/admin.ts';
+import type { Catalog } from '../inventory/catalog.ts';
+import { UnknownProductError } from '../inventory/errors.ts';
+import { reconcile, saleStatus } from '../inventory/status.ts';
+import type { Logger } from '../log.ts';
+import type { Metrics } from '../metrics.ts';
+import type { OrderIntake } from '../orders/intake.ts';
+import { adminAuth } from './admin-auth.ts';
+import { type ErrorAnswer, errorAnswer, HttpError } from './errors.ts';
+import { type Answer, fingerprint, idempotent } from './idempotency.ts';
+import {
+  idempotencyKeyHeader,
+  orderBody,
+  parse,
+  productId as productIdSchema,
+  reshardBody,
+  restockBody,
+  saleBody,
+} from './validation.ts';
+
+export interface AppDeps {
+  redis: Redis;
+  db: Kysely<Database>;
+  catalog: Catalog;
+  intake: OrderIntake;
+  admin: SaleAdmin;
+  metrics: Metrics;
+  logger: Logger;
+  adminToken: string;
+  maxOrderQuantity: number;
+}
+
+export function createApp(deps: AppDeps): express.Express {
+  const { redis, db, catalog, intake, admin, metrics, logger } = deps;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use(express.json({ limit: '16kb', strict: true }));
+
+  // --- ops ---
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    const [r, p] = await Promise.allSettled([redis.ping(), checkDatabase(db)]);
+    const body = { redis: r.status === 'fulfilled', postgres: p.status === 'fulfilled' };
+    res.status(body.redis && body.postgres ? 200 : 503).json(body);
+  });
+  app.get('/metrics', async (_req, res) => {
+    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
+
+  // --- public ---
+  const orderSchema = orderBody(deps.maxOrderQuantity);
+  app.post('/api/orders', async (req, res) => {
+    const t0 = performance.now();
+    const place = async (): Promise<Answer> => {
+      const body = parse(orderSchema, req.body);
+      const run = async (): Promise<Answer> => {
+        try {
+          const o = await intake.place(body);
+          return {
+            status: 202,
+            body: {
+              orderId: o.orderId,
+              status: 'reserved',
+              productId: o.productId,
+              userId: o.userId,
+              quantity: o.quantity,
+            },
+          };
+        } catch (err) {
+          const answer = known(err);
+          if (!answer) throw err;
+          return answer;
+        }
+      };
+      const key = req.get('idempotency-key');
+      if (key === undefined) return run();
+      return idempotent(redis, parse(idempotencyKeyHeader, key, 'Idempotency-Key'), fingerprint(body), run);
+    };
+    let answer: Answer;
+    try {
+      answer = await place();
+    } catch (err) {
+      answer = failure(err, req);
+    }
+    const outcome = answer.status === 202 ? 'accepted' : String(answer.body.error ?? 'error');
+    metrics.orders.inc({ outcome });
+    metrics.orderSeconds.observe({ outcome }, (performance.now() - t0) / 1000);
+    send(res, answer);
+  });
+
+  app.get('/api/orders/:orderId', async (req, res) => {
+    res.json(await intake.find(req.params.orderId));
+  });
+
+  app.get('/api/products/:productId', async (req, res) => {
+    const productId = parse(productIdSchema, req.params.productId, 'productId');
+    const sale = await catalog.get(productId);
+    if (!sale) throw new UnknownProductError(productId);
+    const p = redis.pipeline();
+    for (const key of sale.shardKeys) p.get(key);
+    const stocks = ((await p.exec()) ?? []).map(([err, v]) => {
+      if (err) throw err;
+      return Number(v ?? 0);
+    });
+    const available = stocks.reduce((a, b) => a + b, 0);
+    res.json({ productId, available, soldOut: available === 0 });
+  });
+
+  // --- admin ---
+  const adminRouter = express.Router();
+  adminRouter.use(adminAuth(deps.adminToken));
+  const productParam = (req: Request) => parse(productIdSchema, req.params.productId, 'productId');
+  const audited = async <T>(req: Request, action: string, productId: string, change: () => Promise<T>) => {
+    const before = await saleStatus(redis, db, productId).catch(() => null);
+    const result = await change();
+    metrics.adminChanges.inc({ kind: action });
+    await writeAudit(db, {
+      actor: req.get('x-admin-actor') ?? req.ip ?? 'unknown',
+      action,
+      productId,
+      before: before ? summary(before) : null,
+      after: summary(await saleStatus(redis, db, productId)),
+      request: req.body,
+    }).catch((err: unknown) => logger.error({ err, action, productId }, 'audit write failed'));
+    return result;
+  };
+
+  adminRouter.put('/products/:productId', async (req, res) => {
+    const productId = productParam(req);
+    const spec = parse(saleBody, req.body);
+    const r = await audited(req, 'put', productId, () =>
+      admin.put(productId, { stock: spec.stock, shards: spec.shards, perUserLimit: spec.perUserLimit ?? 0 }),
+    );
+    res.status(r.created ? 201 : 200).json({
+      productId,
+      total: r.sale.total,
+      available: r.available,
+      shards: r.sale.shardKeys.length,
+      generation: r.sale.generation,
+      perUserLimit: r.sale.perUserLimit || null,
+    });
+  });
+  adminRouter.post('/products/:productId/restock', async (req, res) => {
+    const productId = productParam(req);
+    const { delta } = parse(restockBody, req.body);
+    const r = await audited(req, 'restock', productId, () => admin.restock(productId, delta));
+    res.json({
+      productId,
+      delta,
+      total: r.sale.total,
+      available: r.available,
+      generation: r.sale.generation,
+    });
+  });
+  adminRouter.post('/products/:productId/reshard', async (req, res) => {
+    const productId = productParam(req);
+    const { shards } = parse(reshardBody, req.body);
+    const r = await audited(req, 'reshard', productId, () => admin.reshard(productId, shards));
+    res.json({
+      productId,
+      shards: r.sale.shardKeys.length,
+      generation: r.sale.generation,
+      available: r.available,
+    });
+  });
+  adminRouter.get('/products/:productId', async (req, res) => {
+    res.json(await saleStatus(redis, db, productParam(req)));
+  });
+  adminRouter.get('/products/:productId/reconcile', async (req, res) => {
+    const status = await saleStatus(redis, db, productParam(req));
+    res.json({ ...reconcile(status), ...summary(status) });
+  });
+  app.use('/admin', adminRouter);
+
+  app.use((req, _res, next) => next(new HttpError('not_found', `no route ${req.method} ${req.path}`)));
+
+  const onError: ErrorRequestHandler = (err, req, res, _next) => {
+    send(res, failure(err, req));
+  };
+  app.use(onError);
+
+  function failure(err: unknown, req: Request): ErrorAnswer {
+    const answer = known(err);
+    if (answer) return answer;
+    logger.error({ err, method: req.method, path: req.path }, 'unexpected error');
+    return errorAnswer(err);
+  }
+
+  return app;
+}
+
+/** The answer for an expected failure (typed error, bad JSON, unreachable store); undefined otherwise. */
+function known(err: unknown): ErrorAnswer | undefined {
+  if (err instanceof FlashsaleError) return errorAnswer(err);
+  const type = (err as { type?: string } | null)?.type;
+  if (type === 'entity.parse.failed')
+    return errorAnswer(new HttpError('invalid_request', 'body is not valid JSON'));
+  if (type === 'entity.too.large')
+    return errorAnswer(new HttpError('payload_too_large', 'body larger than 16 kB'));
+  if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
+    return errorAnswer(new HttpError('unsupported_media_type', 'body must be UTF-8 JSON'));
+  }
+  if (isConnectionError(err)) return errorAnswer(new UnavailableError('Redis or Postgres', err));
+  return undefined;
+}
+
+function send(res: Response, answer: Answer): void {
+  res
+    .status(answer.status)
+    .set(answer.headers ?? {})
+    .json(answer.body);
+}
+
+function summary(s: Awaited<ReturnType<typeof saleStatus>>) {
+  const { available, sold, reserved, confirmed, total, generation } = s;
+  return { available, sold, reserved, confirmed, total, generation, shards: s.shards.length };
+}

@@ -1,0 +1,44 @@
+// One place maps error codes to HTTP statuses; every error body is { error, message, ...details }.
+import { FlashsaleError } from '../errors.ts';
+
+const STATUS: Record<string, number> = {
+  invalid_request: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  unknown_product: 404,
+  unknown_order: 404,
+  not_found: 404,
+  sold_out: 409,
+  limit_exceeded: 409,
+  insufficient_stock: 409,
+  request_in_progress: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  idempotency_key_reused: 422,
+  busy: 429,
+  unavailable: 503,
+};
+
+export class HttpError extends FlashsaleError {}
+
+export interface ErrorAnswer {
+  status: number;
+  body: { error: string; message: string } & Record<string, unknown>;
+  headers: Record<string, string>;
+}
+
+/** The answer for an error; anything that is not a FlashsaleError is an unexpected 500. */
+export function errorAnswer(err: unknown): ErrorAnswer {
+  if (err instanceof FlashsaleError) {
+    const status = STATUS[err.code] ?? 500;
+    const headers: Record<string, string> = {};
+    if (status === 429)
+      headers['Retry-After'] = String((err as { retryAfterSeconds?: number }).retryAfterSeconds ?? 1);
+    if (status === 503) headers['Retry-After'] = '1';
+    return { status, body: { error: err.code, message: err.message, ...err.details }, headers };
+  }
+  return { status: 500, body: { error: 'internal', message: 'internal error' }, headers: {} };
+}
+
+export const invalid = (message: string, details: Record<string, unknown> = {}) =>
+  new HttpError('invalid_request', message, details);

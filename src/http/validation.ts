@@ -1,0 +1,38 @@
+// Request schemas (zod). Numbers must be JSON numbers: "8" or 2.5 or 1e30 are refused, not coerced.
+import { z } from 'zod';
+import { PRODUCT_ID_PATTERN } from '../inventory/keys.ts';
+import { invalid } from './errors.ts';
+
+export const productId = z.string().regex(PRODUCT_ID_PATTERN, 'must match ^[A-Za-z0-9_-]{1,64}$');
+/** User ids go into a hash tag ({P:userId}), so braces and spaces are excluded. */
+export const userId = z
+  .string()
+  .regex(/^[A-Za-z0-9_.:@-]{1,128}$/, 'must be 1-128 characters of [A-Za-z0-9_.:@-]');
+const count = (min: number, max: number) => z.number().int().min(min).max(max);
+
+export const orderBody = (maxQuantity: number) =>
+  z.object({ productId, userId, quantity: count(1, maxQuantity).default(1) });
+
+export const MAX_STOCK = 1_000_000_000;
+export const MAX_SHARDS = 1024;
+
+export const saleBody = z.object({
+  stock: count(0, MAX_STOCK),
+  shards: count(1, MAX_SHARDS),
+  perUserLimit: count(0, MAX_STOCK).nullable().optional(),
+});
+export const restockBody = z.object({ delta: count(-MAX_STOCK, MAX_STOCK) });
+export const reshardBody = z.object({ shards: count(1, MAX_SHARDS) });
+
+/** Idempotency keys go into a hash tag too. */
+export const idempotencyKeyHeader = z
+  .string()
+  .regex(/^[A-Za-z0-9_.:@-]{1,200}$/, 'must be 1-200 characters of [A-Za-z0-9_.:@-]');
+
+export function parse<T>(schema: z.ZodType<T>, value: unknown, what = 'body'): T {
+  const r = schema.safeParse(value);
+  if (r.success) return r.data;
+  const issue = r.error.issues[0];
+  const field = issue && issue.path.length > 0 ? issue.path.join('.') : what;
+  throw invalid(`${field}: ${issue?.message ?? 'invalid'}`, { field });
+}

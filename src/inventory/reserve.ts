@@ -1,0 +1,170 @@
+// The hot path: reserve units of a product on one of its shards. Picks the next shard round-robin,
+// runs acquire + guarded decrement + release as one pipelined round trip (a contended shard waits
+// for its lock's hand-off), falls back to the other shards before refusing, re-checks shards it
+// believed empty, and follows a reshard when the shard it picked was retired meanwhile.
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { UnavailableError } from '../errors.ts';
+import { LockAcquireTimeoutError, type LockClient, LockUnavailableError, lockKeys } from '../lock/index.ts';
+import type { OrderRecord } from '../orders/order.ts';
+import type { Catalog } from './catalog.ts';
+import { BusyError, SoldOutError, UnknownProductError } from './errors.ts';
+import { shardKeys } from './keys.ts';
+import type { Sale } from './sale.ts';
+import { type InventoryPipeline, replyInts, ShardStatus, withInventoryScripts } from './scripts.ts';
+
+export interface ReserveRequest {
+  productId: string;
+  userId: string;
+  quantity: number;
+}
+
+export interface ReserverOptions {
+  leaseMs: number;
+  waitMs: number;
+  /** Observes each shard attempt (metrics): outcome and whether it was the first shard tried. */
+  onShardAttempt?: (outcome: ShardOutcome['kind'], fallback: boolean) => void;
+}
+
+type ShardOutcome =
+  | { kind: 'reserved'; record: OrderRecord }
+  | { kind: 'insufficient'; left: number }
+  | { kind: 'retired' }
+  | { kind: 'fenced' };
+
+/** A reshard retires the shards an order picked; after this many in a row, answer busy. */
+const MAX_GENERATION_HOPS = 5;
+
+export class StockReserver {
+  private readonly redis: Redis;
+
+  constructor(
+    redis: Redis,
+    private readonly locks: LockClient,
+    private readonly catalog: Catalog,
+    private readonly options: ReserverOptions,
+  ) {
+    this.redis = withInventoryScripts(redis);
+  }
+
+  async reserve(req: ReserveRequest): Promise<OrderRecord> {
+    for (let hop = 0; hop < MAX_GENERATION_HOPS; hop++) {
+      const sale = await this.catalog.get(req.productId);
+      if (!sale) throw new UnknownProductError(req.productId);
+      if (this.catalog.isSoldOut(req.productId)) throw new SoldOutError(req.productId, req.quantity, 0);
+      const result = await this.reserveIn(sale, req);
+      if (result.kind === 'reserved') return result.record;
+      if (result.kind === 'soldOut') throw new SoldOutError(req.productId, req.quantity, result.available);
+      // Retired (a reshard moved the stock) or fenced (our hold lapsed): reload the shards and go again.
+      this.catalog.invalidate(req.productId);
+    }
+    throw new BusyError(req.productId);
+  }
+
+  private async reserveIn(
+    sale: Sale,
+    req: ReserveRequest,
+  ): Promise<Exclude<ShardOutcome, { kind: 'insufficient' }> | { kind: 'soldOut'; available: number }> {
+    const { first, empty } = this.catalog.shardOrder(sale);
+    const left = new Map<number, number>();
+    let fallback = false;
+    const tryShard = async (i: number) => {
+      const outcome = await this.onShard(sale, i, req);
+      this.options.onShardAttempt?.(outcome.kind, fallback);
+      fallback = true;
+      if (outcome.kind === 'insufficient') {
+        left.set(i, outcome.left);
+        if (outcome.left === 0) this.catalog.markEmpty(sale, i);
+      }
+      return outcome;
+    };
+    for (const i of first) {
+      const outcome = await tryShard(i);
+      if (outcome.kind !== 'insufficient') return outcome;
+    }
+    // Before refusing, look again at the shards we skipped as empty (one round trip for all).
+    if (empty.length > 0) {
+      const stocks = await this.readStocks(sale, empty);
+      for (const [k, i] of empty.entries()) {
+        const stock = stocks[k];
+        if (stock === null) return { kind: 'retired' };
+        left.set(i, stock ?? 0);
+        if ((stock ?? 0) >= req.quantity) {
+          const outcome = await tryShard(i);
+          if (outcome.kind !== 'insufficient') return outcome;
+        }
+      }
+    }
+    const available = [...left.values()].reduce((a, b) => a + b, 0);
+    if (available === 0 && left.size === sale.shardKeys.length) this.catalog.markSoldOut(sale);
+    return { kind: 'soldOut', available };
+  }
+
+  private async onShard(sale: Sale, index: number, req: ReserveRequest): Promise<ShardOutcome> {
+    const stockKey = sale.shardKeys[index] as string;
+    const k = shardKeys(stockKey);
+    const token = lockKeys(k.lock).token;
+    // Dots separate the parts: product ids cannot contain one, and BullMQ job ids must not contain ':'.
+    const orderId = `${sale.productId}.${sale.generation}.${index}.${randomBytes(12).toString('hex')}`;
+    const base = {
+      orderId,
+      productId: sale.productId,
+      userId: req.userId,
+      quantity: req.quantity,
+      shardKey: stockKey,
+      generation: sale.generation,
+      shardIndex: index,
+      reservedAt: Date.now(),
+    };
+    const json = JSON.stringify(base);
+    let replies: unknown[];
+    try {
+      replies = await this.locks.runGuarded(
+        k.lock,
+        { leaseMs: this.options.leaseMs, waitMs: this.options.waitMs },
+        (pipeline, hold) => {
+          (pipeline as unknown as InventoryPipeline).flashsaleReserve(
+            k.lock,
+            token,
+            k.stock,
+            k.fence,
+            k.sold,
+            k.reservations,
+            hold.owner,
+            hold.token ?? '',
+            req.quantity,
+            orderId,
+            json,
+          );
+        },
+      );
+    } catch (err) {
+      if (err instanceof LockAcquireTimeoutError) throw new BusyError(sale.productId);
+      if (err instanceof LockUnavailableError) throw new UnavailableError('Redis', err);
+      throw err;
+    }
+    const [status = ShardStatus.notOwner, stockLeft = 0, fence = 0] = replyInts(replies[0]);
+    switch (status) {
+      case ShardStatus.ok:
+        return { kind: 'reserved', record: { ...base, token: fence } };
+      case ShardStatus.insufficient:
+        return { kind: 'insufficient', left: stockLeft };
+      case ShardStatus.retired:
+        return { kind: 'retired' };
+      default:
+        // Our hold was not current when the script ran (lease lapsed): nothing was written.
+        return { kind: 'fenced' };
+    }
+  }
+
+  /** Current stock of some shards; null for a shard that no longer exists (retired). */
+  private async readStocks(sale: Sale, indexes: number[]): Promise<(number | null)[]> {
+    const p = this.redis.pipeline();
+    for (const i of indexes) p.get(sale.shardKeys[i] as string);
+    const replies = (await p.exec()) ?? [];
+    return replies.map(([err, v]) => {
+      if (err) throw err;
+      return v === null ? null : Number(v);
+    });
+  }
+}

@@ -1,0 +1,46 @@
+// A sale as stored in Redis: the sale hash plus the product->shards list, read in one round trip.
+import type { Redis } from 'ioredis';
+import { saleKey, shardListKey } from './keys.ts';
+
+export interface Sale {
+  productId: string;
+  generation: number;
+  /** Stock keys of the current generation, in index order (the product->shards list). */
+  shardKeys: string[];
+  /** 0 means no per-user limit. */
+  perUserLimit: number;
+  /** Units ever put on sale (less units removed by negative restocks). */
+  total: number;
+  /** Units sold by shards that later reshards retired. */
+  retiredSold: number;
+}
+
+export async function loadSale(redis: Redis, productId: string): Promise<Sale | null> {
+  const replies = await redis
+    .pipeline()
+    .hgetall(saleKey(productId))
+    .lrange(shardListKey(productId), 0, -1)
+    .exec();
+  const [[hashErr, hash], [listErr, list]] = replies as [
+    [Error | null, Record<string, string>],
+    [Error | null, string[]],
+  ];
+  if (hashErr) throw hashErr;
+  if (listErr) throw listErr;
+  if (!hash.gen || list.length === 0) return null;
+  return {
+    productId,
+    generation: Number(hash.gen),
+    shardKeys: list,
+    perUserLimit: Number(hash.perUserLimit ?? 0),
+    total: Number(hash.total ?? 0),
+    retiredSold: Number(hash.retiredSold ?? 0),
+  };
+}
+
+/** Splits units as evenly as possible over n shards (the first shards take the remainder). */
+export function splitEvenly(units: number, n: number): number[] {
+  const base = Math.floor(units / n);
+  const extra = units - base * n;
+  return Array.from({ length: n }, (_, i) => base + (i < extra ? 1 : 0));
+}

@@ -1,0 +1,41 @@
+-- Guarded, fenced decrement of one stock shard plus its reservation (the outbox), atomically in the
+-- shard's slot. Refuses unless the caller holds the shard lock right now and its fencing token is not
+-- older than the newest this shard has seen: a holder whose lease lapsed can never decrement.
+--
+-- KEYS[1] shard lock hash            stock:{P:g:i}:lock
+-- KEYS[2] the lock's token counter    flashsale_lock__token:stock:{P:g:i}:lock
+-- KEYS[3] stock                       stock:{P:g:i}
+-- KEYS[4] fence                       stock:{P:g:i}:fence
+-- KEYS[5] sold                        stock:{P:g:i}:sold
+-- KEYS[6] reservations (hash)         stock:{P:g:i}:res
+-- ARGV[1] owner id of the caller's hold
+-- ARGV[2] fencing token of the hold, or "" when acquired in the same pipeline (read from KEYS[2])
+-- ARGV[3] quantity (integer > 0)
+-- ARGV[4] order id
+-- ARGV[5] order JSON without its token, ending in "}" (the token is appended here)
+-- Returns {status, stockLeft, token}: status 1 reserved, 0 not enough stock in this shard,
+-- -1 caller does not hold the lock, -2 stale fencing token, -3 shard retired by a reshard.
+if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
+  return {-1, 0, 0}
+end
+local token = tonumber(ARGV[2]) or tonumber(redis.call('get', KEYS[2]) or '0')
+local fence = tonumber(redis.call('get', KEYS[4]) or '0')
+if token < fence then
+  return {-2, 0, token}
+end
+if token > fence then
+  redis.call('set', KEYS[4], token)
+end
+local stock = redis.call('get', KEYS[3])
+if not stock then
+  return {-3, 0, token}
+end
+stock = tonumber(stock)
+local qty = tonumber(ARGV[3])
+if stock < qty then
+  return {0, stock, token}
+end
+redis.call('decrby', KEYS[3], qty)
+redis.call('incrby', KEYS[5], qty)
+redis.call('hset', KEYS[6], ARGV[4], string.sub(ARGV[5], 1, -2) .. ',"token":' .. token .. '}')
+return {1, stock - qty, token}

@@ -1,0 +1,23 @@
+-- Makes a new shard generation the product's current one: the product->shards list and the sale
+-- hash change together, in the product's slot, so a reader never sees one without the other.
+--
+-- KEYS[1] sale hash            sale:{P}
+-- KEYS[2] product->shards list  sale:{P}:shards
+-- ARGV[1] new generation (must be newer than the current one)
+-- ARGV[2] per-user limit (0 = none)
+-- ARGV[3] change of total (units added to or removed from sale)
+-- ARGV[4] units sold by the shards being retired (moved into retiredSold)
+-- ARGV[5] creation time (ms), recorded when the sale is new
+-- ARGV[6..] stock keys of the new generation, in index order
+-- Returns 1 when switched, 0 when a newer generation is already current.
+local current = tonumber(redis.call('hget', KEYS[1], 'gen') or '0')
+if tonumber(ARGV[1]) <= current then
+  return 0
+end
+redis.call('hset', KEYS[1], 'gen', ARGV[1], 'shards', #ARGV - 5, 'perUserLimit', ARGV[2], 'state', 'active')
+redis.call('hsetnx', KEYS[1], 'createdAt', ARGV[5])
+redis.call('hincrby', KEYS[1], 'total', ARGV[3])
+redis.call('hincrby', KEYS[1], 'retiredSold', ARGV[4])
+redis.call('del', KEYS[2])
+redis.call('rpush', KEYS[2], unpack(ARGV, 6))
+return 1

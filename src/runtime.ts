@@ -1,0 +1,204 @@
+// Process bootstrap shared by the entry points (main = api + writer, api, worker): validated config,
+// connections checked up front (one clear line when Redis or Postgres is not there), migrations,
+// and graceful shutdown on SIGTERM/SIGINT that finishes in-flight requests and writer batches.
+import { once } from 'node:events';
+import type { Server } from 'node:http';
+import { Redis } from 'ioredis';
+import type { Kysely } from 'kysely';
+import { type Config, ConfigError, loadConfig } from './config.ts';
+import { checkDatabase, createDatabase, type Database } from './db/database.ts';
+import { migrateToLatest } from './db/migrate.ts';
+import { createApp } from './http/app.ts';
+import { SaleAdmin } from './inventory/admin.ts';
+import { Catalog } from './inventory/catalog.ts';
+import { StockReserver } from './inventory/reserve.ts';
+import { LockClient } from './lock/index.ts';
+import { createLogger, type Logger } from './log.ts';
+import { createMetrics, type Metrics } from './metrics.ts';
+import { BuyerLimits } from './orders/buyer-limit.ts';
+import { OrderIntake } from './orders/intake.ts';
+import { createOrderQueue } from './orders/queue.ts';
+import { startSweeper } from './orders/sweeper.ts';
+import { startWriter } from './orders/writer.ts';
+
+export class StartupError extends Error {}
+
+export interface Runtime {
+  config: Config;
+  logger: Logger;
+  metrics: Metrics;
+  redis: Redis;
+  db: Kysely<Database>;
+  closers: Array<() => Promise<unknown>>;
+}
+
+/** Redis connection for request work: fail fast (503) rather than queue commands while Redis is away. */
+export function redisConnection(url: string, name: string): Redis {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1, connectionName: name, lazyConnect: true });
+  redis.on('error', () => {
+    // ioredis reconnects by itself; requests meanwhile fail with 503 and /readyz reports it.
+  });
+  return redis;
+}
+
+async function connectRedis(url: string, name: string): Promise<Redis> {
+  const redis = redisConnection(url, name);
+  try {
+    await redis.connect();
+    await redis.ping();
+  } catch {
+    redis.disconnect();
+    throw new StartupError(`Redis is unreachable at ${url}: start redis-server or set REDIS_URL`);
+  }
+  return redis;
+}
+
+export async function boot(role: string): Promise<Runtime> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) throw new StartupError(err.message);
+    throw err;
+  }
+  const logger = createLogger(config.LOG_LEVEL);
+  if (config.devToken) logger.warn('ADMIN_TOKEN not set: using the development token "dev-admin-token"');
+  const redis = await connectRedis(config.REDIS_URL, `flashsale-${role}`);
+  const db = createDatabase(config.DATABASE_URL);
+  try {
+    await checkDatabase(db);
+  } catch {
+    redis.disconnect();
+    await db.destroy().catch(() => {});
+    throw new StartupError(
+      `Postgres is unreachable at ${redactUrl(config.DATABASE_URL)}: start PostgreSQL or set DATABASE_URL`,
+    );
+  }
+  // Several instances may start at once: the migrator takes a lock in Postgres.
+  await migrateToLatest(db);
+  return { config, logger, metrics: createMetrics(), redis, db, closers: [] };
+}
+
+export async function startApi(rt: Runtime): Promise<Server> {
+  const { config, logger, metrics, redis, db } = rt;
+  const subscriber = redis.duplicate({ maxRetriesPerRequest: null });
+  subscriber.on('error', () => {});
+  const locks = new LockClient(redis, { subscriber: subscriber.duplicate() });
+  const catalog = new Catalog(redis, subscriber);
+  await catalog.start();
+  const queue = createOrderQueue(config.REDIS_URL);
+  queue.on('error', (err) => logger.warn({ err }, 'order queue error'));
+  const reserver = new StockReserver(redis, locks, catalog, {
+    leaseMs: config.LOCK_LEASE_MS,
+    waitMs: config.LOCK_WAIT_MS,
+    onShardAttempt: (outcome, fallback) => metrics.shardAttempts.inc({ outcome, fallback: String(fallback) }),
+  });
+  const intake = new OrderIntake({
+    redis,
+    db,
+    catalog,
+    reserver,
+    limits: new BuyerLimits(redis),
+    queue,
+    onEnqueueError: (err, record) =>
+      logger.warn(
+        { err, orderId: record.orderId },
+        'enqueue failed; the sweeper will enqueue the reservation',
+      ),
+    onSoldOutFastPath: () => metrics.soldOutFastPath.inc(),
+  });
+  const app = createApp({
+    redis,
+    db,
+    catalog,
+    intake,
+    admin: new SaleAdmin(redis, locks),
+    metrics,
+    logger,
+    adminToken: config.ADMIN_TOKEN,
+    maxOrderQuantity: config.MAX_ORDER_QUANTITY,
+  });
+  const server = app.listen(config.PORT, config.HOST);
+  await once(server, 'listening');
+  // Keep-alive connections must outlive a load balancer's idle timeout, or it sees resets.
+  server.keepAliveTimeout = 65_000;
+  logger.info({ port: config.PORT }, 'api listening');
+  rt.closers.push(
+    () => new Promise<void>((resolve) => server.close(() => resolve())),
+    () => locks.close(),
+    () => queue.close(),
+    async () => subscriber.disconnect(),
+  );
+  return server;
+}
+
+export function startWorker(rt: Runtime): void {
+  const { config, logger, metrics, db, redis } = rt;
+  const writer = startWriter({
+    connection: config.REDIS_URL,
+    db,
+    concurrency: config.WRITER_CONCURRENCY,
+    batchSize: config.WRITER_BATCH_SIZE,
+    batchMaxWaitMs: config.WRITER_BATCH_MS,
+    logger,
+    onBatch: (s) => {
+      metrics.writerBatchSize.observe(s.size);
+      metrics.writerBatchSeconds.observe(s.ms / 1000);
+    },
+  });
+  const queue = createOrderQueue(config.REDIS_URL);
+  queue.on('error', (err) => logger.warn({ err }, 'order queue error'));
+  const sweeper = startSweeper({
+    redis,
+    db,
+    queue,
+    ageMs: config.SWEEP_AGE_MS,
+    intervalMs: config.SWEEP_INTERVAL_MS,
+    logger,
+  });
+  logger.info('writer and sweeper started');
+  rt.closers.push(
+    () => sweeper.close(),
+    () => writer.close(),
+    () => queue.close(),
+  );
+}
+
+/** Runs an entry point: one clear line and exit 1 on a startup problem; graceful stop on signals. */
+export async function run(role: string, start: (rt: Runtime) => Promise<void>): Promise<void> {
+  let rt: Runtime;
+  try {
+    rt = await boot(role);
+    await start(rt);
+  } catch (err) {
+    const line = err instanceof StartupError ? err.message : `failed to start: ${(err as Error).message}`;
+    process.stderr.write(`flashsale ${role}: ${line}\n`);
+    process.exit(1);
+  }
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    rt.logger.info({ signal }, 'shutting down');
+    const force = setTimeout(() => process.exit(1), rt.config.SHUTDOWN_TIMEOUT_MS);
+    force.unref();
+    // Last started, first closed: the server stops taking requests before the writer drains.
+    for (const close of [...rt.closers].reverse())
+      await close().catch((err) => rt.logger.warn({ err }, 'close failed'));
+    await rt.db.destroy().catch(() => {});
+    rt.redis.disconnect();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return url;
+  }
+}

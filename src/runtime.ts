@@ -53,10 +53,10 @@ async function connectRedis(url: string, name: string): Promise<Redis> {
   return redis;
 }
 
-export async function boot(role: string): Promise<Runtime> {
+export async function boot(role: string, env: NodeJS.ProcessEnv = process.env): Promise<Runtime> {
   let config: Config;
   try {
-    config = loadConfig();
+    config = loadConfig(env);
   } catch (err) {
     if (err instanceof ConfigError) throw new StartupError(err.message);
     throw err;
@@ -122,7 +122,8 @@ export async function startApi(rt: Runtime): Promise<Server> {
   await once(server, 'listening');
   // Keep-alive connections must outlive a load balancer's idle timeout, or it sees resets.
   server.keepAliveTimeout = 65_000;
-  logger.info({ port: config.PORT }, 'api listening');
+  const address = server.address();
+  logger.info({ port: typeof address === 'object' && address ? address.port : config.PORT }, 'api listening');
   rt.closers.push(
     () => new Promise<void>((resolve) => server.close(() => resolve())),
     () => locks.close(),
@@ -162,6 +163,15 @@ export function startWorker(rt: Runtime): void {
     () => writer.close(),
     () => queue.close(),
   );
+}
+
+/** Closes what the runtime started, last started first, then its connections. */
+export async function shutdown(rt: Runtime): Promise<void> {
+  for (const close of [...rt.closers].reverse()) {
+    await close().catch((err: unknown) => rt.logger.warn({ err }, 'close failed'));
+  }
+  await rt.db.destroy().catch(() => {});
+  rt.redis.disconnect();
 }
 
 /** Runs an entry point: one clear line and exit 1 on a startup problem; graceful stop on signals. */

@@ -1,0 +1,51 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import {
+  admin,
+  call,
+  drained,
+  type Infra,
+  type Service,
+  startInfra,
+  startService,
+} from './support/service.ts';
+
+let infra: Infra;
+let svc: Service;
+
+before(async () => {
+  infra = await startInfra();
+  svc = await startService(infra);
+});
+after(async () => {
+  await svc?.stop();
+  await infra?.stop();
+});
+
+describe('order path over HTTP', () => {
+  it('2,000 concurrent orders for 500 units over 8 shards: exactly 500 accepted, 500 rows, 0 left', async () => {
+    const put = await call(svc.url, 'PUT', '/admin/products/storm', { stock: 500, shards: 8 }, admin);
+    assert.equal(put.status, 201);
+    const statuses = new Map<number, number>();
+    const inFlight = 400;
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: inFlight }, async () => {
+        while (next < 2000) {
+          const i = next++;
+          const r = await call(svc.url, 'POST', '/api/orders', { productId: 'storm', userId: `u${i}` });
+          statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+        }
+      }),
+    );
+    assert.equal(statuses.get(202), 500, JSON.stringify([...statuses]));
+    assert.equal(statuses.get(409), 1500, JSON.stringify([...statuses]));
+    const status = await drained(svc.url, 'storm');
+    assert.equal(status.available, 0);
+    assert.equal(status.sold, 500);
+    assert.equal(status.confirmed, 500);
+    assert.equal(await infra.rows('storm'), 500);
+    const rec = await call(svc.url, 'GET', '/admin/products/storm/reconcile', undefined, admin);
+    assert.equal(rec.body.ok, true, JSON.stringify(rec.body));
+  });
+});

@@ -186,13 +186,14 @@ describe('lease and watchdog', () => {
   });
 
   it('release while a renewal is in flight: no lost signal, no error (Redisson #7272)', async () => {
-    const { client, redis } = newClient({ watchdogLeaseMs: 30 });
-    for (let i = 0; i < 50; i++) {
+    // Renewals every 50 ms; releases land at every phase of the renewal cycle.
+    const { client, redis } = newClient({ watchdogLeaseMs: 150 });
+    for (let i = 0; i < 40; i++) {
       const h = await client.acquire('race');
       const signal = h.signal;
-      await sleep(i % 15);
+      await sleep((i * 7) % 50);
       await h.release();
-      await sleep(12);
+      await sleep(5);
       assert.equal(signal.aborted, false);
     }
     assert.equal(await redis.exists('race'), 0);

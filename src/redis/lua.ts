@@ -24,7 +24,12 @@ export function defineScripts(redis: Redis, scripts: readonly LuaScript[]): void
 
 /** Integer replies arrive as numbers (RESP2/RESP3 integers) or numeric strings (Lua string results). */
 export function replyInt(reply: unknown): number {
-  const n = typeof reply === 'number' ? reply : Number(reply);
-  if (!Number.isFinite(n)) throw new TypeError(`expected an integer reply, got ${String(reply)}`);
+  const n =
+    typeof reply === 'number'
+      ? reply
+      : typeof reply === 'string' && reply !== ''
+        ? Number(reply)
+        : Number.NaN;
+  if (!Number.isInteger(n)) throw new TypeError(`expected an integer reply, got ${JSON.stringify(reply)}`);
   return n;
 }

@@ -1,0 +1,77 @@
+// Records pub/sub messages on a private subscriber connection, and lets a test prove a negative
+// ("nothing was published on X") without sleeping: flush() publishes a marker on the recorder's own
+// channel and waits for it; Redis delivers one connection's messages in publish order, so whatever
+// was published before the marker has arrived by then.
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { RedisServer } from './redis-server.ts';
+
+export interface Message {
+  channel: string;
+  message: string;
+}
+
+export class Recorder {
+  readonly messages: Message[] = [];
+  private readonly taken = new Map<string, number>();
+  private readonly marker = `test:recorder:${randomUUID()}`;
+  private waitingFor: { id: string; resolve: () => void } | undefined;
+
+  private constructor(
+    private readonly sub: Redis,
+    private readonly pub: Redis,
+  ) {
+    sub.on('message', (channel: string, message: string) => {
+      if (channel === this.marker) {
+        if (this.waitingFor?.id === message) this.waitingFor.resolve();
+        return;
+      }
+      this.messages.push({ channel, message });
+    });
+  }
+
+  static async on(server: RedisServer, channels: string[]): Promise<Recorder> {
+    const r = new Recorder(server.client(), server.client());
+    await r.sub.subscribe(r.marker, ...channels);
+    return r;
+  }
+
+  /** Messages received on `channel` so far. */
+  on(channel: string): string[] {
+    return this.messages.filter((m) => m.channel === channel).map((m) => m.message);
+  }
+
+  /** Resolves once every message published before this call has been received. */
+  async flush(): Promise<Message[]> {
+    const id = randomUUID();
+    const seen = new Promise<void>((resolve) => {
+      this.waitingFor = { id, resolve };
+    });
+    await this.pub.publish(this.marker, id);
+    await seen;
+    return this.messages;
+  }
+
+  /**
+   * The next message on `channel` not yet taken by next() (it may have arrived already); fails after
+   * timeoutMs without one.
+   */
+  async next(channel: string, timeoutMs = 2000): Promise<string> {
+    const index = this.taken.get(channel) ?? 0;
+    const until = Date.now() + timeoutMs;
+    while (Date.now() < until) {
+      const got = this.on(channel);
+      if (got.length > index) {
+        this.taken.set(channel, index + 1);
+        return got[index] as string;
+      }
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    throw new Error(`no message on ${channel} within ${timeoutMs} ms`);
+  }
+
+  async close(): Promise<void> {
+    this.sub.disconnect();
+    this.pub.disconnect();
+  }
+}

@@ -27,6 +27,11 @@ const schema = z.object({
   SWEEP_AGE_MS: int(5000, 100, 3_600_000),
   SWEEP_INTERVAL_MS: int(2000, 100, 3_600_000),
   SHUTDOWN_TIMEOUT_MS: int(10_000, 0, 600_000),
+  /** Benchmark-only endpoints under /bench (src/http/bench-routes.ts): `npm run bench` only, never in production. */
+  BENCH_ENDPOINTS: z
+    .enum(['0', '1', 'false', 'true'])
+    .default('0')
+    .transform((v) => v === '1' || v === 'true'),
 });
 
 export type Config = Omit<z.infer<typeof schema>, 'ADMIN_TOKEN'> & { ADMIN_TOKEN: string; devToken: boolean };

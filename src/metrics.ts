@@ -1,18 +1,214 @@
 // Prometheus metrics of the process (GET /metrics). Product labels are deliberately absent: the
-// number of products is unbounded, and one label per product would grow the registry without end.
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+// number of products is unbounded, and one label per product would grow the registry without end
+// (per-product numbers are in GET /admin/products/:id). Every label below takes a fixed, small set
+// of values. Queue depth and outstanding reservations are read from Redis when scraped.
+import { performance } from 'node:perf_hooks';
+import type { Redis } from 'ioredis';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { LockEvent } from './lock/client.ts';
+
+/** Outcomes of POST /api/orders as counted by flashsale_orders_total (a closed set). */
+export const ORDER_OUTCOMES = [
+  'accepted',
+  'replayed',
+  'sold_out',
+  'busy',
+  'limit_exceeded',
+  'invalid',
+  'unknown_product',
+  'conflict',
+  'unavailable',
+  'error',
+] as const;
+export type OrderOutcome = (typeof ORDER_OUTCOMES)[number];
+
+const OUTCOME_BY_CODE: Record<string, OrderOutcome> = {
+  sold_out: 'sold_out',
+  busy: 'busy',
+  limit_exceeded: 'limit_exceeded',
+  invalid_request: 'invalid',
+  payload_too_large: 'invalid',
+  unsupported_media_type: 'invalid',
+  unknown_product: 'unknown_product',
+  idempotency_key_reused: 'conflict',
+  request_in_progress: 'conflict',
+  unavailable: 'unavailable',
+};
+
+/** The outcome label of an order answer: its error code mapped onto ORDER_OUTCOMES, never free text. */
+export function orderOutcome(status: number, code: unknown): OrderOutcome {
+  if (status >= 200 && status < 300) return 'accepted';
+  return (typeof code === 'string' && OUTCOME_BY_CODE[code]) || 'error';
+}
+
+/** Job states of the orders queue reported by flashsale_order_queue_jobs. */
+export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
+export type QueueCounts = Partial<Record<(typeof QUEUE_STATES)[number], number>>;
+
+/** Anything that can count its jobs by state (a BullMQ Queue). */
+export interface JobCounter {
+  getJobCounts(...states: string[]): Promise<Record<string, number>>;
+}
+
+/** A scrape must not hang on an unreachable Redis: each source gets this long. */
+const COLLECT_TIMEOUT_MS = 2000;
+/** Bounds of the reservation scan per scrape (SCAN calls of COUNT 1000 each, and wall time). */
+export const RESERVATION_SCAN = { maxCalls: 100, count: 1000, maxMs: 500 } as const;
+const RESERVATION_KEYS = 'stock:{*}:res';
+
+export interface ReservationCount {
+  /** Reservation entries (accepted orders not yet persisted) in the hashes found. */
+  entries: number;
+  /** Reservation hashes found. */
+  keys: number;
+  /** False when the scan stopped at its bounds: entries is then a lower bound. */
+  complete: boolean;
+}
+
+/** Sums HLEN over the reservation hashes (stock:{*}:res), scanning at most `limits`. */
+export async function countReservations(
+  redis: Redis,
+  limits: { maxCalls: number; count: number; maxMs: number } = RESERVATION_SCAN,
+): Promise<ReservationCount> {
+  const deadline = performance.now() + limits.maxMs;
+  let cursor = '0';
+  let calls = 0;
+  let entries = 0;
+  let keys = 0;
+  do {
+    const [next, batch] = await redis.scan(cursor, 'MATCH', RESERVATION_KEYS, 'COUNT', limits.count);
+    cursor = next;
+    calls += 1;
+    if (batch.length > 0) {
+      const p = redis.pipeline();
+      for (const key of batch) p.hlen(key);
+      for (const [err, n] of (await p.exec()) ?? []) {
+        if (err) throw err;
+        entries += Number(n);
+      }
+      keys += batch.length;
+    }
+  } while (cursor !== '0' && calls < limits.maxCalls && performance.now() < deadline);
+  return { entries, keys, complete: cursor === '0' };
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Which kind of lock a lock name is: shard locks and the admin lock; a closed set for labels. */
+export function lockKind(name: string): 'shard' | 'admin' | 'other' {
+  if (name.startsWith('stock:') && name.endsWith(':lock')) return 'shard';
+  if (name.startsWith('sale:') && name.endsWith(':admin')) return 'admin';
+  return 'other';
+}
+
+const LOCK_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 export function createMetrics() {
   const registry = new Registry();
+  // Includes nodejs_eventloop_lag_seconds (and its percentiles), heap, GC and handle counts.
   collectDefaultMetrics({ register: registry });
-  return {
+
+  // Sources read at scrape time; set by the runtime once the queue and Redis exist.
+  let queue: JobCounter | undefined;
+  let redis: Redis | undefined;
+
+  const collectErrors = new Counter({
+    name: 'flashsale_metrics_collect_errors_total',
+    help: 'Scrape-time reads that failed or timed out (queue gauges absent, reservation gauges NaN in that scrape)',
+    labelNames: ['source'] as const,
+    registers: [registry],
+  });
+
+  const queueJobs = new Gauge({
+    name: 'flashsale_order_queue_jobs',
+    help: 'Jobs in the orders queue by state (waiting, active, delayed = retry backoff, failed), read on scrape',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    async collect() {
+      if (!queue) return;
+      try {
+        const counts = await withTimeout(queue.getJobCounts(...QUEUE_STATES), COLLECT_TIMEOUT_MS, 'queue');
+        for (const state of QUEUE_STATES) this.set({ state }, counts[state] ?? 0);
+      } catch {
+        this.reset();
+        collectErrors.inc({ source: 'queue' });
+      }
+    },
+  });
+
+  // One scan per scrape, shared by the two gauges below (the registry collects them concurrently);
+  // a failed or timed-out scan shows as NaN (unknown), not as 0 or a stale value.
+  let scanning: Promise<ReservationCount | null> | undefined;
+  const scanReservations = (): Promise<ReservationCount | null> => {
+    const r = redis;
+    if (!r) return Promise.resolve(null);
+    scanning ??= withTimeout(countReservations(r), COLLECT_TIMEOUT_MS, 'reservation scan')
+      .catch(() => {
+        collectErrors.inc({ source: 'reservations' });
+        return null;
+      })
+      .finally(() => {
+        scanning = undefined;
+      });
+    return scanning;
+  };
+  const reservations = new Gauge({
+    name: 'flashsale_reservations_outstanding',
+    help: `Accepted orders not yet persisted: entries of every ${RESERVATION_KEYS} hash (bounded SCAN on scrape)`,
+    registers: [registry],
+    async collect() {
+      const r = await scanReservations();
+      this.set(r ? r.entries : Number.NaN);
+    },
+  });
+  new Gauge({
+    name: 'flashsale_reservations_scan_complete',
+    help: '1 when the reservation scan covered the whole keyspace, 0 when it stopped at its bounds (outstanding is then a lower bound)',
+    registers: [registry],
+    async collect() {
+      const r = await scanReservations();
+      this.set(r ? (r.complete ? 1 : 0) : Number.NaN);
+    },
+  });
+
+  const lockWait = new Histogram({
+    name: 'flashsale_lock_wait_seconds',
+    help: 'Time to obtain a lock (the acquiring round trip included), by lock kind and result',
+    labelNames: ['lock', 'result'] as const,
+    buckets: LOCK_BUCKETS,
+    registers: [registry],
+  });
+  const lockHold = new Histogram({
+    name: 'flashsale_lock_hold_seconds',
+    help: 'Time a lock was held, as the client sees it: from acquisition (or the send of a pipelined acquire) to the release reply',
+    labelNames: ['lock'] as const,
+    buckets: LOCK_BUCKETS,
+    registers: [registry],
+  });
+  const lockHandoffs = new Counter({
+    name: 'flashsale_lock_handoffs_total',
+    help: 'Locks received by hand-off from the previous holder (a queued waiter woken directly)',
+    labelNames: ['lock'] as const,
+    registers: [registry],
+  });
+
+  const orders = new Counter({
+    name: 'flashsale_orders_total',
+    help: `Order requests by outcome (${ORDER_OUTCOMES.join(', ')}); replayed = answered from an Idempotency-Key`,
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  for (const outcome of ORDER_OUTCOMES) orders.inc({ outcome }, 0);
+
+  const metrics = {
     registry,
-    orders: new Counter({
-      name: 'flashsale_orders_total',
-      help: 'Order requests by outcome (accepted, sold_out, busy, limit_exceeded, invalid, unknown_product, unavailable, error)',
-      labelNames: ['outcome'] as const,
-      registers: [registry],
-    }),
+    orders,
     orderSeconds: new Histogram({
       name: 'flashsale_order_duration_seconds',
       help: 'Latency of POST /api/orders by outcome',
@@ -22,8 +218,13 @@ export function createMetrics() {
     }),
     shardAttempts: new Counter({
       name: 'flashsale_shard_attempts_total',
-      help: 'Guarded decrements by outcome; fallback=true when it was not the first shard the order tried',
+      help: 'Guarded decrements by outcome (reserved, insufficient, retired, fenced); fallback="false" is the round-robin pick, "true" a fallback to another shard',
       labelNames: ['outcome', 'fallback'] as const,
+      registers: [registry],
+    }),
+    fencingRefusals: new Counter({
+      name: 'flashsale_fencing_refusals_total',
+      help: 'Decrements the shard refused because the lock hold was no longer current (lease lapsed or a newer token seen)',
       registers: [registry],
     }),
     soldOutFastPath: new Counter({
@@ -33,8 +234,20 @@ export function createMetrics() {
     }),
     adminChanges: new Counter({
       name: 'flashsale_admin_changes_total',
-      help: 'Admin changes by kind (create, replace, restock, reshard)',
+      help: 'Successful admin changes by kind (put, restock, reshard)',
       labelNames: ['kind'] as const,
+      registers: [registry],
+    }),
+    adminChangeSeconds: new Histogram({
+      name: 'flashsale_admin_change_duration_seconds',
+      help: 'Time of an admin change under the shard locks (put, restock, reshard), successful or not',
+      labelNames: ['kind'] as const,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [registry],
+    }),
+    reshards: new Counter({
+      name: 'flashsale_reshards_total',
+      help: 'Successful live reshards',
       registers: [registry],
     }),
     writerBatchSize: new Histogram({
@@ -45,11 +258,47 @@ export function createMetrics() {
     }),
     writerBatchSeconds: new Histogram({
       name: 'flashsale_writer_batch_duration_seconds',
-      help: 'Time of one writer batch (INSERT + COMMIT)',
+      help: 'Time of one writer batch (INSERT + COMMIT + reservation cleanup)',
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
       registers: [registry],
     }),
+    queueJobs,
+    reservations,
+    lockWait,
+    lockHold,
+    lockHandoffs,
+
+    /** The queue whose job counts flashsale_order_queue_jobs reports. */
+    watchQueue(q: JobCounter): void {
+      queue = q;
+    },
+    /** The Redis whose reservation hashes flashsale_reservations_outstanding counts. */
+    watchReservations(r: Redis): void {
+      redis = r;
+    },
+    /** LockClient's onEvent hook. */
+    observeLock(e: LockEvent): void {
+      const lock = lockKind(e.name);
+      switch (e.type) {
+        case 'acquired':
+          lockWait.observe({ lock, result: 'acquired' }, e.waitMs / 1000);
+          if (e.handoff) lockHandoffs.inc({ lock });
+          break;
+        case 'timeout':
+          lockWait.observe({ lock, result: 'timeout' }, e.waitMs / 1000);
+          break;
+        case 'released':
+          lockHold.observe({ lock }, e.heldMs / 1000);
+          break;
+      }
+    },
+    /** StockReserver's onShardAttempt hook. */
+    observeShardAttempt(outcome: string, fallback: boolean): void {
+      metrics.shardAttempts.inc({ outcome, fallback: String(fallback) });
+      if (outcome === 'fenced') metrics.fencingRefusals.inc();
+    },
   };
+  return metrics;
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

@@ -2,7 +2,7 @@
 // connections checked up front (one clear line when Redis or Postgres is not there), migrations,
 // and graceful shutdown on SIGTERM/SIGINT that finishes in-flight requests and writer batches.
 import { once } from 'node:events';
-import type { Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { type Config, ConfigError, loadConfig } from './config.ts';
@@ -13,7 +13,7 @@ import { SaleAdmin } from './inventory/admin.ts';
 import { Catalog } from './inventory/catalog.ts';
 import { StockReserver } from './inventory/reserve.ts';
 import { LockClient } from './lock/index.ts';
-import { createLogger, type Logger } from './log.ts';
+import { createLogger, type Logger, requestLogger } from './log.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { BuyerLimits } from './orders/buyer-limit.ts';
 import { OrderIntake } from './orders/intake.ts';
@@ -83,15 +83,20 @@ export async function startApi(rt: Runtime): Promise<Server> {
   const { config, logger, metrics, redis, db } = rt;
   const subscriber = redis.duplicate({ maxRetriesPerRequest: null });
   subscriber.on('error', () => {});
-  const locks = new LockClient(redis, { subscriber: subscriber.duplicate() });
+  const locks = new LockClient(redis, {
+    subscriber: subscriber.duplicate(),
+    onEvent: (e) => metrics.observeLock(e),
+  });
   const catalog = new Catalog(redis, subscriber);
   await catalog.start();
   const queue = createOrderQueue(config.REDIS_URL);
   queue.on('error', (err) => logger.warn({ err }, 'order queue error'));
+  metrics.watchQueue(queue);
+  metrics.watchReservations(redis);
   const reserver = new StockReserver(redis, locks, catalog, {
     leaseMs: config.LOCK_LEASE_MS,
     waitMs: config.LOCK_WAIT_MS,
-    onShardAttempt: (outcome, fallback) => metrics.shardAttempts.inc({ outcome, fallback: String(fallback) }),
+    onShardAttempt: (outcome, fallback) => metrics.observeShardAttempt(outcome, fallback),
   });
   const intake = new OrderIntake({
     redis,
@@ -101,7 +106,7 @@ export async function startApi(rt: Runtime): Promise<Server> {
     limits: new BuyerLimits(redis),
     queue,
     onEnqueueError: (err, record) =>
-      logger.warn(
+      requestLogger(logger).warn(
         { err, orderId: record.orderId },
         'enqueue failed; the sweeper will enqueue the reservation',
       ),
@@ -117,20 +122,40 @@ export async function startApi(rt: Runtime): Promise<Server> {
     logger,
     adminToken: config.ADMIN_TOKEN,
     maxOrderQuantity: config.MAX_ORDER_QUANTITY,
+    bench: config.BENCH_ENDPOINTS
+      ? { redis, catalog, queue, maxOrderQuantity: config.MAX_ORDER_QUANTITY }
+      : undefined,
   });
+  if (config.BENCH_ENDPOINTS) logger.warn('BENCH_ENDPOINTS=1: benchmark-only endpoints mounted under /bench');
   const server = app.listen(config.PORT, config.HOST);
   await once(server, 'listening');
   // Keep-alive connections must outlive a load balancer's idle timeout, or it sees resets.
   server.keepAliveTimeout = 65_000;
   const address = server.address();
   logger.info({ port: typeof address === 'object' && address ? address.port : config.PORT }, 'api listening');
+  // Closers run last-pushed first: stop the server (finishing in-flight requests) before the lock
+  // client, queue and subscriber those requests use.
   rt.closers.push(
-    () => new Promise<void>((resolve) => server.close(() => resolve())),
-    () => locks.close(),
-    () => queue.close(),
     async () => subscriber.disconnect(),
+    () => queue.close(),
+    () => locks.close(),
+    () => closeServer(server, rt.config.SHUTDOWN_TIMEOUT_MS),
   );
   return server;
+}
+
+/**
+ * Stops accepting connections and finishes in-flight requests. Keep-alive clients that keep sending
+ * would hold server.close() open forever, so responses now carry `Connection: close`, idle sockets
+ * are closed at once, and whatever is left is cut at half the shutdown budget.
+ */
+function closeServer(server: Server, budgetMs: number): Promise<void> {
+  server.on('request', (_req, res: ServerResponse) => res.setHeader('Connection', 'close'));
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const cut = setTimeout(() => server.closeAllConnections(), budgetMs / 2);
+  cut.unref();
+  return closed.finally(() => clearTimeout(cut));
 }
 
 export function startWorker(rt: Runtime): void {
@@ -149,6 +174,8 @@ export function startWorker(rt: Runtime): void {
   });
   const queue = createOrderQueue(config.REDIS_URL);
   queue.on('error', (err) => logger.warn({ err }, 'order queue error'));
+  metrics.watchQueue(queue);
+  metrics.watchReservations(redis);
   const sweeper = startSweeper({
     redis,
     db,
@@ -159,10 +186,48 @@ export function startWorker(rt: Runtime): void {
   });
   logger.info('writer and sweeper started');
   rt.closers.push(
-    () => sweeper.close(),
-    () => writer.close(),
     () => queue.close(),
+    () => writer.close(),
+    () => sweeper.close(),
   );
+}
+
+/**
+ * GET /metrics and /healthz on PORT for a process without the API (the worker), so the writer's
+ * batch metrics can be scraped. A taken port is logged and skipped: metrics never stop the writer.
+ */
+export async function startMetricsServer(rt: Runtime): Promise<Server | undefined> {
+  const { config, logger, metrics } = rt;
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method === 'GET' && path === '/metrics') {
+      metrics.registry.metrics().then(
+        (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
+        (err: unknown) => {
+          logger.warn({ err }, 'metrics collection failed');
+          res.writeHead(500).end();
+        },
+      );
+    } else if (req.method === 'GET' && path === '/healthz') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
+    } else {
+      res.writeHead(404).end();
+    }
+  });
+  try {
+    server.listen(config.PORT, config.HOST);
+    await once(server, 'listening');
+  } catch (err) {
+    logger.warn({ err, port: config.PORT }, 'metrics server not started (set PORT to a free port)');
+    return undefined;
+  }
+  const address = server.address();
+  logger.info(
+    { port: typeof address === 'object' && address ? address.port : config.PORT },
+    'metrics listening',
+  );
+  rt.closers.push(() => closeServer(server, rt.config.SHUTDOWN_TIMEOUT_MS));
+  return server;
 }
 
 /** Closes what the runtime started, last started first, then its connections. */
@@ -180,6 +245,7 @@ export async function run(role: string, start: (rt: Runtime) => Promise<void>): 
   try {
     rt = await boot(role);
     await start(rt);
+    if (role === 'worker') await startMetricsServer(rt);
   } catch (err) {
     const line = err instanceof StartupError ? err.message : `failed to start: ${(err as Error).message}`;
     process.stderr.write(`flashsale ${role}: ${line}\n`);

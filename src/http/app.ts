@@ -12,11 +12,13 @@ import type { Catalog } from '../inventory/catalog.ts';
 import { UnknownProductError } from '../inventory/errors.ts';
 import { reconcile, saleStatus } from '../inventory/status.ts';
 import type { Logger } from '../log.ts';
-import type { Metrics } from '../metrics.ts';
+import { type Metrics, orderOutcome } from '../metrics.ts';
 import type { OrderIntake } from '../orders/intake.ts';
 import { adminAuth } from './admin-auth.ts';
+import { type BenchDeps, benchRouter } from './bench-routes.ts';
 import { type ErrorAnswer, errorAnswer, HttpError } from './errors.ts';
 import { type Answer, fingerprint, idempotent } from './idempotency.ts';
+import { requestLog } from './request-log.ts';
 import {
   idempotencyKeyHeader,
   orderBody,
@@ -37,6 +39,8 @@ export interface AppDeps {
   logger: Logger;
   adminToken: string;
   maxOrderQuantity: number;
+  /** Benchmark-only /bench endpoints (BENCH_ENDPOINTS=1); absent: not mounted. */
+  bench?: BenchDeps;
 }
 
 export function createApp(deps: AppDeps): express.Express {
@@ -44,6 +48,7 @@ export function createApp(deps: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  app.use(requestLog(logger));
   app.use(express.json({ limit: '16kb', strict: true }));
 
   // --- ops ---
@@ -63,9 +68,12 @@ export function createApp(deps: AppDeps): express.Express {
   const orderSchema = orderBody(deps.maxOrderQuantity);
   app.post('/api/orders', async (req, res) => {
     const t0 = performance.now();
+    // False when an Idempotency-Key replay answered without placing anything (counted as replayed).
+    let placed = false;
     const place = async (): Promise<Answer> => {
       const body = parse(orderSchema, req.body);
       const run = async (): Promise<Answer> => {
+        placed = true;
         try {
           const o = await intake.place(body);
           return {
@@ -94,7 +102,10 @@ export function createApp(deps: AppDeps): express.Express {
     } catch (err) {
       answer = failure(err, req);
     }
-    const outcome = answer.status === 202 ? 'accepted' : String(answer.body.error ?? 'error');
+    const outcome =
+      answer.status === 202 && !placed && req.get('idempotency-key') !== undefined
+        ? 'replayed'
+        : orderOutcome(answer.status, answer.body.error);
     metrics.orders.inc({ outcome });
     metrics.orderSeconds.observe({ outcome }, (performance.now() - t0) / 1000);
     send(res, answer);
@@ -124,8 +135,10 @@ export function createApp(deps: AppDeps): express.Express {
   const productParam = (req: Request) => parse(productIdSchema, req.params.productId, 'productId');
   const audited = async <T>(req: Request, action: string, productId: string, change: () => Promise<T>) => {
     const before = await saleStatus(redis, db, productId).catch(() => null);
-    const result = await change();
+    const endTimer = metrics.adminChangeSeconds.startTimer({ kind: action });
+    const result = await change().finally(endTimer);
     metrics.adminChanges.inc({ kind: action });
+    if (action === 'reshard') metrics.reshards.inc();
     await writeAudit(db, {
       actor: req.get('x-admin-actor') ?? req.ip ?? 'unknown',
       action,
@@ -133,7 +146,7 @@ export function createApp(deps: AppDeps): express.Express {
       before: before ? summary(before) : null,
       after: summary(await saleStatus(redis, db, productId)),
       request: req.body,
-    }).catch((err: unknown) => logger.error({ err, action, productId }, 'audit write failed'));
+    }).catch((err: unknown) => req.log.error({ err, action, productId }, 'audit write failed'));
     return result;
   };
 
@@ -183,18 +196,24 @@ export function createApp(deps: AppDeps): express.Express {
     res.json({ ...reconcile(status), ...summary(status) });
   });
   app.use('/admin', adminRouter);
+  if (deps.bench) app.use('/bench', benchRouter(deps.bench));
 
   app.use((req, _res, next) => next(new HttpError('not_found', `no route ${req.method} ${req.path}`)));
 
   const onError: ErrorRequestHandler = (err, req, res, _next) => {
-    send(res, failure(err, req));
+    const answer = failure(err, req);
+    // An order refused before its handler ran (body not JSON, too large) is still an order answer.
+    if (req.method === 'POST' && req.path === '/api/orders') {
+      metrics.orders.inc({ outcome: orderOutcome(answer.status, answer.body.error) });
+    }
+    send(res, answer);
   };
   app.use(onError);
 
   function failure(err: unknown, req: Request): ErrorAnswer {
     const answer = known(err);
     if (answer) return answer;
-    logger.error({ err, method: req.method, path: req.path }, 'unexpected error');
+    req.log.error({ err, method: req.method, path: req.originalUrl }, 'unexpected error');
     return errorAnswer(err);
   }
 

@@ -2,6 +2,15 @@
 // lock (admins are serialised, so two reshards cannot deadlock) and then under the locks of every
 // current shard, taken together; orders on other products, and on shards not yet locked, flow on.
 // Shard writes go through guarded scripts, so an admin whose lease lapsed cannot change stock.
+//
+// Every change has the same shape: retire all current shards (their stock and sold counts come
+// back), write a new generation of shards, switch the product->shards list to it, announce it. So
+// within one generation a shard's stock only ever goes down, which is what lets an order trust "I saw
+// every shard of this generation empty" and lets a process keep sold-out flags per generation.
+//
+// While the shard locks are held, orders on those shards queue behind the admin, so the locked part
+// is kept to two round trips (retire; write + switch) plus the release; the announcement follows.
+// (An order that reaches a retired shard before hearing it reloads the shard list by itself.)
 import type { Redis } from 'ioredis';
 import type { LockClient, LockHandle } from '../lock/index.ts';
 import { AdminLockLostError, InsufficientStockError, UnknownProductError } from './errors.ts';
@@ -30,6 +39,14 @@ export interface AdminResult {
 /** Admin locks wait behind queued orders (the shard locks are FIFO); this bounds that wait. */
 const ADMIN_WAIT_MS = 30_000;
 
+/** What a change hands to `switchTo`: the new generation's stock and how the sale's totals move. */
+interface NextGeneration {
+  stocks: number[];
+  perUserLimit: number;
+  /** Change of `total` (units put on sale or taken off). */
+  totalDelta: number;
+}
+
 export class SaleAdmin {
   private readonly redis: InventoryRedis;
 
@@ -42,69 +59,116 @@ export class SaleAdmin {
 
   /** Creates the sale, or replaces it: a new generation holding `stock` units; units sold so far stay sold. */
   async put(productId: string, spec: SaleSpec): Promise<AdminResult & { created: boolean }> {
-    return this.underLocks(productId, async (old, holds) => {
-      const retired = old ? await this.retire(productId, old, holds) : { stock: 0, sold: 0 };
-      const generation = await this.switchTo(productId, {
+    return this.change(productId, async (old, holds) => {
+      const retired = old ? await this.retire(productId, old, holds) : { stock: 0, sold: 0, generation: 0 };
+      const generation = await this.switchTo(productId, old, retired, {
         stocks: splitEvenly(spec.stock, spec.shards),
         perUserLimit: spec.perUserLimit ?? 0,
         totalDelta: spec.stock - retired.stock,
-        soldDelta: retired.sold,
-        oldKeys: old?.shardKeys ?? [],
-        kind: old ? 'replaced' : 'created',
       });
-      return { sale: await this.mustLoad(productId, generation), available: spec.stock, created: !old };
+      const kind = old ? 'replaced' : 'created';
+      return { generation, kind, result: { available: spec.stock, created: !old } };
     });
   }
 
   /** Moves the remaining stock into `shards` new shards, live: orders waiting on old shards move over. */
   async reshard(productId: string, shards: number): Promise<AdminResult> {
-    return this.underLocks(productId, async (old, holds) => {
-      const sale = old ?? (await this.mustLoad(productId));
+    await this.mustExist(productId);
+    return this.change(productId, async (old, holds) => {
+      const sale = old ?? this.unknown(productId);
       const retired = await this.retire(productId, sale, holds);
-      const generation = await this.switchTo(productId, {
+      const generation = await this.switchTo(productId, sale, retired, {
         stocks: splitEvenly(retired.stock, shards),
         perUserLimit: sale.perUserLimit,
         totalDelta: 0,
-        soldDelta: retired.sold,
-        oldKeys: sale.shardKeys,
-        kind: 'resharded',
       });
-      return { sale: await this.mustLoad(productId, generation), available: retired.stock };
+      return { generation, kind: 'resharded', result: { available: retired.stock } };
     });
   }
 
-  /** Adds (or with a negative delta removes, never below 0) units, rebalancing the shards evenly. */
+  /**
+   * Adds (or with a negative delta removes, never below 0 left) units. Like a reshard it moves the
+   * stock into a new generation (same shard count, split evenly) instead of adjusting shards in
+   * place — see the header: in-place changes would let an order that had already looked at a shard
+   * miss units added to it and answer sold out while stock remained.
+   */
   async restock(productId: string, delta: number): Promise<AdminResult> {
-    return this.underLocks(productId, async (old, holds) => {
-      const sale = old ?? (await this.mustLoad(productId));
-      const stocks = await this.readStocks(sale);
-      const available = stocks.reduce((a, b) => a + b, 0);
-      if (available + delta < 0) throw new InsufficientStockError(productId, available, delta);
-      const target = splitEvenly(available + delta, stocks.length);
-      const changes = target.map((t, i) => t - (stocks[i] ?? 0));
-      // Removals first, so a failure part-way never leaves more units on sale than intended.
-      const order = changes.map((_, i) => i).sort((a, b) => (changes[a] ?? 0) - (changes[b] ?? 0));
-      for (const i of order) {
-        const change = changes[i] ?? 0;
-        if (change === 0) continue;
-        const key = sale.shardKeys[i] as string;
-        const [status] = replyInts(
-          await this.redis.flashsaleAdjust(shardKeys(key).lock, key, (holds[i] as LockHandle).owner, change),
-        );
-        if (status !== ShardStatus.ok) throw new AdminLockLostError(productId, key);
+    await this.mustExist(productId);
+    return this.change(productId, async (old, holds) => {
+      const sale = old ?? this.unknown(productId);
+      if (delta < 0) {
+        // Under every shard lock the stock cannot move: refuse before anything is changed.
+        const available = (await this.readStocks(sale)).reduce((a, b) => a + b, 0);
+        if (available + delta < 0) throw new InsufficientStockError(productId, available, delta);
       }
-      await this.redis.hincrby(saleKey(productId), 'total', delta);
-      await this.announce({ productId, kind: 'restocked', generation: sale.generation });
-      return { sale: await this.mustLoad(productId), available: available + delta };
+      const retired = await this.retire(productId, sale, holds);
+      const available = Math.max(0, retired.stock + delta);
+      const generation = await this.switchTo(productId, sale, retired, {
+        stocks: splitEvenly(available, sale.shardKeys.length),
+        perUserLimit: sale.perUserLimit,
+        totalDelta: available - retired.stock,
+      });
+      return { generation, kind: 'restocked', result: { available } };
     });
   }
 
-  private async mustLoad(productId: string, generation?: number): Promise<Sale> {
-    const sale = await loadSale(this.redis, productId);
-    if (!sale || (generation !== undefined && sale.generation < generation)) {
-      throw new UnknownProductError(productId);
-    }
-    return sale;
+  /**
+   * Runs one change: under the product's admin lock, takes the locks of all current shards at once
+   * (safe from deadlock: admins are serialised by the first lock, and an order never holds two shard
+   * locks, nor waits while holding one), runs `apply`, and releases the shard locks as soon as it is
+   * done. Then, still under the admin lock so events and answers follow the order of the changes,
+   * announces the new generation and reads the sale back for the answer.
+   */
+  private async change<R extends object>(
+    productId: string,
+    apply: (
+      sale: Sale | null,
+      holds: LockHandle[],
+    ) => Promise<{ generation: number; kind: SaleEvent['kind']; result: R }>,
+  ): Promise<R & { sale: Sale }> {
+    const answer = await this.locks.withLock(
+      adminLockName(productId),
+      { waitMs: ADMIN_WAIT_MS },
+      async () => {
+        const sale = await loadSale(this.redis, productId);
+        const settled = await Promise.allSettled(
+          (sale?.shardKeys ?? []).map((key) =>
+            this.locks.acquire(shardKeys(key).lock, { waitMs: ADMIN_WAIT_MS }),
+          ),
+        );
+        const holds = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+        let done: Awaited<ReturnType<typeof apply>>;
+        try {
+          const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+          if (failed) throw failed.reason;
+          done = await apply(sale, holds);
+        } finally {
+          await Promise.allSettled(holds.map((h) => h.release()));
+        }
+        await publishSaleEvent(this.redis, { productId, kind: done.kind, generation: done.generation });
+        // The change is made: never answer it with an error that invites doing it again.
+        const after = await loadSale(this.redis, productId);
+        if (!after) throw new UnknownProductError(productId);
+        return { ...done.result, sale: after };
+      },
+    );
+    await this.pruneRetired(productId).catch(() => {
+      // Housekeeping only: the next change prunes again.
+    });
+    return answer;
+  }
+
+  private unknown(productId: string): never {
+    throw new UnknownProductError(productId);
+  }
+
+  /**
+   * Refuses a change of an unknown product before any lock is taken: taking the admin lock would
+   * leave that lock's fencing-token counter behind, i.e. change Redis for a request answered 404.
+   * (Sales are never deleted, so one that exists now still exists under the lock.)
+   */
+  private async mustExist(productId: string): Promise<void> {
+    if (!(await loadSale(this.redis, productId))) this.unknown(productId);
   }
 
   private async readStocks(sale: Sale): Promise<number[]> {
@@ -118,43 +182,41 @@ export class SaleAdmin {
   }
 
   /**
-   * Takes the product's admin lock, then the locks of all its current shards at once (safe from
-   * deadlock: admins are serialised by the first lock, and an order never holds two shard locks).
+   * Forgets retired shards whose reservations are all persisted. A retired shard never takes a
+   * reservation again (its stock key is gone), so once its reservation hash is empty it stays empty;
+   * without this the set, which every status read walks, would grow with every change.
    */
-  private async underLocks<T>(
-    productId: string,
-    fn: (sale: Sale | null, holds: LockHandle[]) => Promise<T>,
-  ): Promise<T> {
-    return this.locks.withLock(adminLockName(productId), { waitMs: ADMIN_WAIT_MS }, async () => {
-      const sale = await loadSale(this.redis, productId);
-      const settled = await Promise.allSettled(
-        (sale?.shardKeys ?? []).map((key) =>
-          this.locks.acquire(shardKeys(key).lock, { waitMs: ADMIN_WAIT_MS }),
-        ),
-      );
-      const holds = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
-      try {
-        const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-        if (failed) throw failed.reason;
-        return await fn(sale, holds);
-      } finally {
-        await Promise.allSettled(holds.map((h) => h.release()));
-      }
+  private async pruneRetired(productId: string): Promise<void> {
+    const retired = await this.redis.smembers(retiredShardsKey(productId));
+    if (retired.length === 0) return;
+    const p = this.redis.pipeline();
+    for (const key of retired) p.exists(shardKeys(key).reservations);
+    const replies = (await p.exec()) ?? [];
+    const done = retired.filter((_, i) => {
+      const [err, n] = replies[i] ?? [new Error('no reply')];
+      return !err && Number(n) === 0;
     });
+    if (done.length > 0) await this.redis.srem(retiredShardsKey(productId), ...done);
   }
 
-  /** Empties and deletes every shard of the sale (under our locks), returning what they held. */
+  /**
+   * Empties and deletes every shard of the sale (under our locks), returning what they held, and in
+   * the same round trip reserves the number of the generation that will replace them.
+   */
   private async retire(
     productId: string,
     sale: Sale,
     holds: LockHandle[],
-  ): Promise<{ stock: number; sold: number }> {
+  ): Promise<{ stock: number; sold: number; generation: number }> {
     const p = this.redis.pipeline() as InventoryPipeline;
     sale.shardKeys.forEach((key, i) => {
       const k = shardKeys(key);
       p.flashsaleRetire(k.lock, k.stock, k.sold, (holds[i] as LockHandle).owner);
     });
+    p.hincrby(saleKey(productId), 'nextGen', 1);
     const replies = (await p.exec()) ?? [];
+    const [genErr, generation] = replies.pop() ?? [new Error('no reply')];
+    if (genErr) throw genErr;
     let stock = 0;
     let sold = 0;
     replies.forEach(([err, reply], i) => {
@@ -167,44 +229,40 @@ export class SaleAdmin {
         throw new AdminLockLostError(productId, sale.shardKeys[i] as string);
       }
     });
-    return { stock, sold };
+    return { stock, sold, generation: Number(generation) };
   }
 
-  /** Writes the new generation's shards, then switches the list and the sale hash in one script. */
+  /**
+   * Writes the new generation's shards and then — in the same pipeline, so in this order — switches
+   * the list and the sale hash together in one script.
+   */
   private async switchTo(
     productId: string,
-    change: {
-      stocks: number[];
-      perUserLimit: number;
-      totalDelta: number;
-      soldDelta: number;
-      oldKeys: string[];
-      kind: SaleEvent['kind'];
-    },
+    old: Sale | null,
+    retired: { sold: number; generation: number },
+    next: NextGeneration,
   ): Promise<number> {
-    const generation = await this.redis.hincrby(saleKey(productId), 'nextGen', 1);
-    const keys = change.stocks.map((_, i) => shardStockKey(productId, generation, i));
-    const p = this.redis.pipeline();
-    keys.forEach((key, i) => p.set(key, change.stocks[i] ?? 0));
-    if (change.oldKeys.length > 0) p.sadd(retiredShardsKey(productId), ...change.oldKeys);
-    for (const [err] of (await p.exec()) ?? []) if (err) throw err;
-    const switched = await this.redis.flashsaleSwitch(
+    // A new sale has no retire step to reserve its generation number.
+    const generation = old ? retired.generation : await this.redis.hincrby(saleKey(productId), 'nextGen', 1);
+    const keys = next.stocks.map((_, i) => shardStockKey(productId, generation, i));
+    const p = this.redis.pipeline() as InventoryPipeline;
+    keys.forEach((key, i) => p.set(key, next.stocks[i] ?? 0));
+    if (old) p.sadd(retiredShardsKey(productId), ...old.shardKeys);
+    p.flashsaleSwitch(
       saleKey(productId),
       shardListKey(productId),
       generation,
-      change.perUserLimit,
-      change.totalDelta,
-      change.soldDelta,
+      next.perUserLimit,
+      next.totalDelta,
+      retired.sold,
       Date.now(),
       ...keys,
     );
+    const replies = (await p.exec()) ?? [];
+    for (const [err] of replies) if (err) throw err;
+    const switched = replies.at(-1)?.[1];
     // Admins are serialised by the admin lock, so a newer generation can only come from one whose lease lapsed.
     if (Number(switched) !== 1) throw new AdminLockLostError(productId, saleKey(productId));
-    await this.announce({ productId, kind: change.kind, generation });
     return generation;
-  }
-
-  private async announce(event: SaleEvent): Promise<void> {
-    await publishSaleEvent(this.redis, event);
   }
 }

@@ -3,6 +3,7 @@
 // for its lock's hand-off), falls back to the other shards before refusing, re-checks shards it
 // believed empty, and follows a reshard when the shard it picked was retired meanwhile.
 import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
 import { UnavailableError } from '../errors.ts';
 import { LockAcquireTimeoutError, type LockClient, LockUnavailableError, lockKeys } from '../lock/index.ts';
@@ -29,8 +30,12 @@ export interface ReserverOptions {
 type ShardOutcome =
   | { kind: 'reserved'; record: OrderRecord }
   | { kind: 'insufficient'; left: number }
+  | { kind: 'busy' }
   | { kind: 'retired' }
   | { kind: 'fenced' };
+
+/** Outcomes that end an order's walk over the shards. */
+type Final = Exclude<ShardOutcome, { kind: 'insufficient' } | { kind: 'busy' }>;
 
 /** A reshard retires the shards an order picked; after this many in a row, answer busy. */
 const MAX_GENERATION_HOPS = 5;
@@ -55,6 +60,7 @@ export class StockReserver {
       const result = await this.reserveIn(sale, req);
       if (result.kind === 'reserved') return result.record;
       if (result.kind === 'soldOut') throw new SoldOutError(req.productId, req.quantity, result.available);
+      if (result.kind === 'busy') throw new BusyError(req.productId);
       // Retired (a reshard moved the stock) or fenced (our hold lapsed): reload the shards and go again.
       this.catalog.invalidate(req.productId);
     }
@@ -64,23 +70,32 @@ export class StockReserver {
   private async reserveIn(
     sale: Sale,
     req: ReserveRequest,
-  ): Promise<Exclude<ShardOutcome, { kind: 'insufficient' }> | { kind: 'soldOut'; available: number }> {
+  ): Promise<Final | { kind: 'busy' } | { kind: 'soldOut'; available: number }> {
     const { first, empty } = this.catalog.shardOrder(sale);
     const left = new Map<number, number>();
+    // One wait budget per order, shared by the shards it tries: a shard whose lock stays busy (a
+    // stuck or slow holder) gets its share, then the order moves on instead of answering 429.
+    const deadline = performance.now() + this.options.waitMs;
+    let untried = first.length + empty.length;
+    let busy = false;
     let fallback = false;
     const tryShard = async (i: number) => {
-      const outcome = await this.onShard(sale, i, req);
+      const waitMs = Math.max(0, (deadline - performance.now()) / Math.max(1, untried));
+      untried -= 1;
+      const outcome = await this.onShard(sale, i, req, waitMs);
       this.options.onShardAttempt?.(outcome.kind, fallback);
       fallback = true;
       if (outcome.kind === 'insufficient') {
         left.set(i, outcome.left);
         if (outcome.left === 0) this.catalog.markEmpty(sale, i);
       }
+      if (outcome.kind === 'busy') busy = true;
       return outcome;
     };
+    const settled = (o: ShardOutcome): o is Final => o.kind !== 'insufficient' && o.kind !== 'busy';
     for (const i of first) {
       const outcome = await tryShard(i);
-      if (outcome.kind !== 'insufficient') return outcome;
+      if (settled(outcome)) return outcome;
     }
     // Before refusing, look again at the shards we skipped as empty (one round trip for all).
     if (empty.length > 0) {
@@ -91,16 +106,23 @@ export class StockReserver {
         left.set(i, stock ?? 0);
         if ((stock ?? 0) >= req.quantity) {
           const outcome = await tryShard(i);
-          if (outcome.kind !== 'insufficient') return outcome;
+          if (settled(outcome)) return outcome;
         }
       }
     }
+    // A busy shard may still hold stock: that is "retry shortly", not "sold out".
+    if (busy) return { kind: 'busy' };
     const available = [...left.values()].reduce((a, b) => a + b, 0);
     if (available === 0 && left.size === sale.shardKeys.length) this.catalog.markSoldOut(sale);
     return { kind: 'soldOut', available };
   }
 
-  private async onShard(sale: Sale, index: number, req: ReserveRequest): Promise<ShardOutcome> {
+  private async onShard(
+    sale: Sale,
+    index: number,
+    req: ReserveRequest,
+    waitMs: number,
+  ): Promise<ShardOutcome> {
     const stockKey = sale.shardKeys[index] as string;
     const k = shardKeys(stockKey);
     const token = lockKeys(k.lock).token;
@@ -121,7 +143,7 @@ export class StockReserver {
     try {
       replies = await this.locks.runGuarded(
         k.lock,
-        { leaseMs: this.options.leaseMs, waitMs: this.options.waitMs },
+        { leaseMs: this.options.leaseMs, waitMs },
         (pipeline, hold) => {
           (pipeline as unknown as InventoryPipeline).flashsaleReserve(
             k.lock,
@@ -139,7 +161,7 @@ export class StockReserver {
         },
       );
     } catch (err) {
-      if (err instanceof LockAcquireTimeoutError) throw new BusyError(sale.productId);
+      if (err instanceof LockAcquireTimeoutError) return { kind: 'busy' };
       if (err instanceof LockUnavailableError) throw new UnavailableError('Redis', err);
       throw err;
     }

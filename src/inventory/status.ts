@@ -1,12 +1,13 @@
 // What an operator sees of a sale: units available, sold (reserved + confirmed), each shard, and a
 // reconcile that checks DESIGN.md §5's conservation: available + sold == total, sold == reserved + confirmed.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { existingOrderIds, sumQuantity } from '../db/orders-repo.ts';
-import { UnknownProductError } from './errors.ts';
-import { retiredShardsKey, shardKeys } from './keys.ts';
-import { loadSale } from './sale.ts';
+import { BusyError, UnknownProductError } from './errors.ts';
+import { retiredShardsKey, saleKey, shardKeys } from './keys.ts';
+import { loadSale, type Sale } from './sale.ts';
 
 export interface ShardView {
   index: number;
@@ -38,36 +39,78 @@ export interface Difference {
   detail: string;
 }
 
+/** A reshard or restock changes the shards under a reader's feet; this many re-reads, then answer busy. */
+const SNAPSHOT_ATTEMPTS = 20;
+
+/**
+ * The sale as one consistent picture. Stock and sold of a shard are read together (one MGET in the
+ * shard's slot), and the sale hash is read again after the shards: if an admin change retired a shard
+ * or switched the generation meanwhile, the read is repeated, so a status taken during a reshard never
+ * shows stock that was "missing" only because it was in flight between generations.
+ */
 export async function saleStatus(redis: Redis, db: Kysely<Database>, productId: string): Promise<SaleStatus> {
+  for (let attempt = 1; ; attempt++) {
+    const snapshot = await readSnapshot(redis, productId);
+    if (snapshot) return withPostgres(db, snapshot);
+    if (attempt >= SNAPSHOT_ATTEMPTS) throw new BusyError(productId);
+    await sleep(Math.min(2 * attempt, 20));
+  }
+}
+
+interface Snapshot {
+  sale: Sale;
+  shards: ShardView[];
+  reservations: { orderId: string; quantity: number }[];
+}
+
+/** The Redis side of the status, or null when an admin change ran while it was being read. */
+async function readSnapshot(redis: Redis, productId: string): Promise<Snapshot | null> {
   const sale = await loadSale(redis, productId);
   if (!sale) throw new UnknownProductError(productId);
   const retired = await redis.smembers(retiredShardsKey(productId));
   const p = redis.pipeline();
-  for (const key of sale.shardKeys) p.get(key).get(shardKeys(key).sold);
+  for (const key of sale.shardKeys) p.mget(key, shardKeys(key).sold);
   for (const key of [...sale.shardKeys, ...retired]) p.hvals(shardKeys(key).reservations);
+  p.hmget(saleKey(productId), 'gen', 'total', 'retiredSold');
   const replies = ((await p.exec()) ?? []).map(([err, v]) => {
     if (err) throw err;
     return v;
   });
-  const shards = sale.shardKeys.map((key, index) => ({
-    index,
-    key,
-    stock: Number(replies[index * 2] ?? 0),
-    sold: Number(replies[index * 2 + 1] ?? 0),
-  }));
-  const reservations = replies
-    .slice(sale.shardKeys.length * 2)
-    .flatMap((vals) => (vals as string[]).map((v) => JSON.parse(v) as { orderId: string; quantity: number }));
-  const [confirmed, persisted] = await Promise.all([
-    sumQuantity(db, productId),
-    existingOrderIds(
-      db,
-      reservations.map((r) => r.orderId),
-    ),
-  ]);
+  const n = sale.shardKeys.length;
+  const pairs = replies.slice(0, n) as [string | null, string | null][];
+  // A shard whose stock key is gone was retired after we read the shard list.
+  if (pairs.some(([stock]) => stock === null)) return null;
+  const [gen, total, retiredSold] = (replies.at(-1) as (string | null)[]).map((v) => Number(v ?? 0));
+  if (gen !== sale.generation || total !== sale.total || retiredSold !== sale.retiredSold) return null;
+  const shards = sale.shardKeys.map((key, index) => {
+    const [stock, sold] = pairs[index] ?? [null, null];
+    return { index, key, stock: Number(stock ?? 0), sold: Number(sold ?? 0) };
+  });
+  const reservations = (replies.slice(n, -1) as string[][]).flatMap((vals) =>
+    vals.map((v) => JSON.parse(v) as { orderId: string; quantity: number }),
+  );
+  return { sale, shards, reservations };
+}
+
+async function withPostgres(
+  db: Kysely<Database>,
+  { sale, shards, reservations }: Snapshot,
+): Promise<SaleStatus> {
+  // One snapshot of Postgres for both questions, so a row committed between them is counted once.
+  const [confirmed, persisted] = await db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .execute(async (trx) => {
+      const units = await sumQuantity(trx, sale.productId);
+      const ids = await existingOrderIds(
+        trx,
+        reservations.map((r) => r.orderId),
+      );
+      return [units, ids] as const;
+    });
   const pending = reservations.filter((r) => !persisted.has(r.orderId));
   return {
-    productId,
+    productId: sale.productId,
     generation: sale.generation,
     perUserLimit: sale.perUserLimit,
     total: sale.total,

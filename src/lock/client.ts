@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
 import { isConnectionError } from '../errors.ts';
+import type { LockCore } from './core.ts';
 import { LockAcquireTimeoutError, LockNotHeldError, LockUnavailableError } from './errors.ts';
 import { type HandleOwner, LockHandle } from './handle.ts';
 import { currentOwner, newOwnerId, withOwner } from './owner.ts';
@@ -19,6 +20,7 @@ import {
   releaseArgs,
   withLockScripts,
 } from './scripts.ts';
+import { waitTurn, withDeadline } from './waiting.ts';
 import { WakeHub } from './wake-hub.ts';
 import { Watchdog } from './watchdog.ts';
 
@@ -29,7 +31,25 @@ export interface LockClientOptions {
   watchdogLeaseMs?: number;
   /** Connection for pub/sub; by default a duplicate of the command connection. */
   subscriber?: Redis;
+  /**
+   * Observes waits, hand-offs and holds (metrics). Called synchronously; whatever it throws is
+   * ignored, so an observer can never change what the lock does.
+   */
+  onEvent?: (event: LockEvent) => void;
 }
+
+/**
+ * What a LockClient observed. Times are monotonic milliseconds as this client sees them:
+ * - acquired: from the call until the client knew it held the lock (the acquiring round trip
+ *   included); handoff when the previous holder handed it to this waiter directly.
+ * - timeout: the wait ran out (or a zero-wait try found the lock held).
+ * - released: from acquisition until the release's reply. For runGuarded's one-round-trip path
+ *   (acquire, commands, release pipelined) that is the round trip: an upper bound on the hold.
+ */
+export type LockEvent =
+  | { type: 'acquired'; name: string; waitMs: number; handoff: boolean }
+  | { type: 'timeout'; name: string; waitMs: number }
+  | { type: 'released'; name: string; heldMs: number };
 
 export interface AcquireOptions {
   /** How long to wait for the lock (monotonic ms). acquire(): forever by default; tryAcquire(): 0. */
@@ -49,18 +69,17 @@ export interface Hold {
   token: number | null;
 }
 
-/** A waiter stays eligible for a hand-off at most this long without asking again. */
-const ELIGIBLE_CAP_MS = 15_000;
-/** A waiter asks again at least this often, refreshing its eligibility. */
-const RETRY_CAP_MS = 5_000;
-
 export class LockClient implements HandleOwner {
   readonly clientId: string;
   readonly watchdogLeaseMs: number;
   private readonly redis: LockRedis;
   private readonly hub: WakeHub;
   private readonly watchdog: Watchdog;
+  private readonly onEvent: ((event: LockEvent) => void) | undefined;
+  /** When each live handle was acquired (for the hold time reported at release). */
+  private readonly acquiredAt = new WeakMap<LockHandle, number>();
   private requestSeq = 0;
+  private coreView: LockCore | undefined;
 
   constructor(redis: Redis, options: LockClientOptions = {}) {
     this.clientId = options.clientId ?? randomUUID();
@@ -69,6 +88,7 @@ export class LockClient implements HandleOwner {
     this.redis = withLockScripts(redis);
     this.hub = new WakeHub(redis, this.clientId, options.subscriber);
     this.watchdog = new Watchdog(this.redis, this.watchdogLeaseMs);
+    this.onEvent = options.onEvent;
   }
 
   /** Waits for the lock (forever unless waitMs); throws LockAcquireTimeoutError when waitMs runs out. */
@@ -126,12 +146,14 @@ export class LockClient implements HandleOwner {
   ): Promise<unknown[]> {
     const owner = this.ownerFor(options);
     let firstReplies: unknown[] | undefined;
+    let firstSentAt = 0;
     const got = await this.obtain(name, owner, options.leaseMs, options, async (req) => {
       if (firstReplies !== undefined) {
         return this.call(name, () => this.redis.flashsaleLockAcquire(...acquireArgs(req))).then(
           parseAcquireReply,
         );
       }
+      firstSentAt = performance.now();
       const replies = await this.execPipeline(
         name,
         owner,
@@ -144,8 +166,13 @@ export class LockClient implements HandleOwner {
       return parseAcquireReply(replies[0]);
     });
     if (!got) throw new LockAcquireTimeoutError(name, options.waitMs ?? 0);
-    if (got.viaAttempt === 1 && firstReplies) return firstReplies;
+    if (got.viaAttempt === 1 && firstReplies) {
+      this.emit({ type: 'released', name, heldMs: performance.now() - firstSentAt });
+      return firstReplies;
+    }
+    const heldFrom = performance.now();
     const replies = await this.execPipeline(name, owner, options.leaseMs, { owner, token: got.token }, build);
+    this.emit({ type: 'released', name, heldMs: performance.now() - heldFrom });
     return replies.slice(0, -1);
   }
 
@@ -168,6 +195,20 @@ export class LockClient implements HandleOwner {
     return v === null ? 0 : Number(v);
   }
 
+  /** @internal What the other lock kinds (fair, read-write) built on this client share with it. */
+  get core(): LockCore {
+    this.coreView ??= {
+      clientId: this.clientId,
+      watchdogLeaseMs: this.watchdogLeaseMs,
+      redis: this.redis,
+      hub: this.hub,
+      watchdog: this.watchdog,
+      call: (name, op) => this.call(name, op),
+      nextRequestId: () => this.nextRequestId(),
+    };
+    return this.coreView;
+  }
+
   /** Stops the watchdog and the subscriber; held locks then expire with their lease. */
   async close(): Promise<void> {
     this.watchdog.stop();
@@ -184,6 +225,11 @@ export class LockClient implements HandleOwner {
       ),
     );
     if (parseReleaseReply(reply) === null) throw new LockNotHeldError(handle.name);
+    const acquiredAt = this.acquiredAt.get(handle);
+    if (acquiredAt !== undefined) {
+      this.acquiredAt.delete(handle);
+      this.emit({ type: 'released', name: handle.name, heldMs: performance.now() - acquiredAt });
+    }
   }
 
   async extendHandle(handle: LockHandle, leaseMs: number): Promise<void> {
@@ -228,7 +274,37 @@ export class LockClient implements HandleOwner {
   ): LockHandle {
     const handle = new LockHandle(this, name, owner, got.token, got.holdCount, leaseMs, watchdog, sentAt);
     if (watchdog) this.watchdog.add(handle);
+    if (this.onEvent) this.acquiredAt.set(handle, performance.now());
     return handle;
+  }
+
+  private emit(event: LockEvent): void {
+    if (!this.onEvent) return;
+    try {
+      this.onEvent(event);
+    } catch {
+      // An observer's failure must not change what the lock does.
+    }
+  }
+
+  /** obtain(), reporting the wait (acquired, handed off, or timed out) to onEvent. */
+  private async obtain(
+    name: string,
+    owner: string,
+    leaseMs: number,
+    options: AcquireOptions,
+    attempt: (req: AcquireRequest) => Promise<AcquireReply>,
+  ): Promise<{ token: number; holdCount: number; viaAttempt: number } | null> {
+    if (!this.onEvent) return this.obtainLock(name, owner, leaseMs, options, attempt);
+    const started = performance.now();
+    const got = await this.obtainLock(name, owner, leaseMs, options, attempt);
+    const waitMs = performance.now() - started;
+    this.emit(
+      got
+        ? { type: 'acquired', name, waitMs, handoff: got.viaAttempt === 0 }
+        : { type: 'timeout', name, waitMs },
+    );
+    return got;
   }
 
   /**
@@ -237,7 +313,7 @@ export class LockClient implements HandleOwner {
    * first. On timeout or abort the queue entry is withdrawn (and a lock handed to us meanwhile is
    * passed on) before the promise settles.
    */
-  private async obtain(
+  private async obtainLock(
     name: string,
     owner: string,
     leaseMs: number,
@@ -245,45 +321,30 @@ export class LockClient implements HandleOwner {
     attempt: (req: AcquireRequest) => Promise<AcquireReply>,
   ): Promise<{ token: number; holdCount: number; viaAttempt: number } | null> {
     if (!(leaseMs > 0)) throw new RangeError('leaseMs must be > 0');
-    const { signal } = options;
-    signal?.throwIfAborted();
-    const waitMs = options.waitMs ?? 0;
-    const deadline = performance.now() + Math.max(0, waitMs);
     const base = { name, owner, leaseMs, clientId: this.clientId };
-
-    if (!(waitMs > 0)) {
-      const reply = await attempt({ ...base, mode: 'try', eligibleMs: 0 });
-      return reply.acquired ? { ...reply, viaAttempt: 1 } : null;
-    }
-
-    await this.call(name, () => withDeadline(this.hub.start(), deadline - performance.now()));
-    const waiter = this.hub.register(name, owner);
-    let acquired = false;
     let attempts = 0;
-    try {
-      let mode: AcquireRequest['mode'] = 'wait';
-      for (;;) {
-        const remaining = deadline - performance.now();
-        if (remaining <= 0) return null;
-        const reply = await attempt({ ...base, mode, eligibleMs: Math.min(remaining, ELIGIBLE_CAP_MS) });
+    return waitTurn({
+      waitMs: options.waitMs ?? 0,
+      signal: options.signal,
+      attempt: async (mode, eligibleMs) => {
+        const reply = await attempt({ ...base, mode, eligibleMs });
         attempts += 1;
-        if (reply.acquired) {
-          acquired = true;
-          return { ...reply, viaAttempt: attempts };
-        }
-        mode = 'retry';
-        if (await this.hub.watchForeign(name)) continue;
-        const pause = Math.min(Math.max(reply.pttl, 1), deadline - performance.now(), RETRY_CAP_MS);
-        const event = await waiter.next(Math.max(pause, 0), signal);
-        if (event.kind === 'handoff') {
-          acquired = true;
-          return { token: event.token, holdCount: 1, viaAttempt: 0 };
-        }
-      }
-    } finally {
-      this.hub.unregister(waiter);
-      if (!acquired) await this.withdraw(name, owner, leaseMs);
-    }
+        return reply.acquired
+          ? { acquired: true, value: { ...reply, viaAttempt: attempts } }
+          : { acquired: false, retryInMs: Math.max(reply.pttl, 1) };
+      },
+      open: async (deadline) => {
+        await this.call(name, () => withDeadline(this.hub.start(), deadline - performance.now()));
+        const waiter = this.hub.register(name, owner);
+        return {
+          next: (ms, signal) => waiter.next(ms, signal),
+          listen: () => this.hub.watchForeign(name),
+          close: () => this.hub.unregister(waiter),
+        };
+      },
+      handedOff: async (event) => ({ token: event.token, holdCount: 1, viaAttempt: 0 }),
+      withdraw: () => this.withdraw(name, owner, leaseMs),
+    });
   }
 
   /** A waiter gives up: leave the queue; if the lock was handed to us in the meantime, pass it on. */
@@ -324,17 +385,4 @@ export class LockClient implements HandleOwner {
       throw err;
     }
   }
-}
-
-/** Rejects like a refused connection when `promise` has not settled within ms. */
-function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
-  if (!Number.isFinite(ms)) return promise;
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(Object.assign(new Error('Connection is closed'), { code: 'ETIMEDOUT' })),
-      ms,
-    );
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

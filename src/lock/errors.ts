@@ -36,3 +36,43 @@ export class LockUnavailableError extends LockError {
     super('lock_unavailable', `Redis unreachable for lock "${lockName}"`, { lockName }, { cause });
   }
 }
+
+/**
+ * A read-lock holder asked for the write lock. Refused at once: two readers upgrading would each wait
+ * for the other to leave (Redisson's read-write lock deadlocks here). Release the read lock first, or
+ * take the write lock first and downgrade.
+ */
+export class LockUpgradeError extends LockError {
+  constructor(readonly lockName: string) {
+    super(
+      'lock_upgrade',
+      `lock "${lockName}": a read-lock holder cannot take the write lock; release the read lock first`,
+      { lockName },
+    );
+  }
+}
+
+/**
+ * Multi-master lock: too few masters answered in time for a majority (the lock may or may not be held
+ * elsewhere; that could not be decided). Distinct from LockAcquireTimeoutError, which means a majority
+ * answered and another owner held the lock.
+ */
+export class LockQuorumUnavailableError extends LockError {
+  constructor(
+    readonly lockName: string,
+    /** Masters that answered in the last round. */
+    readonly reachable: number,
+    readonly needed: number,
+    readonly total: number,
+    /** Why, when not simply too few masters answering (e.g. a majority answered too late). */
+    reason?: string,
+    cause?: unknown,
+  ) {
+    super(
+      'lock_quorum_unavailable',
+      `lock "${lockName}": ${reason ?? `only ${reachable} of ${total} masters answered, ${needed} needed`}`,
+      { lockName, reachable, needed, total },
+      cause === undefined ? undefined : { cause },
+    );
+  }
+}

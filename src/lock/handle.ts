@@ -3,11 +3,14 @@
 // monotonic clock from when the confirming command was sent, so a slow reply never stretches it).
 import { performance } from 'node:perf_hooks';
 import { LockLostError } from './errors.ts';
+import type { LockPipeline } from './scripts.ts';
 
 export interface HandleOwner {
   releaseHandle(handle: LockHandle): Promise<void>;
   extendHandle(handle: LockHandle, leaseMs: number): Promise<void>;
   remainingTtl(handle: LockHandle): Promise<number>;
+  /** Queues this kind's renew script for the watchdog (default: the reentrant lock's renew). */
+  queueRenewal?(pipeline: LockPipeline, handle: LockHandle, leaseMs: number): void;
 }
 
 export class LockHandle implements AsyncDisposable {
@@ -29,8 +32,16 @@ export class LockHandle implements AsyncDisposable {
     public leaseMs: number,
     readonly watchdog: boolean,
     sentAt: number,
+    /** What kind of hold this is ('lock': a reentrant or fair lock hash field; 'read'/'write'; ...). */
+    readonly kind: string = 'lock',
   ) {
     this.confirmedUntil = sentAt + leaseMs;
+  }
+
+  /** Milliseconds this hold is known to stay valid (0 once lost or released), by the monotonic clock. */
+  get validForMs(): number {
+    if (this.releasedFlag || this.lost) return 0;
+    return Math.max(0, this.confirmedUntil - performance.now());
   }
 
   /** Aborts with LockLostError when the lock is lost; never fires after release(). */
@@ -82,6 +93,12 @@ export class LockHandle implements AsyncDisposable {
     this.leaseMs = leaseMs;
     this.confirmedUntil = Math.max(this.confirmedUntil, sentAt + leaseMs);
     if (this.controller) this.armExpiry();
+  }
+
+  /** @internal Queues the renew command for this hold on a watchdog pipeline. */
+  queueRenewal(pipeline: LockPipeline, leaseMs: number): void {
+    if (this.client.queueRenewal) this.client.queueRenewal(pipeline, this, leaseMs);
+    else pipeline.flashsaleLockRenew(this.name, leaseMs, this.owner);
   }
 
   /** @internal */

@@ -5,9 +5,16 @@ export {
   LockError,
   LockLostError,
   LockNotHeldError,
+  LockQuorumUnavailableError,
   LockUnavailableError,
+  LockUpgradeError,
 } from './errors.ts';
+export { FairLock } from './fair.ts';
+export { FAMILY_SCRIPTS } from './family-scripts.ts';
 export { LockHandle } from './handle.ts';
-export { lockKeys, prefixName } from './keys.ts';
+export { fairKeys, lockKeys, prefixName, rwKeys } from './keys.ts';
 export { withOwner } from './owner.ts';
+export type { QueuedAcquireOptions, QueuedLockOptions } from './queued.ts';
+export { ReadWriteLock, ReadWriteSide } from './read-write.ts';
+export { RedLock, type RedLockOptions } from './redlock.ts';
 export { LOCK_SCRIPTS, type LockPipeline, type LockRedis } from './scripts.ts';

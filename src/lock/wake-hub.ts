@@ -2,13 +2,22 @@
 // of news: hand-offs (a release gave the lock to one of our waiters; told on this client's own
 // channel, so only that process hears it) and Redisson's per-lock unlock channel (a foreign client,
 // e.g. Java Redisson, released; we wake our oldest local waiter for that lock, never all of them).
+// The queued lock kinds (fair, read-write) add two message shapes on the same channel: a grant that
+// carries how long the grant lasts before it must be topped up, and a "you are now the head" hint that
+// only moves the waiter's timer (the lock it waits behind may lapse without a release).
 import type { Redis } from 'ioredis';
 import { lockKeys, wakeChannelPrefix } from './keys.ts';
 
-export type WaitEvent = { kind: 'handoff'; token: number } | { kind: 'wake' } | { kind: 'timeout' };
+export type WaitEvent =
+  | { kind: 'handoff'; token: number; grantedMs?: number }
+  | { kind: 'head'; blockedMs: number }
+  | { kind: 'wake' }
+  | { kind: 'timeout' };
 
 export class Waiter {
   private handedToken: number | undefined;
+  private grantedMs: number | undefined;
+  private hintMs: number | undefined;
   private woken = false;
   private notify: ((e: WaitEvent) => void) | undefined;
 
@@ -22,9 +31,22 @@ export class Waiter {
     return this.handedToken;
   }
 
-  handOff(token: number): void {
+  handOff(token: number, grantedMs?: number): void {
     this.handedToken = token;
-    this.notify?.({ kind: 'handoff', token });
+    this.grantedMs = grantedMs;
+    this.notify?.(this.handoffEvent(token));
+  }
+
+  /** A hand-off turned out void (its grant lapsed before it could be confirmed): wait on. */
+  clearHandoff(): void {
+    this.handedToken = undefined;
+    this.grantedMs = undefined;
+  }
+
+  /** This waiter became the head of its queue; what blocks it may lapse within blockedMs. */
+  hint(blockedMs: number): void {
+    if (this.notify) this.notify({ kind: 'head', blockedMs });
+    else this.hintMs = Math.min(this.hintMs ?? blockedMs, blockedMs);
   }
 
   wake(): void {
@@ -34,7 +56,12 @@ export class Waiter {
 
   /** Resolves on a hand-off, a wake-up or after timeoutMs; rejects with the signal's reason on abort. */
   next(timeoutMs: number, signal?: AbortSignal): Promise<WaitEvent> {
-    if (this.handedToken !== undefined) return Promise.resolve({ kind: 'handoff', token: this.handedToken });
+    if (this.handedToken !== undefined) return Promise.resolve(this.handoffEvent(this.handedToken));
+    if (this.hintMs !== undefined) {
+      const blockedMs = this.hintMs;
+      this.hintMs = undefined;
+      return Promise.resolve({ kind: 'head', blockedMs });
+    }
     if (this.woken) {
       this.woken = false;
       return Promise.resolve({ kind: 'wake' });
@@ -61,6 +88,12 @@ export class Waiter {
       else signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
+
+  private handoffEvent(token: number): WaitEvent {
+    return this.grantedMs === undefined
+      ? { kind: 'handoff', token }
+      : { kind: 'handoff', token, grantedMs: this.grantedMs };
+  }
 }
 
 export class WakeHub {
@@ -76,16 +109,29 @@ export class WakeHub {
 
   constructor(redis: Redis, clientId: string, subscriber?: Redis) {
     this.wakeChannel = `${wakeChannelPrefix}${clientId}`;
-    this.sub = subscriber ?? redis.duplicate({ lazyConnect: true });
+    // Our own subscriber resubscribes itself after a reconnect: ioredis's automatic resubscription
+    // leaves its SUBSCRIBE promise unhandled, which rejects if the connection closes before the reply.
+    const own = subscriber === undefined;
+    this.sub = subscriber ?? redis.duplicate({ lazyConnect: true, autoResubscribe: false });
     this.sub.on('error', () => {
       // Connection errors are retried by ioredis; waiters fall back to their PTTL timers meanwhile.
     });
     this.sub.on('message', (channel: string, message: string) => this.onMessage(channel, message));
     let connectedOnce = false;
     this.sub.on('ready', () => {
-      // After a reconnect, messages sent while we were away are lost: every waiter asks again.
-      if (connectedOnce) for (const w of this.byOwner.values()) w.wake();
-      connectedOnce = true;
+      if (!connectedOnce) {
+        connectedOnce = true;
+        return;
+      }
+      // After a reconnect, messages sent while we were away are lost: every waiter asks again, once
+      // the subscriptions are back.
+      const channels = own ? [...(this.ready ? [this.wakeChannel] : []), ...this.foreignChannels.keys()] : [];
+      const resubscribed = channels.length
+        ? this.sub.subscribe(...channels).catch(() => {})
+        : Promise.resolve();
+      void resubscribed.then(() => {
+        for (const w of this.byOwner.values()) w.wake();
+      });
     });
   }
 
@@ -157,9 +203,13 @@ export class WakeHub {
       } catch {
         return;
       }
-      if (!Array.isArray(parsed) || parsed.length !== 3) return;
-      const [name, owner, token] = parsed as [string, string, number];
-      this.byOwner.get(waiterKey(name, owner))?.handOff(Number(token));
+      // [name, owner, token]: hand-off (reentrant lock); [name, owner, token, grantedMs]: grant (fair,
+      // read-write); [name, owner, "head", blockedMs]: timer hint for a new queue head.
+      if (!Array.isArray(parsed) || (parsed.length !== 3 && parsed.length !== 4)) return;
+      const [name, owner, token, extra] = parsed as [string, string, number | string, number?];
+      const waiter = this.byOwner.get(waiterKey(name, owner));
+      if (token === 'head') waiter?.hint(Number(extra));
+      else waiter?.handOff(Number(token), extra === undefined ? undefined : Number(extra));
       return;
     }
     const name = this.foreignChannels.get(channel);

@@ -1,20 +1,46 @@
 // Lease renewal for holds without an explicit lease. One timer per client renews every held lock in
 // one pipelined round trip every lease/3. A handle released while a renewal is in flight is ignored
 // when the reply lands (no Redisson #7272 race): replies only touch handles that were sent and are
-// still registered.
+// still registered. How a batch is renewed is pluggable: one pipeline on one connection (every
+// single-Redis lock kind, each queueing its own renew script), or a quorum over several masters.
 import { performance } from 'node:perf_hooks';
 import type { LockHandle } from './handle.ts';
 import type { LockPipeline, LockRedis } from './scripts.ts';
+
+/**
+ * Per handle: renewed (the hold is confirmed for the lease counted from `from`, monotonic ms), lost
+ * (the lock is no longer held), or unreachable (unknown; lost once the known lease has run out).
+ */
+export type RenewOutcome = { from: number } | 'lost' | 'unreachable';
+export type BatchRenewer = (handles: LockHandle[], leaseMs: number) => Promise<RenewOutcome[]>;
+
+/** Renews every handle in one pipelined round trip; each handle queues its own kind's renew script. */
+export function pipelineRenewer(redis: LockRedis): BatchRenewer {
+  return async (handles, leaseMs) => {
+    const sentAt = performance.now();
+    const pipeline = redis.pipeline() as LockPipeline;
+    for (const h of handles) h.queueRenewal(pipeline, leaseMs);
+    const replies = (await pipeline.exec()) ?? [];
+    return handles.map((_, i) => {
+      const [err, reply] = replies[i] ?? [new Error('no reply'), null];
+      if (err) return 'unreachable';
+      return Number(reply) === 1 ? { from: sentAt } : 'lost';
+    });
+  };
+}
 
 export class Watchdog {
   private readonly held = new Map<string, Set<LockHandle>>();
   private timer: NodeJS.Timeout | undefined;
   private inFlight = false;
+  private readonly renew: BatchRenewer;
 
   constructor(
-    private readonly redis: LockRedis,
+    renew: LockRedis | BatchRenewer,
     readonly leaseMs: number,
-  ) {}
+  ) {
+    this.renew = typeof renew === 'function' ? renew : pipelineRenewer(renew);
+  }
 
   add(handle: LockHandle): void {
     const key = entryKey(handle);
@@ -48,21 +74,19 @@ export class Watchdog {
     if (this.inFlight || this.held.size === 0) return;
     this.inFlight = true;
     const batch = [...this.held.values()].map((set) => [...set]);
-    const sentAt = performance.now();
     try {
-      const pipeline = this.redis.pipeline() as LockPipeline;
-      for (const handles of batch) {
-        const first = handles[0];
-        if (first) pipeline.flashsaleLockRenew(first.name, this.leaseMs, first.owner);
-      }
-      const replies = (await pipeline.exec()) ?? [];
+      const outcomes = await this.renew(
+        batch.map((handles) => handles[0] as LockHandle),
+        this.leaseMs,
+      );
       batch.forEach((handles, i) => {
-        const [err, reply] = replies[i] ?? [new Error('no reply'), null];
+        const outcome = outcomes[i] ?? 'unreachable';
         for (const h of handles) {
           if (!this.isRegistered(h)) continue;
-          if (err) this.loseIfExpired(h, 'renewal could not reach Redis before the lease lapsed');
-          else if (Number(reply) === 1) h.confirm(sentAt, this.leaseMs);
-          else this.lose(h, 'lock no longer held at renewal');
+          if (outcome === 'unreachable')
+            this.loseIfExpired(h, 'renewal could not reach Redis before the lease lapsed');
+          else if (outcome === 'lost') this.lose(h, 'lock no longer held at renewal');
+          else h.confirm(outcome.from, this.leaseMs);
         }
       });
     } catch {
@@ -91,6 +115,7 @@ export class Watchdog {
   }
 }
 
+/** Handles renewed by one command: same kind of hold, same lock, same owner. */
 function entryKey(h: LockHandle): string {
-  return `${h.name}\u0000${h.owner}`;
+  return `${h.kind}\u0000${h.name}\u0000${h.owner}`;
 }

@@ -19,16 +19,17 @@ if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
   return {-1, 0, 0}
 end
 local token = tonumber(ARGV[2]) or tonumber(redis.call('get', KEYS[2]) or '0')
+local stock = redis.call('get', KEYS[3])
+if not stock then
+  -- Checked before the fence so a late order leaves no key behind on a retired shard.
+  return {-3, 0, token}
+end
 local fence = tonumber(redis.call('get', KEYS[4]) or '0')
 if token < fence then
   return {-2, 0, token}
 end
 if token > fence then
   redis.call('set', KEYS[4], token)
-end
-local stock = redis.call('get', KEYS[3])
-if not stock then
-  return {-3, 0, token}
 end
 stock = tonumber(stock)
 local qty = tonumber(ARGV[3])

@@ -1,0 +1,72 @@
+// Where the machine's CPU went during a load (Linux /proc): per process (by pid, grouped by role) and
+// the whole machine (which includes anything else running on it).
+import { readFileSync } from 'node:fs';
+
+const TICKS_PER_SECOND = 100; // USER_HZ on Linux
+
+/** utime + stime of a process in seconds; NaN when it is gone or /proc is not there. */
+export function processCpuSeconds(pid: number | undefined): number {
+  if (pid === undefined) return Number.NaN;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may contain spaces) start after the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** Busy and total CPU seconds of the whole machine since boot (all cores). */
+export function machineCpuSeconds(): { busy: number; total: number } {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
+    const v = line.trim().split(/\s+/).slice(1).map(Number);
+    const total = v.slice(0, 8).reduce((a, b) => a + b, 0);
+    const idle = (v[3] ?? 0) + (v[4] ?? 0);
+    return { busy: (total - idle) / TICKS_PER_SECOND, total: total / TICKS_PER_SECOND };
+  } catch {
+    return { busy: Number.NaN, total: Number.NaN };
+  }
+}
+
+export interface CpuSnapshot {
+  at: number;
+  self: number;
+  /** CPU seconds by role, per pid (a pid that ends between two snapshots is left out of the delta). */
+  pids: Record<string, Record<number, number>>;
+  machine: { busy: number; total: number };
+}
+
+/** CPU seconds now of this process, the given processes by role, and the whole machine. */
+export function cpuSnapshot(pids: Record<string, Array<number | undefined>>): CpuSnapshot {
+  const u = process.cpuUsage();
+  const byRole: CpuSnapshot['pids'] = {};
+  for (const [role, list] of Object.entries(pids)) {
+    const m: Record<number, number> = {};
+    for (const pid of list) if (pid !== undefined) m[pid] = processCpuSeconds(pid);
+    byRole[role] = m;
+  }
+  return {
+    at: performance.now(),
+    self: (u.user + u.system) / 1e6,
+    pids: byRole,
+    machine: machineCpuSeconds(),
+  };
+}
+
+/** Cores used (CPU seconds per wall second) between two snapshots, by role. */
+export function coresUsed(a: CpuSnapshot, b: CpuSnapshot): Record<string, number> {
+  const wall = (b.at - a.at) / 1000;
+  const out: Record<string, number> = { 'bench (autocannon)': (b.self - a.self) / wall };
+  for (const [role, m] of Object.entries(b.pids)) {
+    let sum = 0;
+    for (const [pid, v] of Object.entries(m)) {
+      const before = a.pids[role]?.[Number(pid)];
+      if (before !== undefined && Number.isFinite(before) && Number.isFinite(v)) sum += v - before;
+    }
+    out[role] = sum / wall;
+  }
+  out.machine = (b.machine.busy - a.machine.busy) / wall;
+  return out;
+}

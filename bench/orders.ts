@@ -1,0 +1,851 @@
+// Order-path benchmark (`npm run bench`): one run, one machine, side by side, each scenario for a
+// fixed time with autocannon (100 connections, pipelining 1, a distinct userId per order) against the
+// real server as child processes on a private redis-server and a fresh Postgres database:
+//   a     POST /bench/bare                validate + 202, no Redis: the HTTP ceiling
+//   b     POST /bench/unlocked            one lock-free Lua decrement + reservation: Redis-work ceiling
+//   b+enq POST /bench/unlocked?enqueue=1  the same plus the BullMQ enqueue: full-path ceiling
+//   c1/c8 POST /api/orders                the real lock-guarded path, 1 and 8 shards
+//   d     POST /api/orders                the sold-out fast path (sold out first, then hammered)
+//   c1x2/c8x2                             the real path with 2 API processes sharing the load
+// The benchmark endpoints exist only with BENCH_ENDPOINTS=1 (src/http/bench-routes.ts). The writer
+// runs as its own process (`worker`) beside the API (BENCH_TOPOLOGY=main runs `main` = API + writer
+// in one process instead). After every run that takes orders: wait for the writer to drain, then
+// rows == accepted (client-side 2xx), sold == accepted, available + sold == total (the service's
+// reconcile); exit 1 on any violation. Results also go to .bench/orders.json.
+//
+// Environment: BENCH_SECONDS (window per scenario, default 5), BENCH_CONNECTIONS (default 100),
+// BENCH_WARMUP_SECONDS (default 1), BENCH_TOPOLOGY (split | main), BENCH_PROFILE=1 (instead of the
+// suite: run c8 with `node --cpu-prof` on the API child and list the top self-time functions).
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { freePort } from '../test/support/redis-server.ts';
+import { admin, call, type Infra, type Spawned, spawnService, startInfra } from '../test/support/service.ts';
+import { environment, envNumber, repoRoot, writeJson } from './lib/output.ts';
+import { type CommandCounts, commandStats, diffCommandStats, serverCpuSeconds } from './lib/redis-info.ts';
+import { ratio, type Summary, summarize } from './lib/stats.ts';
+import { type Check, ms, num, printChecks, printTable, times } from './lib/table.ts';
+import {
+  checkReservationsOnly,
+  sampleWriter,
+  settleAndCheck,
+  type Violation,
+  type WriterStats,
+  writerStats,
+} from './order/checks.ts';
+import { type CpuSnapshot, coresUsed, cpuSnapshot } from './order/cpu.ts';
+import { type LoadResult, type LoadTarget, startLoad } from './order/load.ts';
+import { spawnProfiled, summarizeProfile } from './order/profile.ts';
+
+const SECONDS = envNumber('BENCH_SECONDS', 5);
+const CONNECTIONS = Math.round(envNumber('BENCH_CONNECTIONS', 100));
+const WARMUP_SECONDS = envNumber('BENCH_WARMUP_SECONDS', 1);
+const TOPOLOGY: 'split' | 'main' = process.env.BENCH_TOPOLOGY === 'main' ? 'main' : 'split';
+const PROFILE = process.env.BENCH_PROFILE === '1';
+/** Never sold out during a run. */
+const BIG_STOCK = 10_000_000;
+const SOLD_OUT_STOCK = 2_000;
+const SELL_OUT_CLIENTS = 50;
+
+const TARGETS = {
+  lockCost: 0.8, // c8 / b
+  soldOut: 0.95, // d / a
+  fullPath: 0.7, // c8 / a
+  writer: 1.0, // writer rows/s / accepted/s during c
+};
+
+interface ScenarioResult {
+  key: string;
+  label: string;
+  path: string;
+  processes: number;
+  shards: number | null;
+  expectStatus: number;
+  perSecond: number;
+  latency: Summary;
+  accepted: number;
+  statuses: Record<string, number>;
+  unexpected: number;
+  errors: number;
+  timeouts: number;
+  unknown: number;
+  writer?: WriterStats;
+  loadavg: { before: number; after: number };
+  /** Redis server work during the load (window + tail), all clients: commands and CPU seconds. */
+  redis: { calls: CommandCounts; cpuSeconds: number; wallSeconds: number; answers: number };
+  /** Cores used during the load (window + tail) by role, Redis, Postgres and the whole machine. */
+  cores: Record<string, number>;
+  /** Shard-lock hand-offs and mean lock wait (service metrics), for the real path. */
+  lock?: { handoffsPerOrder: number; meanWaitMs: number };
+  notes: string[];
+}
+
+const results: ScenarioResult[] = [];
+const violations: Violation[] = [];
+const children: Spawned[] = [];
+/** Processes whose CPU is reported, by role. */
+const roles = new Map<unknown, { role: string; pid: number | undefined }>();
+const ROLE = { api: 'api', worker: 'writer', main: 'api+writer' } as const;
+let infra: Infra;
+
+function log(line: string): void {
+  process.stderr.write(`${line}\n`);
+}
+
+const apiEnv = { BENCH_ENDPOINTS: '1', LOG_LEVEL: 'warn' };
+
+async function spawn(entry: 'api' | 'worker' | 'main', env: Record<string, string> = {}): Promise<Spawned> {
+  // The worker is only recognised as started by its info line.
+  const base = entry === 'worker' ? {} : apiEnv;
+  const child = await spawnService(infra, entry, { ...base, ...env });
+  children.push(child);
+  roles.set(child, { role: ROLE[entry], pid: child.proc.pid });
+  return child;
+}
+
+async function stopChild(child: Spawned): Promise<void> {
+  await child.stop();
+  children.splice(children.indexOf(child), 1);
+  roles.delete(child);
+}
+
+async function createSale(url: string, productId: string, stock: number, shards: number): Promise<void> {
+  const r = await call(url, 'PUT', `/admin/products/${productId}`, { stock, shards }, admin);
+  if (r.status !== 201 && r.status !== 200)
+    throw new Error(`cannot create ${productId}: ${r.status} ${JSON.stringify(r.body)}`);
+}
+
+/** Sum of a metric's samples (optionally only those whose labels contain `labels`); 0 if absent. */
+async function metric(url: string, name: string, labels = ''): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  let sum = 0;
+  for (const m of text.matchAll(new RegExp(`^${name}(\\{[^}]*\\})? (\\S+)$`, 'gm'))) {
+    if (labels && !(m[1] ?? '').includes(labels)) continue;
+    sum += Number(m[2]);
+  }
+  return sum;
+}
+
+/** The service's own lock counters, summed over API processes. */
+async function lockCounters(
+  urls: string[],
+): Promise<{ handoffs: number; waits: number; waitSeconds: number }> {
+  const per = await Promise.all(
+    urls.map(async (url) => ({
+      handoffs: await metric(url, 'flashsale_lock_handoffs_total', 'lock="shard"'),
+      waits: await metric(url, 'flashsale_lock_wait_seconds_count', 'lock="shard"'),
+      waitSeconds: await metric(url, 'flashsale_lock_wait_seconds_sum', 'lock="shard"'),
+    })),
+  );
+  return per.reduce((a, b) => ({
+    handoffs: a.handoffs + b.handoffs,
+    waits: a.waits + b.waits,
+    waitSeconds: a.waitSeconds + b.waitSeconds,
+  }));
+}
+
+function statusText(statuses: Record<string, number>, expect: number): string {
+  return Object.entries(statuses)
+    .filter(([s]) => Number(s) !== expect)
+    .map(([s, n]) => `${s}:${n}`)
+    .join(' ');
+}
+
+interface ScenarioSpec {
+  key: string;
+  label: string;
+  urls: string[];
+  path: string;
+  productId: string;
+  shards: number | null;
+  expectStatus: number;
+  /** rows: drain + rows/reconcile checks; reservations: Redis-only checks; none: no side effects. */
+  check: 'rows' | 'reservations' | 'none';
+  seconds?: number;
+  /** Accepted before this load (sell-out of d) that the checks must count. */
+  acceptedBefore?: number;
+  quiet?: boolean;
+}
+
+/** Postgres backends serving the benchmark's database (the API's and the writer's pools). */
+async function postgresPids(): Promise<number[]> {
+  pgClient ??= new pg.Client({ connectionString: infra.database.url });
+  if (!pgConnected) {
+    await pgClient.connect();
+    pgConnected = true;
+  }
+  const r = await pgClient.query(
+    'select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()',
+  );
+  return r.rows.map((row: { pid: number }) => row.pid);
+}
+let pgClient: pg.Client | undefined;
+let pgConnected = false;
+
+function snapshot(postgres: number[]): CpuSnapshot {
+  const pids: Record<string, Array<number | undefined>> = { postgres };
+  for (const { role, pid } of roles.values()) (pids[role] ??= []).push(pid);
+  return cpuSnapshot(pids);
+}
+
+function recordViolations(found: Violation[]): void {
+  for (const v of found) {
+    violations.push(v);
+    log(`  VIOLATION [${v.scenario}] ${v.check}: ${v.detail}`);
+  }
+}
+
+async function runScenario(s: ScenarioSpec): Promise<ScenarioResult> {
+  const before = os.loadavg()[0] ?? 0;
+  const [callsBefore, cpuBefore] = await Promise.all([
+    commandStats(infra.client),
+    serverCpuSeconds(infra.client),
+  ]);
+  const realPath = s.path === '/api/orders';
+  const lockBefore = realPath ? await lockCounters(s.urls) : undefined;
+  const pgPids = await postgresPids();
+  const cpuBefore0 = snapshot(pgPids);
+  const targets: LoadTarget[] = s.urls.map((url) => ({ url, path: s.path }));
+  const load = startLoad({
+    targets,
+    productId: s.productId,
+    userPrefix: s.key,
+    connections: CONNECTIONS,
+    seconds: s.seconds ?? SECONDS,
+    expectStatus: s.expectStatus,
+  });
+  const sampler =
+    s.check === 'rows' ? sampleWriter(s.productId, () => load.progress.accepted, infra.rows) : undefined;
+  let r: LoadResult;
+  try {
+    r = await load.done;
+  } catch (err) {
+    await sampler?.stop();
+    throw err;
+  }
+  const after = os.loadavg()[0] ?? 0;
+  const wallSeconds = (performance.now() - load.startedAt) / 1000;
+  const cpuAfter0 = snapshot(pgPids);
+  const [callsAfter, cpuAfter] = await Promise.all([
+    commandStats(infra.client),
+    serverCpuSeconds(infra.client),
+  ]);
+  const accepted = r.accepted + (s.acceptedBefore ?? 0);
+  let lock: ScenarioResult['lock'];
+  if (lockBefore) {
+    const l = await lockCounters(s.urls);
+    const waits = l.waits - lockBefore.waits;
+    lock = {
+      handoffsPerOrder: (l.handoffs - lockBefore.handoffs) / Math.max(1, r.accepted),
+      meanWaitMs: waits > 0 ? ((l.waitSeconds - lockBefore.waitSeconds) / waits) * 1000 : Number.NaN,
+    };
+  }
+  const notes: string[] = [];
+  const found: Violation[] = [];
+  const fivexx = Object.entries(r.statuses).filter(([code]) => Number(code) >= 500);
+  if (fivexx.length > 0) found.push({ scenario: s.key, check: 'no 5xx', detail: statusText(r.statuses, 0) });
+  if (r.unknown > 0) notes.push(`${r.unknown} orders sent without an answer`);
+  let writer: WriterStats | undefined;
+  if (s.check === 'rows') {
+    const settled = await settleAndCheck({
+      scenario: s.key,
+      url: s.urls[0] as string,
+      productId: s.productId,
+      accepted,
+      unknown: r.unknown,
+      rows: infra.rows,
+    });
+    found.push(...settled.violations);
+    const samples = (await sampler?.stop()) ?? [];
+    writer = writerStats(samples, load.startedAt, load.deadline, accepted);
+  } else if (s.check === 'reservations') {
+    found.push(
+      ...(await checkReservationsOnly({
+        scenario: s.key,
+        redis: infra.client,
+        productId: s.productId,
+        accepted,
+        unknown: r.unknown,
+      })),
+    );
+  }
+  const result: ScenarioResult = {
+    key: s.key,
+    label: s.label,
+    path: s.path,
+    processes: s.urls.length,
+    shards: s.shards,
+    expectStatus: s.expectStatus,
+    perSecond: r.okPerSecond,
+    latency: summarize(r.latencies),
+    accepted,
+    statuses: r.statuses,
+    unexpected: r.unexpected,
+    errors: r.errors,
+    timeouts: r.timeouts,
+    unknown: r.unknown,
+    writer,
+    loadavg: { before, after },
+    redis: {
+      calls: diffCommandStats(callsBefore, callsAfter, ['info']),
+      cpuSeconds: cpuAfter - cpuBefore,
+      wallSeconds,
+      answers: r.realAnswered,
+    },
+    cores: { ...coresUsed(cpuBefore0, cpuAfter0), redis: (cpuAfter - cpuBefore) / wallSeconds },
+    lock,
+    notes,
+  };
+  if (!s.quiet) {
+    const w = writer
+      ? `; writer ${num(writer.rowsPerSecond)} rows/s (${times(writer.ratio)}), drained ${ms(writer.drainMs)} ms after`
+      : '';
+    log(
+      `  ${s.key.padEnd(6)} ${num(result.perSecond).padStart(7)}/s  p50 ${ms(result.latency.p50)} ms  p99 ${ms(result.latency.p99)} ms  ${statusText(r.statuses, s.expectStatus) || 'no other statuses'}${w}${found.length ? `  ${found.length} VIOLATION(S)` : '  invariants ok'}`,
+    );
+    results.push(result);
+  }
+  recordViolations(found);
+  return result;
+}
+
+/** Short load to get the API process (and this one) past JIT warm-up; its orders are checked too. */
+async function warmUp(urls: string[], productId: string, paths: string[], check: ScenarioSpec['check']) {
+  let acceptedBefore = 0;
+  for (const path of paths) {
+    const bare = path === '/bench/bare';
+    const r = await runScenario({
+      key: `warm-${productId}`,
+      label: 'warm-up',
+      urls,
+      path,
+      productId,
+      shards: 8,
+      expectStatus: 202,
+      check: bare ? 'none' : check,
+      seconds: WARMUP_SECONDS,
+      acceptedBefore,
+      quiet: true,
+    });
+    if (!bare) acceptedBefore = r.accepted;
+  }
+}
+
+/** Orders on `productId` until it answers sold out; returns how many were accepted. */
+async function sellOut(url: string, productId: string): Promise<number> {
+  let accepted = 0;
+  let soldOut = false;
+  const other: Record<string, number> = {};
+  await Promise.all(
+    Array.from({ length: SELL_OUT_CLIENTS }, async (_, w) => {
+      for (let n = 0; !soldOut; n++) {
+        const r = await call(url, 'POST', '/api/orders', {
+          productId,
+          userId: `d-sellout-${w}-${n}`,
+          quantity: 1,
+        });
+        if (r.status === 202) accepted += 1;
+        else if (r.status === 409 && r.body.error === 'sold_out') soldOut = true;
+        else other[r.status] = (other[r.status] ?? 0) + 1;
+      }
+    }),
+  );
+  if (Object.keys(other).length > 0)
+    log(`  sell-out of ${productId}: other answers ${JSON.stringify(other)}`);
+  return accepted;
+}
+
+async function suite(): Promise<void> {
+  const api1Start = await spawn('api');
+  let api1 = api1Start;
+  const url1 = () => api1.url;
+  const sales: Array<[string, number, number]> = [
+    ['bench-warm1', BIG_STOCK, 8],
+    ['bench-b', BIG_STOCK, 8],
+    ['bench-warm2', BIG_STOCK, 8],
+    ['bench-benq', BIG_STOCK, 8],
+    ['bench-c1', BIG_STOCK, 1],
+    ['bench-c8', BIG_STOCK, 8],
+    ['bench-d', SOLD_OUT_STOCK, 8],
+    ['bench-warm3', BIG_STOCK, 8],
+    ['bench-c1x2', BIG_STOCK, 1],
+    ['bench-c8x2', BIG_STOCK, 8],
+  ];
+  for (const [id, stock, shards] of sales) await createSale(url1(), id, stock, shards);
+
+  // Phase 1: API only, no writer. (b) leaves its orders as reservations (no enqueue); they are
+  // checked and then deleted before any sweeper runs, so it cannot persist them mid-benchmark.
+  log(`phase 1: 1 API process, no writer`);
+  await warmUp([url1()], 'bench-warm1', ['/bench/bare', '/bench/unlocked'], 'reservations');
+  await runScenario({
+    key: 'a',
+    label: 'bare 202 (HTTP ceiling)',
+    urls: [url1()],
+    path: '/bench/bare',
+    productId: 'bench-a',
+    shards: null,
+    expectStatus: 202,
+    check: 'none',
+  });
+  await runScenario({
+    key: 'b',
+    label: 'lock-free Lua decrement, no enqueue',
+    urls: [url1()],
+    path: '/bench/unlocked',
+    productId: 'bench-b',
+    shards: 8,
+    expectStatus: 202,
+    check: 'reservations',
+  });
+
+  // Phase 2: the writer joins (its own process, or API + writer in one `main` process).
+  let worker: Spawned | undefined;
+  if (TOPOLOGY === 'split') {
+    log('phase 2: 1 API process + 1 writer process (worker)');
+    worker = await spawn('worker');
+  } else {
+    log('phase 2: 1 `main` process (API + writer)');
+    await stopChild(api1);
+    api1 = await spawn('main');
+  }
+  await warmUp([url1()], 'bench-warm2', ['/bench/bare', '/api/orders', '/bench/unlocked?enqueue=1'], 'rows');
+  await runScenario({
+    key: 'b+enq',
+    label: 'lock-free Lua decrement + enqueue',
+    urls: [url1()],
+    path: '/bench/unlocked?enqueue=1',
+    productId: 'bench-benq',
+    shards: 8,
+    expectStatus: 202,
+    check: 'rows',
+  });
+  await runScenario({
+    key: 'c1',
+    label: 'real path, 1 shard',
+    urls: [url1()],
+    path: '/api/orders',
+    productId: 'bench-c1',
+    shards: 1,
+    expectStatus: 202,
+    check: 'rows',
+  });
+  await runScenario({
+    key: 'c8',
+    label: 'real path, 8 shards',
+    urls: [url1()],
+    path: '/api/orders',
+    productId: 'bench-c8',
+    shards: 8,
+    expectStatus: 202,
+    check: 'rows',
+  });
+  const soldBefore = await sellOut(url1(), 'bench-d');
+  if (soldBefore !== SOLD_OUT_STOCK) {
+    recordViolations([
+      {
+        scenario: 'd',
+        check: 'sell-out accepts exactly the stock',
+        detail: `accepted ${soldBefore} of ${SOLD_OUT_STOCK} before the first sold_out`,
+      },
+    ]);
+  }
+  const fastBefore = await metric(url1(), 'flashsale_sold_out_fast_path_total');
+  const d = await runScenario({
+    key: 'd',
+    label: 'sold-out fast path',
+    urls: [url1()],
+    path: '/api/orders',
+    productId: 'bench-d',
+    shards: 8,
+    expectStatus: 409,
+    check: 'rows',
+    acceptedBefore: soldBefore,
+  });
+  const fast = (await metric(url1(), 'flashsale_sold_out_fast_path_total')) - fastBefore;
+  const answered = Object.values(d.statuses).reduce((a, b) => a + b, 0);
+  d.notes.push(`${num(fast)} of ${num(answered)} answers from the in-process sold-out flag`);
+  if (fast < answered * 0.99) {
+    recordViolations([{ scenario: 'd', check: 'fast path used', detail: d.notes.at(-1) as string }]);
+  }
+
+  // Phase 3: a second API process; the load is split over both (two autocannon instances).
+  log('phase 3: 2 API processes + writer');
+  const api2 = await spawn('api');
+  await warmUp([api2.url], 'bench-warm3', ['/bench/bare', '/api/orders'], 'rows');
+  for (const [key, shards] of [
+    ['c1x2', 1],
+    ['c8x2', 8],
+  ] as const) {
+    await runScenario({
+      key,
+      label: `real path, ${shards} shard${shards > 1 ? 's' : ''}, 2 API processes`,
+      urls: [url1(), api2.url],
+      path: '/api/orders',
+      productId: `bench-${key}`,
+      shards,
+      expectStatus: 202,
+      check: 'rows',
+    });
+  }
+  await stopChild(api2);
+  if (worker) await stopChild(worker);
+}
+
+function report(): { checks: Check[]; reported: Check[]; estimated: Check[] } {
+  const by = (key: string) => results.find((r) => r.key === key);
+  const rate = (key: string) => by(key)?.perSecond ?? Number.NaN;
+  printTable(
+    `Order path, ${SECONDS} s per scenario, ${CONNECTIONS} connections, pipelining 1 (d counts 409 sold_out answers)`,
+    [
+      { header: 'scenario', value: (r: ScenarioResult) => r.key, align: 'left' },
+      { header: 'what', value: (r: ScenarioResult) => r.label, align: 'left' },
+      { header: 'procs', value: (r: ScenarioResult) => String(r.processes) },
+      { header: 'orders/s', value: (r: ScenarioResult) => num(r.perSecond) },
+      { header: 'p50 ms', value: (r: ScenarioResult) => ms(r.latency.p50) },
+      { header: 'p99 ms', value: (r: ScenarioResult) => ms(r.latency.p99) },
+      {
+        header: 'errors/non-expected',
+        value: (r: ScenarioResult) => {
+          const parts = [statusText(r.statuses, r.expectStatus)];
+          if (r.errors) parts.push(`conn errors ${r.errors}`);
+          if (r.timeouts) parts.push(`timeouts ${r.timeouts}`);
+          return parts.filter(Boolean).join(' ') || '0';
+        },
+        align: 'left',
+      },
+      { header: 'accepted', value: (r: ScenarioResult) => num(r.accepted) },
+      {
+        // CPU per answer is far less disturbed by other load on the machine than answers/s.
+        header: 'API CPU µs/answer',
+        value: (r: ScenarioResult) =>
+          num(
+            (((r.cores.api ?? 0) || (r.cores['api+writer'] ?? 0)) * r.redis.wallSeconds * 1e6) /
+              r.redis.answers,
+          ),
+      },
+      {
+        header: 'load1',
+        value: (r: ScenarioResult) => `${r.loadavg.before.toFixed(1)}>${r.loadavg.after.toFixed(1)}`,
+      },
+    ],
+    results,
+  );
+  const withWriter = results.filter((r) => r.writer);
+  printTable(
+    'Writer (Postgres rows) during and after each run that enqueues',
+    [
+      { header: 'scenario', value: (r: ScenarioResult) => r.key, align: 'left' },
+      { header: 'accepted/s', value: (r: ScenarioResult) => num(r.writer?.acceptedPerSecond) },
+      { header: 'rows/s during', value: (r: ScenarioResult) => num(r.writer?.rowsPerSecond) },
+      { header: 'writer/accepted', value: (r: ScenarioResult) => times(r.writer?.ratio) },
+      { header: 'backlog at end', value: (r: ScenarioResult) => num(r.writer?.backlogAtEnd) },
+      { header: 'rows/s draining', value: (r: ScenarioResult) => num(r.writer?.drainRowsPerSecond) },
+      { header: 'drained after', value: (r: ScenarioResult) => `${ms(r.writer?.drainMs)} ms` },
+    ],
+    withWriter,
+  );
+  const per = (r: ScenarioResult, ...cmds: string[]) =>
+    num(cmds.reduce((a, c) => a + (r.redis.calls[c] ?? 0), 0) / r.redis.answers, 2);
+  printTable(
+    'Redis during each load (all clients, window + tail), per answered request',
+    [
+      { header: 'scenario', value: (r: ScenarioResult) => r.key, align: 'left' },
+      {
+        header: 'redis CPU',
+        value: (r: ScenarioResult) => `${((r.redis.cpuSeconds / r.redis.wallSeconds) * 100).toFixed(0)}%`,
+      },
+      { header: 'commands', value: (r: ScenarioResult) => per(r, ...Object.keys(r.redis.calls)) },
+      { header: 'evalsha', value: (r: ScenarioResult) => per(r, 'evalsha', 'eval') },
+      { header: 'publish', value: (r: ScenarioResult) => per(r, 'publish') },
+      { header: 'zadd (BullMQ ~3 + lock waits)', value: (r: ScenarioResult) => per(r, 'zadd') },
+      { header: '(un)subscribe', value: (r: ScenarioResult) => per(r, 'subscribe', 'unsubscribe') },
+      {
+        header: 'lock hand-offs/order',
+        value: (r: ScenarioResult) => (r.lock ? num(r.lock.handoffsPerOrder, 3) : ''),
+      },
+      { header: 'mean lock wait ms', value: (r: ScenarioResult) => (r.lock ? ms(r.lock.meanWaitMs) : '') },
+    ],
+    results,
+  );
+  const cores = (r: ScenarioResult, key: string) => {
+    const v = r.cores[key];
+    return v === undefined || Number.isNaN(v) ? '-' : v.toFixed(2);
+  };
+  const ours = (r: ScenarioResult) =>
+    Object.entries(r.cores)
+      .filter(([k]) => k !== 'machine')
+      .reduce((a, [, v]) => a + (Number.isFinite(v) ? v : 0), 0);
+  printTable(
+    `CPU during each load, in cores (this machine has ${os.cpus().length}); "others" = machine - ours`,
+    [
+      { header: 'scenario', value: (r: ScenarioResult) => r.key, align: 'left' },
+      { header: 'autocannon', value: (r: ScenarioResult) => cores(r, 'bench (autocannon)') },
+      { header: 'api', value: (r: ScenarioResult) => cores(r, 'api') },
+      { header: 'api+writer', value: (r: ScenarioResult) => cores(r, 'api+writer') },
+      { header: 'writer', value: (r: ScenarioResult) => cores(r, 'writer') },
+      { header: 'redis', value: (r: ScenarioResult) => cores(r, 'redis') },
+      { header: 'postgres', value: (r: ScenarioResult) => cores(r, 'postgres') },
+      { header: 'machine', value: (r: ScenarioResult) => cores(r, 'machine') },
+      {
+        header: 'others',
+        value: (r: ScenarioResult) => Math.max(0, (r.cores.machine ?? Number.NaN) - ours(r)).toFixed(2),
+      },
+    ],
+    results,
+  );
+  const others = results.map((r) => Math.max(0, (r.cores.machine ?? Number.NaN) - ours(r)));
+  const disturbed = results.filter((_, i) => (others[i] ?? 0) > 0.25).map((r) => r.key);
+  console.log(
+    disturbed.length > 0
+      ? `WARNING: other processes on this machine used up to ${Math.max(...others).toFixed(2)} of ${os.cpus().length} cores during ${disturbed.join(', ')}: those numbers are disturbed; compare ratios only between runs with a quiet machine.`
+      : 'The machine was otherwise quiet during every load (other processes < 0.25 cores).',
+  );
+  const check = (name: string, value: number, target: number, detail: string): Check => ({
+    name: `${name} >= ${target.toFixed(2)}`,
+    pass: Number.isFinite(value) && value >= target,
+    detail: `${times(value, 3)}  ${detail}`,
+  });
+  const c8w = by('c8')?.writer;
+  const checks: Check[] = [
+    check(
+      'c8/b+enq (lock cost: real path / lock-free, both enqueue)',
+      ratio(rate('c8'), rate('b+enq')),
+      TARGETS.lockCost,
+      `${num(rate('c8'))} / ${num(rate('b+enq'))}`,
+    ),
+    check(
+      'c8/b    (b = lock-free decrement, no enqueue)',
+      ratio(rate('c8'), rate('b')),
+      TARGETS.lockCost,
+      `${num(rate('c8'))} / ${num(rate('b'))}`,
+    ),
+    check(
+      'd/a     (sold-out fast path / bare)',
+      ratio(rate('d'), rate('a')),
+      TARGETS.soldOut,
+      `${num(rate('d'))} / ${num(rate('a'))}`,
+    ),
+    check(
+      'c8/a    (full path incl. enqueue / bare)',
+      ratio(rate('c8'), rate('a')),
+      TARGETS.fullPath,
+      `${num(rate('c8'))} / ${num(rate('a'))}`,
+    ),
+    check(
+      'writer/accepted during c8',
+      c8w?.ratio ?? Number.NaN,
+      TARGETS.writer,
+      `${num(c8w?.rowsPerSecond)} rows/s / ${num(c8w?.acceptedPerSecond)} accepted/s`,
+    ),
+  ];
+  printChecks('Ratios against their targets', checks);
+  const info = (name: string, value: number, detail: string): Check => ({
+    name,
+    pass: true,
+    detail: `${times(value)}  ${detail}`,
+  });
+  const reported: Check[] = [
+    info(
+      'c8/c1, 2 API processes',
+      ratio(rate('c8x2'), rate('c1x2')),
+      `${num(rate('c8x2'))} / ${num(rate('c1x2'))}`,
+    ),
+    info('c8/c1, 1 API process', ratio(rate('c8'), rate('c1')), `${num(rate('c8'))} / ${num(rate('c1'))}`),
+    info(
+      'c8x2/c8 (2nd API process)',
+      ratio(rate('c8x2'), rate('c8')),
+      `${num(rate('c8x2'))} / ${num(rate('c8'))}`,
+    ),
+    info(
+      'b+enq/b (enqueue cost)',
+      ratio(rate('b+enq'), rate('b')),
+      `${num(rate('b+enq'))} / ${num(rate('b'))}`,
+    ),
+    info('b+enq/a', ratio(rate('b+enq'), rate('a')), `${num(rate('b+enq'))} / ${num(rate('a'))}`),
+    info('writer/accepted during c1', by('c1')?.writer?.ratio ?? Number.NaN, ''),
+  ];
+  printTable(
+    'Reported (no target)',
+    [
+      { header: 'ratio', value: (c: Check) => c.name, align: 'left' },
+      { header: 'measured', value: (c: Check) => c.detail, align: 'left' },
+    ],
+    reported,
+  );
+  // A CPU model of a quiet machine: what each scenario costs in CPU per answer, summed over our
+  // processes, and the throughput the machine's cores (and each single-threaded process's one core)
+  // would allow. It ignores latency-bound effects (lock waits), so it says nothing about c1x2/c8x2.
+  const cpuUs = (r: ScenarioResult, key: string) =>
+    ((r.cores[key] ?? 0) * r.redis.wallSeconds * 1e6) / Math.max(1, r.redis.answers);
+  const model = (r: ScenarioResult) => {
+    const total = (ours(r) * r.redis.wallSeconds * 1e6) / Math.max(1, r.redis.answers);
+    const api = cpuUs(r, 'api') + cpuUs(r, 'api+writer');
+    const limits = [
+      (os.cpus().length * 1e6) / total,
+      (r.processes * 1e6) / api,
+      1e6 / cpuUs(r, 'bench (autocannon)'),
+      1e6 / cpuUs(r, 'redis'),
+      1e6 / cpuUs(r, 'writer'),
+    ].filter((v) => Number.isFinite(v) && v > 0);
+    return { total, api, estimate: Math.min(...limits) };
+  };
+  printTable(
+    `CPU per answer (all our processes: autocannon, API, writer, Redis, Postgres) and a ${os.cpus().length}-core quiet-machine estimate`,
+    [
+      { header: 'scenario', value: (r: ScenarioResult) => r.key, align: 'left' },
+      { header: 'our CPU µs/answer', value: (r: ScenarioResult) => num(model(r).total) },
+      { header: 'API µs/answer', value: (r: ScenarioResult) => num(model(r).api) },
+      { header: 'estimate /s', value: (r: ScenarioResult) => num(model(r).estimate) },
+      { header: 'measured /s', value: (r: ScenarioResult) => num(r.perSecond) },
+    ],
+    results,
+  );
+  const est = (key: string) => {
+    const r = by(key);
+    return r ? model(r).estimate : Number.NaN;
+  };
+  const estimated: Check[] = [
+    check('est. c8/b+enq', ratio(est('c8'), est('b+enq')), TARGETS.lockCost, ''),
+    check('est. c8/b', ratio(est('c8'), est('b')), TARGETS.lockCost, ''),
+    check('est. d/a', ratio(est('d'), est('a')), TARGETS.soldOut, ''),
+    check('est. c8/a', ratio(est('c8'), est('a')), TARGETS.fullPath, ''),
+  ];
+  printChecks('The same ratios from the CPU model (an estimate, not a measurement)', estimated);
+  const notes = results.filter((r) => r.notes.length > 0);
+  for (const r of notes) console.log(`note [${r.key}]: ${r.notes.join('; ')}`);
+  return { checks, reported, estimated };
+}
+
+async function profileRun(): Promise<void> {
+  const dir = join(repoRoot, '.bench', 'profiles');
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const worker = await spawn('worker');
+  const api = await spawnProfiled('api', { ...infra.env, ...apiEnv }, await freePort(), dir, repoRoot);
+  roles.set(api, { role: 'api', pid: api.pid });
+  await createSale(api.url, 'bench-warm2', BIG_STOCK, 8);
+  await createSale(api.url, 'bench-c8', BIG_STOCK, 8);
+  await warmUp([api.url], 'bench-warm2', ['/api/orders'], 'rows');
+  // BENCH_PROFILE_PATH profiles another endpoint for comparison, e.g. /bench/unlocked?enqueue=1.
+  const path = process.env.BENCH_PROFILE_PATH || '/api/orders';
+  const start = Number(process.hrtime.bigint() / 1000n);
+  const c8 = await runScenario({
+    key: 'c8',
+    label: `${path}, 8 shards (API under --cpu-prof)`,
+    urls: [api.url],
+    path,
+    productId: 'bench-c8',
+    shards: 8,
+    expectStatus: 202,
+    check: 'rows',
+  });
+  const end = start + SECONDS * 1_000_000;
+  await api.stop();
+  await stopChild(worker);
+  // tsx's loader runs on a thread of its own, which gets a profile too: take the main thread's (tid 0).
+  const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
+  const file = files.find((f) => /\.\d+\.0\.\d+\.cpuprofile$/.test(f)) ?? files[0];
+  if (!file) throw new Error(`no .cpuprofile written in ${dir}`);
+  const p = summarizeProfile(join(dir, file), repoRoot, 10, { start, end });
+  console.log(
+    `\n${path} (8 shards) with the API under --cpu-prof: ${num(c8.perSecond)} orders/s (profiling slows it); ${num(p.samples)} samples${p.windowMatched ? ' inside the c8 window' : ' (whole process: window not matched)'}, idle ${(p.idleShare * 100).toFixed(1)}%`,
+  );
+  printTable(
+    `Top 10 functions by self time (API process, ${path})`,
+    [
+      { header: 'self %', value: (f: (typeof p.top)[number]) => (f.share * 100).toFixed(1) },
+      { header: 'function', value: (f: (typeof p.top)[number]) => f.name, align: 'left' },
+      { header: 'where', value: (f: (typeof p.top)[number]) => f.where, align: 'left' },
+    ],
+    p.top,
+  );
+  printTable(
+    'Self time by origin',
+    [
+      { header: 'self %', value: (o: (typeof p.byOrigin)[number]) => (o.share * 100).toFixed(1) },
+      { header: 'origin', value: (o: (typeof p.byOrigin)[number]) => o.origin, align: 'left' },
+    ],
+    p.byOrigin.slice(0, 15),
+  );
+  printTable(
+    'Inclusive time (self + callees) of src/ functions and hot package entry points',
+    [
+      { header: 'incl %', value: (f: (typeof p.inclusive)[number]) => (f.share * 100).toFixed(1) },
+      { header: 'function', value: (f: (typeof p.inclusive)[number]) => f.name, align: 'left' },
+      { header: 'where', value: (f: (typeof p.inclusive)[number]) => f.where, align: 'left' },
+    ],
+    p.inclusive,
+  );
+  console.log(`profile: ${join(dir, file)} (open in Chrome DevTools > Performance)`);
+  writeJson('orders-profile', { environment: environment(), c8: { ...c8, latency: c8.latency }, profile: p });
+}
+
+async function main(): Promise<number> {
+  const cpus = os.cpus().length;
+  console.log(
+    `Machine: ${cpus} cores (${os.cpus()[0]?.model ?? 'unknown'}), load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}.\n` +
+      `autocannon (this process), the API process(es), the writer, redis-server and Postgres all share these ${cpus} cores:\n` +
+      'the numbers are what this machine does with all of them competing, not the ceiling of any one component.\n' +
+      `Topology: ${TOPOLOGY === 'split' ? 'API process(es) + a separate writer process' : 'one `main` process (API + writer)'}; services run under tsx.`,
+  );
+  infra = await startInfra();
+  try {
+    if (PROFILE) {
+      await profileRun();
+      return violations.length > 0 ? 1 : 0;
+    }
+    const t0 = performance.now();
+    await suite();
+    const { checks, reported, estimated } = report();
+    const file = writeJson('orders', {
+      environment: environment({
+        loadavgAtEnd: os.loadavg(),
+        topology: TOPOLOGY,
+        seconds: SECONDS,
+        connections: CONNECTIONS,
+      }),
+      scenarios: results.map(({ latency, ...r }) => ({
+        ...r,
+        latencyMs: {
+          p50: latency.p50,
+          p90: latency.p90,
+          p99: latency.p99,
+          max: latency.max,
+          count: latency.count,
+        },
+      })),
+      checks,
+      reported,
+      estimated,
+      violations,
+      wallSeconds: (performance.now() - t0) / 1000,
+    });
+    console.log(`\nresults: ${file} (wall ${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+  } finally {
+    for (const child of [...children].reverse()) await child.stop().catch(() => {});
+    await pgClient?.end().catch(() => {});
+    await infra.stop().catch(() => {});
+  }
+  if (violations.length > 0) {
+    console.log(`\n${violations.length} INVARIANT VIOLATION(S):`);
+    for (const v of violations) console.log(`  [${v.scenario}] ${v.check}: ${v.detail}`);
+    return 1;
+  }
+  console.log(
+    '\ninvariants: no oversell, rows == accepted, sold == accepted, available + sold == total: all held',
+  );
+  return 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(err);
+    for (const child of children) void child.kill();
+    process.exit(1);
+  },
+);

@@ -1,0 +1,124 @@
+// BENCHMARK-ONLY endpoints (`npm run bench`), mounted under /bench only when BENCH_ENDPOINTS=1 —
+// never by default. They give the order path's ceilings on the same server, framework and body:
+//   POST /bench/bare             validate the order body like POST /api/orders, answer the same-shaped
+//                                202 — no Redis: the HTTP ceiling.
+//   POST /bench/unlocked         validate, then ONE Lua script that decrements a shard (picked
+//                                round-robin through Catalog.shardOrder, like the real path) and writes
+//                                the reservation — no lock, no fence: the ceiling for the Redis work.
+//   POST /bench/unlocked?enqueue=1  the same plus the BullMQ enqueue: the ceiling for the full path.
+// Orders they take are real (a reservation, and with enqueue=1 a Postgres row), so the sale's
+// invariants still hold afterwards; but nothing excludes an admin reshard, so never expose them.
+import { randomBytes } from 'node:crypto';
+import type { Queue } from 'bullmq';
+import { type Request, type Response, Router } from 'express';
+import type { Redis } from 'ioredis';
+import type { Catalog } from '../inventory/catalog.ts';
+import { BusyError, SoldOutError, UnknownProductError } from '../inventory/errors.ts';
+import { shardKeys } from '../inventory/keys.ts';
+import { replyInts } from '../inventory/scripts.ts';
+import type { OrderRecord } from '../orders/order.ts';
+import { enqueueOrder } from '../orders/queue.ts';
+import { defineScripts, luaScript } from '../redis/lua.ts';
+import { orderBody, parse } from './validation.ts';
+
+export interface BenchDeps {
+  redis: Redis;
+  catalog: Catalog;
+  queue: Queue<OrderRecord>;
+  maxOrderQuantity: number;
+}
+
+const BENCH_DECREMENT = luaScript(
+  'flashsaleBenchDecrement',
+  3,
+  new URL('../inventory/scripts/bench-decrement.lua', import.meta.url),
+);
+type BenchRedis = Redis & {
+  flashsaleBenchDecrement(
+    stock: string,
+    sold: string,
+    reservations: string,
+    quantity: number,
+    orderId: string,
+    json: string,
+  ): Promise<unknown>;
+};
+
+/** A reshard retired the picked shard this many times in a row: answer busy, like the real path. */
+const MAX_GENERATION_HOPS = 5;
+
+export function benchRouter(deps: BenchDeps): Router {
+  const { catalog, queue } = deps;
+  defineScripts(deps.redis, [BENCH_DECREMENT]);
+  const redis = deps.redis as BenchRedis;
+  const schema = orderBody(deps.maxOrderQuantity);
+  const router = Router();
+
+  const accepted = (res: Response, o: Pick<OrderRecord, 'orderId' | 'productId' | 'userId' | 'quantity'>) => {
+    res.status(202).json({
+      orderId: o.orderId,
+      status: 'reserved',
+      productId: o.productId,
+      userId: o.userId,
+      quantity: o.quantity,
+    });
+  };
+
+  router.post('/bare', (req: Request, res: Response) => {
+    const body = parse(schema, req.body);
+    accepted(res, { ...body, orderId: `${body.productId}.0.0.${randomBytes(12).toString('hex')}` });
+  });
+
+  router.post('/unlocked', async (req: Request, res: Response) => {
+    const body = parse(schema, req.body);
+    const enqueue = req.query.enqueue === '1';
+    for (let hop = 0; hop < MAX_GENERATION_HOPS; hop++) {
+      const sale = await catalog.get(body.productId);
+      if (!sale) throw new UnknownProductError(body.productId);
+      const { first, empty } = catalog.shardOrder(sale);
+      let retired = false;
+      for (const index of [...first, ...empty]) {
+        const stockKey = sale.shardKeys[index] as string;
+        const k = shardKeys(stockKey);
+        const record: OrderRecord = {
+          orderId: `${sale.productId}.${sale.generation}.${index}.${randomBytes(12).toString('hex')}`,
+          productId: sale.productId,
+          userId: body.userId,
+          quantity: body.quantity,
+          shardKey: stockKey,
+          generation: sale.generation,
+          shardIndex: index,
+          reservedAt: Date.now(),
+          token: 0,
+        };
+        const [status, left = 0] = replyInts(
+          await redis.flashsaleBenchDecrement(
+            k.stock,
+            k.sold,
+            k.reservations,
+            body.quantity,
+            record.orderId,
+            JSON.stringify(record),
+          ),
+        );
+        if (status === 1) {
+          // As on the real path, a failed enqueue leaves the reservation to the sweeper.
+          if (enqueue) await enqueueOrder(queue, record).catch(() => {});
+          accepted(res, record);
+          return;
+        }
+        if (status === 0) {
+          if (left === 0) catalog.markEmpty(sale, index);
+          continue;
+        }
+        retired = true;
+        break;
+      }
+      if (!retired) throw new SoldOutError(body.productId, body.quantity, 0);
+      catalog.invalidate(body.productId);
+    }
+    throw new BusyError(body.productId);
+  });
+
+  return router;
+}

@@ -1,0 +1,64 @@
+// Request ids and request logs (a small stand-in for pino-http). Every request gets an id: the
+// caller's X-Request-Id when it is sane, else a fresh UUID; it is echoed in the X-Request-Id
+// response header and carried by every log line of the request (req.log, and requestLogger() for
+// code that is not handed req). One line per request when it ends: at debug for anything under
+// 500 (so a flash sale logs nothing per order at info), warn for 503, error for other 5xx; admin
+// changes at info.
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import type { RequestHandler } from 'express';
+import { type Logger, requestContext } from '../log.ts';
+
+declare global {
+  namespace Express {
+    interface Request {
+      /** Request id: the caller's X-Request-Id if sane, else a UUID. */
+      id: string;
+      /** Logger whose lines carry this request's id (reqId). */
+      log: Logger;
+    }
+  }
+}
+
+export const REQUEST_ID_HEADER = 'X-Request-Id';
+/** Ids taken from callers: trace-id-like tokens only (no spaces, quotes or control characters). */
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
+
+export function requestId(header: string | undefined): string {
+  return header !== undefined && SANE_REQUEST_ID.test(header) ? header : randomUUID();
+}
+
+export function requestLog(logger: Logger): RequestHandler {
+  return (req, res, next) => {
+    const id = requestId(req.get(REQUEST_ID_HEADER));
+    const log = logger.child({ reqId: id });
+    req.id = id;
+    req.log = log;
+    res.setHeader(REQUEST_ID_HEADER, id);
+    const started = performance.now();
+    let logged = false;
+    const done = (aborted: boolean) => {
+      if (logged) return;
+      logged = true;
+      const status = res.statusCode;
+      const line = {
+        method: req.method,
+        path: req.originalUrl,
+        status,
+        ms: Math.round((performance.now() - started) * 100) / 100,
+        ...(aborted ? { aborted: true } : {}),
+      };
+      if (status >= 500) {
+        if (status === 503) log.warn(line, 'request failed: unavailable');
+        else log.error(line, 'request failed');
+      } else if (req.method !== 'GET' && req.originalUrl.startsWith('/admin/') && status < 400) {
+        log.info(line, 'admin change');
+      } else if (log.isLevelEnabled('debug')) {
+        log.debug(line, aborted ? 'request aborted by the client' : 'request done');
+      }
+    };
+    res.once('finish', () => done(false));
+    res.once('close', () => done(!res.writableFinished));
+    requestContext.run({ reqId: id, log }, next);
+  };
+}

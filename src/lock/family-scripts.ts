@@ -1,0 +1,226 @@
+// Lua scripts of the fair, read-write and multi-master locks, with the argument lists they take. The
+// fair and read-write scripts share their waiter-queue code (scripts/queue.lua) and the read-write ones
+// their state code (scripts/rw-lib.lua): each library is prepended to the script body at load time, so
+// every script stays one self-contained EVAL.
+import { readFileSync } from 'node:fs';
+import type { Redis } from 'ioredis';
+import { defineScripts, type LuaScript, replyInt } from '../redis/lua.ts';
+import { fairKeys, redlockKeys, rwKeys, wakeChannelPrefix } from './keys.ts';
+import type { AcquireMode, LockRedis, ReleaseMode } from './scripts.ts';
+
+const lib = (file: string) => readFileSync(new URL(`./scripts/${file}`, import.meta.url), 'utf8');
+
+function withLibs(name: string, numberOfKeys: number, file: string, libs: string[]): LuaScript {
+  return { name, numberOfKeys, source: [...libs.map(lib), lib(file)].join('\n') };
+}
+
+export const FAMILY_SCRIPTS = [
+  withLibs('flashsaleFairAcquire', 5, 'fair-acquire.lua', ['queue.lua']),
+  withLibs('flashsaleFairRelease', 7, 'fair-release.lua', ['queue.lua']),
+  withLibs('flashsaleRwAcquire', 6, 'rw-acquire.lua', ['queue.lua', 'rw-lib.lua']),
+  withLibs('flashsaleRwRelease', 8, 'rw-release.lua', ['queue.lua', 'rw-lib.lua']),
+  withLibs('flashsaleRwRenew', 2, 'rw-renew.lua', ['queue.lua', 'rw-lib.lua']),
+  withLibs('flashsaleRedlockAcquire', 6, 'redlock-acquire.lua', ['queue.lua']),
+  withLibs('flashsaleRedlockRelease', 7, 'redlock-release.lua', ['queue.lua']),
+] as const;
+
+type Arg = string | number;
+type FamilyCommands<R> = {
+  flashsaleFairAcquire(...args: Arg[]): R;
+  flashsaleFairRelease(...args: Arg[]): R;
+  flashsaleRwAcquire(...args: Arg[]): R;
+  flashsaleRwRelease(...args: Arg[]): R;
+  flashsaleRwRenew(...args: Arg[]): R;
+  flashsaleRedlockAcquire(...args: Arg[]): R;
+  flashsaleRedlockRelease(...args: Arg[]): R;
+};
+export type FamilyRedis = LockRedis & FamilyCommands<Promise<unknown>>;
+export type FamilyPipeline = FamilyCommands<unknown>;
+
+export function withFamilyScripts(redis: Redis): FamilyRedis {
+  defineScripts(redis, FAMILY_SCRIPTS);
+  return redis as FamilyRedis;
+}
+
+/** Same as the reentrant lock's: long enough to cover ioredis re-sending an unanswered command. */
+export const UNLOCK_LATCH_MS = 10_000;
+
+export interface QueuedAcquire {
+  name: string;
+  owner: string;
+  leaseMs: number;
+  mode: AcquireMode;
+  clientId: string;
+  /** How long the caller stays eligible for a grant from now (its deadline in the queue). */
+  eligibleMs: number;
+  /** Longest a queued waiter sleeps before asking again. */
+  heartbeatMs: number;
+}
+
+export function fairAcquireArgs(r: QueuedAcquire): Arg[] {
+  const k = fairKeys(r.name);
+  return [
+    k.lock,
+    k.token,
+    k.queue,
+    k.deadlines,
+    k.waiters,
+    r.leaseMs,
+    r.owner,
+    r.mode,
+    r.clientId,
+    Math.ceil(r.eligibleMs),
+    Math.ceil(r.heartbeatMs),
+    wakeChannelPrefix,
+    r.name,
+  ];
+}
+
+export function fairReleaseArgs(
+  name: string,
+  owner: string,
+  leaseMs: number,
+  mode: ReleaseMode,
+  requestId: string,
+): Arg[] {
+  const k = fairKeys(name);
+  return [
+    k.lock,
+    k.channel,
+    k.token,
+    k.queue,
+    k.deadlines,
+    k.waiters,
+    k.latch(requestId),
+    owner,
+    leaseMs,
+    mode,
+    wakeChannelPrefix,
+    UNLOCK_LATCH_MS,
+    name,
+  ];
+}
+
+export type RwKind = 'r' | 'w';
+
+export function rwAcquireArgs(r: QueuedAcquire & { kind: RwKind }): Arg[] {
+  const k = rwKeys(r.name);
+  return [
+    k.lock,
+    k.holds,
+    k.token,
+    k.queue,
+    k.deadlines,
+    k.waiters,
+    r.leaseMs,
+    r.owner,
+    r.mode,
+    r.kind,
+    r.clientId,
+    Math.ceil(r.eligibleMs),
+    Math.ceil(r.heartbeatMs),
+    wakeChannelPrefix,
+    r.name,
+  ];
+}
+
+export function rwReleaseArgs(
+  name: string,
+  owner: string,
+  kind: RwKind,
+  mode: ReleaseMode,
+  requestId: string,
+): Arg[] {
+  const k = rwKeys(name);
+  return [
+    k.lock,
+    k.holds,
+    k.token,
+    k.queue,
+    k.deadlines,
+    k.waiters,
+    k.latch(requestId),
+    k.channel,
+    owner,
+    kind,
+    mode,
+    wakeChannelPrefix,
+    UNLOCK_LATCH_MS,
+    name,
+  ];
+}
+
+export function rwRenewArgs(name: string, owner: string, kind: RwKind, leaseMs: number): Arg[] {
+  const k = rwKeys(name);
+  return [k.lock, k.holds, leaseMs, `${kind}:${owner}`];
+}
+
+export function redlockAcquireArgs(r: QueuedAcquire): Arg[] {
+  const k = redlockKeys(r.name);
+  return [
+    k.lock,
+    k.token,
+    k.queue,
+    k.deadlines,
+    k.waiters,
+    k.reservation,
+    r.leaseMs,
+    r.owner,
+    r.mode,
+    r.clientId,
+    Math.ceil(r.eligibleMs),
+    Math.ceil(r.heartbeatMs),
+    wakeChannelPrefix,
+    r.name,
+  ];
+}
+
+export type RedlockReleaseMode = 'release' | 'rollback' | 'cancel';
+
+export function redlockReleaseArgs(
+  name: string,
+  owner: string,
+  leaseMs: number,
+  mode: RedlockReleaseMode,
+  requestId: string,
+  reservationMs: number,
+): Arg[] {
+  const k = redlockKeys(name);
+  return [
+    k.lock,
+    k.channel,
+    k.latch(requestId),
+    k.queue,
+    k.deadlines,
+    k.waiters,
+    k.reservation,
+    owner,
+    leaseMs,
+    UNLOCK_LATCH_MS,
+    mode,
+    wakeChannelPrefix,
+    name,
+    Math.ceil(reservationMs),
+  ];
+}
+
+export type QueuedReply =
+  | { acquired: true; token: number; holdCount: number; grantedMs: number }
+  | { acquired: false; blockedMs: number; wakeInMs: number }
+  | { acquired: false; upgrade: true };
+
+/** {1, token, holdCount, grantedMs} | {0, blockedMs, wakeInMs} | {-1, 0, 0}. */
+export function parseQueuedReply(reply: unknown): QueuedReply {
+  if (!Array.isArray(reply)) throw new TypeError(`unexpected lock reply ${String(reply)}`);
+  const status = replyInt(reply[0]);
+  if (status === 1) {
+    return {
+      acquired: true,
+      token: replyInt(reply[1]),
+      holdCount: replyInt(reply[2]),
+      grantedMs: replyInt(reply[3]),
+    };
+  }
+  if (status === -1) return { acquired: false, upgrade: true };
+  return { acquired: false, blockedMs: replyInt(reply[1]), wakeInMs: replyInt(reply[2]) };
+}

@@ -1,0 +1,256 @@
+// What the queued lock kinds (fair, read-write) have in common, built on a LockClient's foundations:
+// its owner ids, its subscriber (grants and hints arrive on the client's own wake channel), its
+// batched watchdog and its connection. A kind supplies its scripts; this class supplies acquire,
+// tryAcquire, withLock and the handles.
+//
+// Grants. A release hands the lock straight to the oldest live waiter. The grant lasts the waiter's
+// lease cut to its queue deadline (+ a small grace), so a waiter that died while queued holds the lock
+// no longer than it would have waited; a live waiter whose grant is shorter than its lease tops it up:
+// lazily (half-way through what it knows of the grant) when that is comfortably far, at once otherwise.
+import { performance } from 'node:perf_hooks';
+import type { LockClient } from './client.ts';
+import type { LockCore } from './core.ts';
+import { LockAcquireTimeoutError, LockNotHeldError, LockUpgradeError } from './errors.ts';
+import { type FamilyRedis, parseQueuedReply, type QueuedReply, withFamilyScripts } from './family-scripts.ts';
+import { type HandleOwner, LockHandle } from './handle.ts';
+import { currentOwner, newOwnerId, withOwner } from './owner.ts';
+import type { AcquireMode, LockPipeline, ReleaseMode } from './scripts.ts';
+import { ELIGIBLE_CAP_MS, RETRY_CAP_MS, type TurnReply, waitTurn, withDeadline } from './waiting.ts';
+
+export interface QueuedAcquireOptions {
+  /** How long to wait (monotonic ms). acquire(): forever by default; tryAcquire(): 0 (one try, no queueing). */
+  waitMs?: number;
+  /** Explicit lease: the hold lapses after it. Without it the client's watchdog renews the hold. */
+  leaseMs?: number;
+  /** Aborts the wait; the promise rejects with the signal's reason and nothing is left queued. */
+  signal?: AbortSignal;
+  /** Owner id to hold the lock as (default: the current async chain's owner, or a new one). */
+  owner?: string;
+}
+
+export interface QueuedLockOptions {
+  /**
+   * Longest a queued waiter sleeps before asking again (default 5 s). Each ask renews its place; a
+   * waiter that stops asking is dropped at its deadline.
+   */
+  heartbeatMs?: number;
+  /** Longest deadline a waiter is given per ask (default 15 s; its remaining wait when shorter). */
+  eligibleCapMs?: number;
+}
+
+/** A grant whose known remaining time is below this is topped up before acquire returns. */
+const MIN_LAZY_TOP_UP_MS = 200;
+
+interface Granted {
+  token: number;
+  holdCount: number;
+  grantedMs: number;
+  /** When the attempt that led to the grant was sent (the grant began no earlier). */
+  sentAt: number;
+}
+
+export abstract class QueuedLock implements HandleOwner {
+  protected readonly core: LockCore;
+  protected readonly redis: FamilyRedis;
+  private readonly heartbeatMs: number;
+  private readonly eligibleCapMs: number;
+
+  constructor(client: LockClient, options: QueuedLockOptions = {}) {
+    this.core = client.core;
+    this.redis = withFamilyScripts(this.core.redis);
+    this.heartbeatMs = options.heartbeatMs ?? RETRY_CAP_MS;
+    this.eligibleCapMs = options.eligibleCapMs ?? ELIGIBLE_CAP_MS;
+    if (!(this.heartbeatMs > 0) || !(this.eligibleCapMs > this.heartbeatMs)) {
+      throw new RangeError('need 0 < heartbeatMs < eligibleCapMs');
+    }
+  }
+
+  /** The kind of hold, as LockHandle.kind ('lock' for the fair lock: renewed like the reentrant one). */
+  protected abstract readonly holdKind: string;
+  protected abstract acquireScript(
+    name: string,
+    owner: string,
+    leaseMs: number,
+    mode: AcquireMode,
+    eligibleMs: number,
+    heartbeatMs: number,
+  ): Promise<unknown>;
+  protected abstract releaseScript(
+    name: string,
+    owner: string,
+    leaseMs: number,
+    mode: ReleaseMode,
+    requestId: string,
+  ): Promise<unknown>;
+  /** 1 when the owner's hold was renewed to leaseMs from now, 0 when it is gone. */
+  protected abstract renewScript(name: string, owner: string, leaseMs: number): Promise<unknown>;
+  abstract queueRenewal(pipeline: LockPipeline, handle: LockHandle, leaseMs: number): void;
+  abstract remainingTtl(handle: LockHandle): Promise<number>;
+
+  /** Waits for the lock (forever unless waitMs); throws LockAcquireTimeoutError when waitMs runs out. */
+  async acquire(name: string, options: QueuedAcquireOptions = {}): Promise<LockHandle> {
+    const waitMs = options.waitMs ?? Number.POSITIVE_INFINITY;
+    const handle = await this.tryAcquire(name, { ...options, waitMs });
+    if (!handle) throw new LockAcquireTimeoutError(name, waitMs);
+    return handle;
+  }
+
+  /**
+   * Like acquire, but resolves to null when the lock is not had within waitMs. With waitMs 0 (the
+   * default) it takes the lock only if nobody holds it and nobody is queued for it: it never barges.
+   */
+  async tryAcquire(name: string, options: QueuedAcquireOptions = {}): Promise<LockHandle | null> {
+    const owner = this.ownerFor(options);
+    const leaseMs = options.leaseMs ?? this.core.watchdogLeaseMs;
+    if (!(leaseMs > 0)) throw new RangeError('leaseMs must be > 0');
+    const watchdog = options.leaseMs === undefined;
+    let sentAt = 0;
+    return waitTurn<LockHandle>({
+      waitMs: options.waitMs ?? 0,
+      signal: options.signal,
+      eligibleCapMs: this.eligibleCapMs,
+      retryCapMs: this.heartbeatMs,
+      attempt: async (mode, eligibleMs): Promise<TurnReply<LockHandle>> => {
+        sentAt = performance.now();
+        const reply: QueuedReply = parseQueuedReply(
+          await this.core.call(name, () =>
+            this.acquireScript(name, owner, leaseMs, mode, eligibleMs, this.heartbeatMs),
+          ),
+        );
+        if (reply.acquired) {
+          const handle = await this.claim(name, owner, leaseMs, watchdog, { ...reply, sentAt });
+          return handle ? { acquired: true, value: handle } : { acquired: false, retryInMs: 1 };
+        }
+        if ('upgrade' in reply) throw new LockUpgradeError(name);
+        return { acquired: false, retryInMs: Math.max(reply.wakeInMs, 1) };
+      },
+      open: async (deadline) => {
+        const { hub } = this.core;
+        await this.core.call(name, () => withDeadline(hub.start(), deadline - performance.now()));
+        const waiter = hub.register(name, owner);
+        return {
+          next: (ms, signal) => waiter.next(ms, signal),
+          clearHandoff: () => waiter.clearHandoff(),
+          close: () => hub.unregister(waiter),
+        };
+      },
+      handedOff: (event) =>
+        this.claim(name, owner, leaseMs, watchdog, {
+          token: event.token,
+          holdCount: 1,
+          grantedMs: event.grantedMs ?? leaseMs,
+          sentAt,
+        }),
+      withdraw: async () => {
+        try {
+          await this.releaseScript(name, owner, leaseMs, 'cancel', this.core.nextRequestId());
+        } catch {
+          // Redis unreachable: the queue entry lapses at its deadline, a grant at its end.
+        }
+      },
+    });
+  }
+
+  /** Runs fn while holding the lock, as the lock's owner (nested calls in fn re-enter); always releases. */
+  async withLock<T>(
+    name: string,
+    options: QueuedAcquireOptions,
+    fn: (handle: LockHandle) => Promise<T> | T,
+  ): Promise<T> {
+    const owner = this.ownerFor(options);
+    return withOwner(this.core.clientId, owner, async () => {
+      const handle = await this.acquire(name, { ...options, owner });
+      try {
+        return await fn(handle);
+      } finally {
+        await handle.release();
+      }
+    });
+  }
+
+  // --- HandleOwner ---
+
+  async releaseHandle(handle: LockHandle): Promise<void> {
+    if (handle.watchdog) this.core.watchdog.remove(handle);
+    const reply = await this.core.call(handle.name, () =>
+      this.releaseScript(handle.name, handle.owner, handle.leaseMs, 'release', this.core.nextRequestId()),
+    );
+    if (reply === null || reply === undefined) throw new LockNotHeldError(handle.name);
+  }
+
+  async extendHandle(handle: LockHandle, leaseMs: number): Promise<void> {
+    if (handle.released) throw new LockNotHeldError(handle.name);
+    const sentAt = performance.now();
+    const reply = await this.core.call(handle.name, () =>
+      this.renewScript(handle.name, handle.owner, leaseMs),
+    );
+    if (Number(reply) !== 1) {
+      handle.markLost('lock no longer held at extend');
+      throw new LockNotHeldError(handle.name);
+    }
+    handle.confirm(sentAt, leaseMs);
+  }
+
+  // --- internals ---
+
+  protected ownerFor(options: QueuedAcquireOptions): string {
+    return options.owner ?? currentOwner(this.core.clientId) ?? newOwnerId(this.core.clientId);
+  }
+
+  /**
+   * Turns an acquisition into a handle. A grant shorter than the lease is topped up to the lease: in
+   * the background when what we know of it leaves time, else now (null if it lapsed meanwhile).
+   */
+  private async claim(
+    name: string,
+    owner: string,
+    leaseMs: number,
+    watchdog: boolean,
+    got: Granted,
+  ): Promise<LockHandle | null> {
+    if (got.grantedMs >= leaseMs) return this.newHandle(name, owner, leaseMs, watchdog, got, got.sentAt);
+    // The grant began after our attempt was sent, so it lasts at least until sentAt + grantedMs.
+    const knownLeft = got.sentAt + got.grantedMs - performance.now();
+    if (knownLeft >= MIN_LAZY_TOP_UP_MS) {
+      const handle = this.newHandle(
+        name,
+        owner,
+        leaseMs,
+        watchdog,
+        got,
+        got.sentAt + got.grantedMs - leaseMs,
+      );
+      const timer = setTimeout(() => {
+        if (!handle.released && !handle.lost) this.extendHandle(handle, leaseMs).catch(() => {});
+      }, knownLeft / 2);
+      timer.unref();
+      return handle;
+    }
+    const sentAt = performance.now();
+    if (Number(await this.core.call(name, () => this.renewScript(name, owner, leaseMs))) !== 1) return null;
+    return this.newHandle(name, owner, leaseMs, watchdog, got, sentAt);
+  }
+
+  private newHandle(
+    name: string,
+    owner: string,
+    leaseMs: number,
+    watchdog: boolean,
+    got: Granted,
+    leaseFrom: number,
+  ): LockHandle {
+    const handle = new LockHandle(
+      this,
+      name,
+      owner,
+      got.token,
+      got.holdCount,
+      leaseMs,
+      watchdog,
+      leaseFrom,
+      this.holdKind,
+    );
+    if (watchdog) this.core.watchdog.add(handle);
+    return handle;
+  }
+}

@@ -1,0 +1,131 @@
+// Read-write lock on the queued-lock foundations (queued.ts): readers share, a writer excludes readers
+// and writers of other owners, both re-enter.
+//
+// - Downgrade: the write holder may take the read lock (at once, never queued) and then release the
+//   write lock; it keeps reading while writers stay excluded.
+// - Upgrade: a read holder asking for the write lock gets LockUpgradeError at once. Two readers that
+//   both upgraded would each wait for the other to leave (Redisson's read-write lock deadlocks there).
+// - Leases per hold: each hold (one owner's read or write) has its own lapse time, from the server's
+//   TIME. A reader whose process died stops blocking writers when its own lease lapses, however many
+//   live readers keep renewing theirs (Redisson keeps such a reader's field while the hash lives).
+// - No writer starvation: one FIFO queue for readers and writers. A reader that finds a writer queued
+//   queues behind it instead of joining the current readers, so a waiting writer waits at most for the
+//   holds present when it queued (each ends at its release or its lease) and for the waiters queued
+//   before it. Readers that reach the head together are granted together.
+import type { LockClient } from './client.ts';
+import type { LockCore } from './core.ts';
+import {
+  type FamilyRedis,
+  type RwKind,
+  rwAcquireArgs,
+  rwReleaseArgs,
+  rwRenewArgs,
+  withFamilyScripts,
+} from './family-scripts.ts';
+import type { LockHandle } from './handle.ts';
+import { rwKeys } from './keys.ts';
+import { currentOwner } from './owner.ts';
+import { QueuedLock, type QueuedLockOptions } from './queued.ts';
+import type { AcquireMode, LockPipeline, ReleaseMode } from './scripts.ts';
+
+/** One side of a read-write lock: `rw.read` or `rw.write`. */
+export class ReadWriteSide extends QueuedLock {
+  protected readonly holdKind: 'read' | 'write';
+
+  constructor(
+    client: LockClient,
+    private readonly kind: RwKind,
+    options: QueuedLockOptions = {},
+  ) {
+    super(client, options);
+    this.holdKind = kind === 'r' ? 'read' : 'write';
+  }
+
+  /** This owner's re-entry count of this side (default: the current chain's owner); 0 if not held. */
+  async holdCount(name: string, owner = currentOwner(this.core.clientId)): Promise<number> {
+    if (!owner) return 0;
+    const v = await this.core.call(name, () => this.redis.hget(name, `${this.kind}:${owner}`));
+    return v === null ? 0 : Number(v);
+  }
+
+  protected acquireScript(
+    name: string,
+    owner: string,
+    leaseMs: number,
+    mode: AcquireMode,
+    eligibleMs: number,
+    heartbeatMs: number,
+  ): Promise<unknown> {
+    return this.redis.flashsaleRwAcquire(
+      ...rwAcquireArgs({
+        name,
+        owner,
+        leaseMs,
+        mode,
+        kind: this.kind,
+        clientId: this.core.clientId,
+        eligibleMs,
+        heartbeatMs,
+      }),
+    );
+  }
+
+  protected releaseScript(
+    name: string,
+    owner: string,
+    _leaseMs: number,
+    mode: ReleaseMode,
+    requestId: string,
+  ): Promise<unknown> {
+    return this.redis.flashsaleRwRelease(...rwReleaseArgs(name, owner, this.kind, mode, requestId));
+  }
+
+  protected renewScript(name: string, owner: string, leaseMs: number): Promise<unknown> {
+    return this.redis.flashsaleRwRenew(...rwRenewArgs(name, owner, this.kind, leaseMs));
+  }
+
+  queueRenewal(pipeline: LockPipeline, handle: LockHandle, leaseMs: number): void {
+    (pipeline as unknown as { flashsaleRwRenew(...args: (string | number)[]): unknown }).flashsaleRwRenew(
+      ...rwRenewArgs(handle.name, handle.owner, this.kind, leaseMs),
+    );
+  }
+
+  async remainingTtl(handle: LockHandle): Promise<number> {
+    const replies = await this.core.call(handle.name, () =>
+      this.redis.pipeline().zscore(rwKeys(handle.name).holds, `${this.kind}:${handle.owner}`).time().exec(),
+    );
+    const [[, lapse], [, time]] = (replies ?? []) as [[unknown, string | null], [unknown, [string, string]]];
+    if (lapse === null || !time) return 0;
+    const now = Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
+    return Math.max(0, Number(lapse) - now);
+  }
+}
+
+/** Read-write locks over a LockClient: `rw.read.acquire(name)`, `rw.write.withLock(name, {}, fn)`. */
+export class ReadWriteLock {
+  readonly read: ReadWriteSide;
+  readonly write: ReadWriteSide;
+  private readonly core: LockCore;
+  private readonly redis: FamilyRedis;
+
+  constructor(client: LockClient, options: QueuedLockOptions = {}) {
+    this.read = new ReadWriteSide(client, 'r', options);
+    this.write = new ReadWriteSide(client, 'w', options);
+    this.core = client.core;
+    this.redis = withFamilyScripts(this.core.redis);
+  }
+
+  /** 'read' or 'write' while held (a downgrading writer shows 'write' until it releases the write lock). */
+  async mode(name: string): Promise<'read' | 'write' | null> {
+    const mode = await this.core.call(name, () => this.redis.hget(name, 'mode'));
+    return mode === 'read' || mode === 'write' ? mode : null;
+  }
+
+  /** Ends every hold whoever holds it; queued waiters get the lock in order. */
+  async forceUnlock(name: string): Promise<boolean> {
+    const reply = await this.core.call(name, () =>
+      this.redis.flashsaleRwRelease(...rwReleaseArgs(name, '', 'w', 'force', this.core.nextRequestId())),
+    );
+    return Number(reply) === 1;
+  }
+}

@@ -1,0 +1,471 @@
+// Multi-master lock (RedLock, seed 003) over N independent Redis masters, on the same foundations as
+// the single-Redis locks: the reentrant lock's hash layout and scripts on each master, owner ids per
+// async chain, fencing tokens, lease + watchdog, pub/sub wake-ups, typed errors.
+//
+// - One round: try the lock on every master in parallel, each answer bounded by masterTimeoutMs, and
+//   decide as soon as a majority (⌊N/2⌋+1) has answered either way. Acquired when a majority granted it
+//   and the validity lease − elapsed − drift (drift = lease × 0.01 + 2 ms) is still positive; otherwise
+//   every master is told to drop what this round took (also masters that have not answered yet: each
+//   connection runs our rollback after our attempt), so a refused round leaves nothing of ours behind.
+// - Waiting without a herd: a waiter queues on every master it asks (queue.lua, first-ask order). A
+//   master whose lock becomes free keeps it for a moment (reservationMs) for its oldest waiter and
+//   wakes only that waiter, on its client's own channel; since every waiter asks all masters at once,
+//   the masters' oldest waiters are normally the same one, which then wins a majority outright. The
+//   waiter behind is told to ask when the reservation ends, in case the head is gone; waiters that
+//   stop asking are dropped at their deadline. No hand-off: a master cannot know who will win a
+//   majority, so the woken waiter runs a normal round. After a split vote (we won some masters, nobody
+//   won a majority) we ask again after a random, growing pause.
+// - Errors: LockAcquireTimeoutError when a majority answered and the lock was held by someone else;
+//   LockQuorumUnavailableError when too few masters answered to decide.
+// - Release drops our hold on every master (idempotent; unreachable masters let it lapse). Extend and
+//   the watchdog renew on every master and keep the hold only with a majority.
+// - Fencing token: the largest of the acquiring masters' counters. Any two majorities share a master,
+//   so tokens increase as long as that master kept its data (persistence, or a restart delayed by the
+//   longest lease, as the RedLock paper asks).
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Redis } from 'ioredis';
+import type { AcquireOptions } from './client.ts';
+import { LockAcquireTimeoutError, LockNotHeldError, LockQuorumUnavailableError } from './errors.ts';
+import {
+  type FamilyRedis,
+  type RedlockReleaseMode,
+  redlockAcquireArgs,
+  redlockReleaseArgs,
+  withFamilyScripts,
+} from './family-scripts.ts';
+import { type HandleOwner, LockHandle } from './handle.ts';
+import { currentOwner, newOwnerId, withOwner } from './owner.ts';
+import {
+  type AcquireMode,
+  type AcquireReply,
+  type LockPipeline,
+  parseAcquireReply,
+  withLockScripts,
+} from './scripts.ts';
+import { type TurnReply, waitTurn, withDeadline } from './waiting.ts';
+import { type WaitEvent, type Waiter, WakeHub } from './wake-hub.ts';
+import { type BatchRenewer, type RenewOutcome, Watchdog } from './watchdog.ts';
+
+export interface RedLockOptions {
+  /** Identifies this instance in owner ids (`<clientId>:<n>`); a random UUID by default. */
+  clientId?: string;
+  /** Lease kept alive by the watchdog when acquire() is given no leaseMs (default 30 s). */
+  watchdogLeaseMs?: number;
+  /** Longest wait for one master's answer (default: 1 % of the lease, between 50 ms and 1 s). */
+  masterTimeoutMs?: number;
+  /** Clock drift allowance: lease × driftFactor + driftMs (defaults 0.01 and 2 ms, as in the paper). */
+  driftFactor?: number;
+  driftMs?: number;
+  /** How long a master keeps a freed lock for the waiter it woke (default: 2 × the master timeout). */
+  reservationMs?: number;
+  /** Longest a waiter sleeps before asking again (default 1 s); it stays queued 3 × that per ask. */
+  heartbeatMs?: number;
+}
+
+interface Master {
+  index: number;
+  redis: FamilyRedis;
+  hub: WakeHub;
+}
+
+type Answer<R> = { ok: true; value: R } | { ok: false; error: unknown };
+
+interface Poll<R> {
+  answers: Array<Answer<R> | undefined>;
+  yes: number;
+}
+
+type Refusal = 'held' | 'split' | 'unavailable';
+
+/** Pause before asking again when too few masters answered. */
+const UNAVAILABLE_RETRY_MS = 100;
+/** First random pause after a split vote; doubles with each split in a row (up to 16x). */
+const SPLIT_JITTER_MS = 5;
+
+export class RedLock implements HandleOwner {
+  readonly clientId: string;
+  readonly watchdogLeaseMs: number;
+  /** Masters that must agree: ⌊N/2⌋ + 1. */
+  readonly quorum: number;
+  private readonly masters: Master[];
+  private readonly watchdog: Watchdog;
+  private readonly options: RedLockOptions;
+  private readonly heartbeatMs: number;
+  private requestSeq = 0;
+
+  constructor(masters: Redis[], options: RedLockOptions = {}) {
+    if (masters.length === 0) throw new RangeError('RedLock needs at least one master');
+    this.clientId = options.clientId ?? randomUUID();
+    this.watchdogLeaseMs = options.watchdogLeaseMs ?? 30_000;
+    if (!(this.watchdogLeaseMs > 0)) throw new RangeError('watchdogLeaseMs must be > 0');
+    this.options = options;
+    this.heartbeatMs = options.heartbeatMs ?? 1000;
+    this.quorum = Math.floor(masters.length / 2) + 1;
+    this.masters = masters.map((redis, index) => {
+      withLockScripts(redis);
+      return { index, redis: withFamilyScripts(redis), hub: new WakeHub(redis, this.clientId) };
+    });
+    this.watchdog = new Watchdog(this.batchRenewer(), this.watchdogLeaseMs);
+  }
+
+  /** Waits for the lock (forever unless waitMs). LockAcquireTimeoutError: held elsewhere until waitMs ran
+   * out; LockQuorumUnavailableError: too few masters answered. */
+  async acquire(name: string, options: AcquireOptions = {}): Promise<LockHandle> {
+    const waitMs = options.waitMs ?? Number.POSITIVE_INFINITY;
+    const handle = await this.tryAcquire(name, { ...options, waitMs });
+    if (!handle) throw new LockAcquireTimeoutError(name, waitMs);
+    return handle;
+  }
+
+  /** Like acquire, but null when held elsewhere for all of waitMs (default 0: one round). */
+  async tryAcquire(name: string, options: AcquireOptions = {}): Promise<LockHandle | null> {
+    const owner = options.owner ?? currentOwner(this.clientId) ?? newOwnerId(this.clientId);
+    const leaseMs = options.leaseMs ?? this.watchdogLeaseMs;
+    if (!(leaseMs > 0)) throw new RangeError('leaseMs must be > 0');
+    let last: { refusal: Refusal; reachable: number; reason?: string } = {
+      refusal: 'held',
+      reachable: this.masters.length,
+    };
+    let splits = 0;
+    const handle = await waitTurn<LockHandle>({
+      waitMs: options.waitMs ?? 0,
+      signal: options.signal,
+      eligibleCapMs: 3 * this.heartbeatMs,
+      retryCapMs: this.heartbeatMs,
+      attempt: async (mode, eligibleMs): Promise<TurnReply<LockHandle>> => {
+        if (splits > 0) await sleep(Math.random() * SPLIT_JITTER_MS * 2 ** Math.min(splits - 1, 4));
+        const round = await this.round(name, owner, leaseMs, options.leaseMs === undefined, mode, eligibleMs);
+        if ('handle' in round) return { acquired: true, value: round.handle };
+        last = round;
+        splits = round.refusal === 'split' ? splits + 1 : 0;
+        return { acquired: false, retryInMs: round.retryInMs };
+      },
+      open: async (deadline) => this.listenAll(name, owner, leaseMs, deadline),
+      withdraw: async () => {
+        await this.everywhere(name, owner, leaseMs, 'cancel', () => true);
+      },
+    });
+    if (!handle && last.refusal === 'unavailable') {
+      throw new LockQuorumUnavailableError(
+        name,
+        last.reachable,
+        this.quorum,
+        this.masters.length,
+        last.reason,
+      );
+    }
+    return handle;
+  }
+
+  /** Runs fn while holding the lock, as the lock's owner (nested calls in fn re-enter); always releases. */
+  async withLock<T>(
+    name: string,
+    options: AcquireOptions,
+    fn: (handle: LockHandle) => Promise<T> | T,
+  ): Promise<T> {
+    const owner = options.owner ?? currentOwner(this.clientId) ?? newOwnerId(this.clientId);
+    return withOwner(this.clientId, owner, async () => {
+      const handle = await this.acquire(name, { ...options, owner });
+      try {
+        return await fn(handle);
+      } finally {
+        await handle.release();
+      }
+    });
+  }
+
+  /** Stops the watchdog and the subscribers; held locks then lapse with their lease. */
+  async close(): Promise<void> {
+    this.watchdog.stop();
+    await Promise.all(this.masters.map((m) => m.hub.close()));
+  }
+
+  // --- HandleOwner ---
+
+  /** Drops our hold on every master; throws LockNotHeldError when a majority no longer had it. */
+  async releaseHandle(handle: LockHandle): Promise<void> {
+    if (handle.watchdog) this.watchdog.remove(handle);
+    const answers = await this.everywhere(handle.name, handle.owner, handle.leaseMs, 'release', () => true);
+    const notHeld = answers.filter((a) => a?.ok && (a.value === null || a.value === undefined)).length;
+    if (notHeld > this.masters.length - this.quorum) throw new LockNotHeldError(handle.name);
+  }
+
+  /** Renews on every master; keeps the hold only with a majority (validity as for acquire). */
+  async extendHandle(handle: LockHandle, leaseMs: number): Promise<void> {
+    if (handle.released) throw new LockNotHeldError(handle.name);
+    const start = performance.now();
+    const { answers, yes } = await this.poll(
+      (m) => m.redis.flashsaleLockRenew(handle.name, leaseMs, handle.owner),
+      (r) => Number(r) === 1,
+      true,
+    );
+    const drift = this.drift(leaseMs);
+    if (yes >= this.quorum && performance.now() - start < leaseMs - drift) {
+      handle.confirm(start - drift, leaseMs);
+      return;
+    }
+    const lost = answers.filter((a) => a?.ok && Number(a.value) !== 1).length;
+    if (lost > this.masters.length - this.quorum) {
+      handle.markLost('a majority of masters no longer hold the lock');
+      throw new LockNotHeldError(handle.name);
+    }
+    const reachable = answers.filter((a) => a?.ok).length;
+    throw new LockQuorumUnavailableError(handle.name, reachable, this.quorum, this.masters.length);
+  }
+
+  /** Time until fewer than a majority of masters hold the lock for this owner (0 if they already don't). */
+  async remainingTtl(handle: LockHandle): Promise<number> {
+    const { answers } = await this.poll(
+      (m) => m.redis.pipeline().hexists(handle.name, handle.owner).pttl(handle.name).exec(),
+      () => false,
+      false,
+    );
+    const ttls = answers
+      .map((a) => {
+        if (!a?.ok || !a.value) return 0;
+        const [held, pttl] = a.value.map(([, v]) => Number(v));
+        return held === 1 && pttl !== undefined && pttl > 0 ? pttl : 0;
+      })
+      .sort((x, y) => y - x);
+    return ttls[this.quorum - 1] ?? 0;
+  }
+
+  // --- internals ---
+
+  private drift(leaseMs: number): number {
+    return leaseMs * (this.options.driftFactor ?? 0.01) + (this.options.driftMs ?? 2);
+  }
+
+  private masterTimeout(leaseMs: number): number {
+    return this.options.masterTimeoutMs ?? Math.min(1000, Math.max(50, Math.floor(leaseMs / 100)));
+  }
+
+  private nextRequestId(): string {
+    this.requestSeq += 1;
+    return `${this.clientId}:${this.requestSeq}`;
+  }
+
+  /** One acquisition round on every master; rolls back when refused. */
+  private async round(
+    name: string,
+    owner: string,
+    leaseMs: number,
+    watchdog: boolean,
+    mode: AcquireMode,
+    eligibleMs: number,
+  ): Promise<
+    { handle: LockHandle } | { refusal: Refusal; reachable: number; retryInMs: number; reason?: string }
+  > {
+    const start = performance.now();
+    const { answers, yes } = await this.poll(
+      (m) =>
+        m.redis
+          .flashsaleRedlockAcquire(
+            ...redlockAcquireArgs({
+              name,
+              owner,
+              leaseMs,
+              mode,
+              clientId: this.clientId,
+              eligibleMs,
+              heartbeatMs: this.heartbeatMs,
+            }),
+          )
+          .then(parseAcquireReply),
+      (r) => r.acquired,
+      true,
+      leaseMs,
+    );
+    const drift = this.drift(leaseMs);
+    const validity = leaseMs - (performance.now() - start) - drift;
+    const replies = answers.flatMap((a) => (a?.ok ? [a.value] : []));
+    if (yes >= this.quorum && validity > 0) {
+      const granted = replies.filter((r): r is Extract<AcquireReply, { acquired: true }> => r.acquired);
+      const token = Math.max(...granted.map((r) => r.token));
+      const holdCount = Math.min(...granted.map((r) => r.holdCount));
+      // Known valid until start + lease − drift: every master set its lease after we sent at start.
+      const handle = new LockHandle(
+        this,
+        name,
+        owner,
+        token,
+        holdCount,
+        leaseMs,
+        watchdog,
+        start - drift,
+        'redlock',
+      );
+      if (watchdog) this.watchdog.add(handle);
+      return { handle };
+    }
+    // Undo the round: wait for the masters that granted it or have not answered (each runs the
+    // rollback after the attempt); masters that refused or failed are told too, not waited for.
+    await this.everywhere(name, owner, leaseMs, 'rollback', (i) => {
+      const a = answers[i];
+      return a === undefined || (a.ok && a.value.acquired);
+    });
+    const reachable = replies.length;
+    const held = replies.flatMap((r) => (r.acquired ? [] : [Math.max(r.pttl, 1)]));
+    const retryInMs = UNAVAILABLE_RETRY_MS * (1 + Math.random());
+    if (reachable < this.quorum) return { refusal: 'unavailable', reachable, retryInMs };
+    if (yes >= this.quorum) {
+      const reason = `a majority granted the lock but no validity was left (lease ${leaseMs} ms − ${Math.round(leaseMs - drift - validity)} ms elapsed − ${drift} ms drift)`;
+      return { refusal: 'unavailable', reachable, retryInMs, reason };
+    }
+    return {
+      refusal: yes > 0 ? 'split' : 'held',
+      reachable,
+      retryInMs: held.length ? Math.min(...held) : 1,
+    };
+  }
+
+  /**
+   * Runs the release script in mode on every master; resolves once the masters for which wait(i) is
+   * true have answered (or timed out). Never throws.
+   */
+  private async everywhere(
+    name: string,
+    owner: string,
+    leaseMs: number,
+    mode: RedlockReleaseMode,
+    wait: (index: number) => boolean,
+  ): Promise<Array<Answer<unknown> | undefined>> {
+    const timeoutMs = this.masterTimeout(leaseMs);
+    const reservationMs = this.options.reservationMs ?? 2 * timeoutMs;
+    const answers: Array<Answer<unknown> | undefined> = new Array(this.masters.length).fill(undefined);
+    await Promise.all(
+      this.masters.map((m) => {
+        const done = bounded(
+          m.redis.flashsaleRedlockRelease(
+            ...redlockReleaseArgs(name, owner, leaseMs, mode, this.nextRequestId(), reservationMs),
+          ),
+          timeoutMs,
+        ).then(
+          (value) => {
+            answers[m.index] = { ok: true, value };
+          },
+          (error: unknown) => {
+            answers[m.index] = { ok: false, error };
+          },
+        );
+        return wait(m.index) ? done : undefined;
+      }),
+    );
+    return answers;
+  }
+
+  /**
+   * Runs op on every master in parallel, each bounded by the master timeout. With early: settles as
+   * soon as a majority said yes or a majority can no longer say yes; otherwise once all answered.
+   */
+  private poll<R>(
+    op: (m: Master) => Promise<R>,
+    isYes: (r: R) => boolean,
+    early: boolean,
+    leaseMs = this.watchdogLeaseMs,
+  ): Promise<Poll<R>> {
+    const n = this.masters.length;
+    const timeoutMs = this.masterTimeout(leaseMs);
+    return new Promise((resolve) => {
+      const answers: Array<Answer<R> | undefined> = new Array(n).fill(undefined);
+      let yes = 0;
+      let no = 0;
+      let settled = false;
+      const finish = () => {
+        if (settled) return;
+        settled = true;
+        resolve({ answers: [...answers], yes });
+      };
+      for (const m of this.masters) {
+        bounded(op(m), timeoutMs)
+          .then(
+            (value) => {
+              answers[m.index] = { ok: true, value };
+              if (isYes(value)) yes += 1;
+              else no += 1;
+            },
+            (error: unknown) => {
+              answers[m.index] = { ok: false, error };
+              no += 1;
+            },
+          )
+          .finally(() => {
+            if (yes + no === n || (early && (yes >= this.quorum || no > n - this.quorum))) finish();
+          });
+      }
+    });
+  }
+
+  /** Wake-ups from every master: each master's hub (its subscriber) on this instance's wake channel. */
+  private async listenAll(name: string, owner: string, leaseMs: number, deadline: number) {
+    const timeoutMs = Math.min(this.masterTimeout(leaseMs), deadline - performance.now());
+    // A master that cannot be reached now is not waited for: its wake-ups simply do not come, and the
+    // waiter's own timer covers it (ioredis re-subscribes when it comes back).
+    await Promise.all(this.masters.map((m) => withDeadline(m.hub.start(), timeoutMs).catch(() => {})));
+    const waiters: Waiter[] = this.masters.map((m) => m.hub.register(name, owner));
+    return {
+      next: async (ms: number, signal?: AbortSignal): Promise<WaitEvent> => {
+        const local = new AbortController();
+        const combined = signal ? AbortSignal.any([signal, local.signal]) : local.signal;
+        try {
+          return await Promise.race(waiters.map((w) => w.next(ms, combined)));
+        } finally {
+          local.abort(new Error('another master answered first'));
+        }
+      },
+      close: () => {
+        this.masters.forEach((m, i) => {
+          const w = waiters[i];
+          if (w) m.hub.unregister(w);
+        });
+      },
+    };
+  }
+
+  /** The watchdog's renewal: every held lock on every master in one pipeline each; kept with a majority. */
+  private batchRenewer(): BatchRenewer {
+    return async (handles, leaseMs) => {
+      const start = performance.now();
+      const timeoutMs = this.masterTimeout(leaseMs);
+      const perMaster = await Promise.all(
+        this.masters.map(async (m) => {
+          const pipeline = m.redis.pipeline() as LockPipeline;
+          for (const h of handles) pipeline.flashsaleLockRenew(h.name, leaseMs, h.owner);
+          try {
+            return (await bounded(pipeline.exec(), timeoutMs)) ?? [];
+          } catch {
+            return undefined;
+          }
+        }),
+      );
+      const drift = this.drift(leaseMs);
+      const inTime = performance.now() - start < leaseMs - drift;
+      return handles.map((_, i): RenewOutcome => {
+        let yes = 0;
+        let lost = 0;
+        for (const replies of perMaster) {
+          const [err, reply] = replies?.[i] ?? [new Error('no reply'), null];
+          if (err) continue;
+          if (Number(reply) === 1) yes += 1;
+          else lost += 1;
+        }
+        if (yes >= this.quorum && inTime) return { from: start - drift };
+        return lost > this.masters.length - this.quorum ? 'lost' : 'unreachable';
+      });
+    };
+  }
+}
+
+/** Rejects when promise has not settled within ms (the operation itself carries on). */
+function bounded<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(Object.assign(new Error('master did not answer in time'), { code: 'ETIMEDOUT' })),
+      ms,
+    );
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

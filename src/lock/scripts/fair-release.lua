@@ -1,0 +1,76 @@
+-- Fair lock release, with the reentrant release's unlock latch (a client retry of the same request is
+-- answered from the latch, never counted twice). When the hold reaches zero the lock goes straight to
+-- the oldest live waiter (queue.lua) and only that waiter's client is told; the next waiter gets a
+-- timer hint only if its own timer would fire after that grant could lapse. With nobody queued the
+-- lock is deleted and "0" published on the Redisson channel.
+--
+-- KEYS[1] lock hash
+-- KEYS[2] Redisson unlock channel: redisson_lock__channel:{name}
+-- KEYS[3] fencing token counter
+-- KEYS[4] queue, KEYS[5] deadlines, KEYS[6] waiter info (see fair-acquire.lua)
+-- KEYS[7] unlock latch for this request
+-- ARGV[1] owner id
+-- ARGV[2] lease in ms to keep while re-entry holds remain
+-- ARGV[3] mode: "release"; "cancel" (a waiter giving up: leave the queue, and release a lock granted to
+--         it meanwhile); "force" (delete whoever holds it)
+-- ARGV[4] wake channel prefix
+-- ARGV[5] unlock latch ttl in ms
+-- ARGV[6] lock name, echoed in wake messages
+-- Returns nil when the owner does not hold the lock, 0 when holds remain, 1 when released.
+local owner = ARGV[1]
+local mode = ARGV[3]
+
+local latched = redis.call('get', KEYS[7])
+if latched then
+  return tonumber(latched)
+end
+
+local function latch(result)
+  redis.call('set', KEYS[7], result, 'px', ARGV[5])
+  return result
+end
+
+local Q = {queue = KEYS[4], deadlines = KEYS[5], info = KEYS[6], wake = ARGV[4], name = ARGV[6]}
+local now = now_ms()
+q_purge(Q, now)
+
+-- A free lock goes to the oldest live waiter; returns false when nobody took it.
+local function settle()
+  if redis.call('exists', KEYS[1]) == 0 and not q_grant_hash(Q, KEYS[1], KEYS[3], now) then
+    return false
+  end
+  q_wake_head(Q, redis.call('pttl', KEYS[1]), now)
+  return true
+end
+
+local function free()
+  redis.call('del', KEYS[1])
+  if not settle() then
+    redis.call('publish', KEYS[2], 0)
+  end
+  return 1
+end
+
+if mode == 'force' then
+  if redis.call('exists', KEYS[1]) == 0 then
+    return nil
+  end
+  return free()
+end
+
+if mode == 'cancel' then
+  q_remove(Q, owner)
+end
+
+if redis.call('hexists', KEYS[1], owner) == 0 then
+  if mode == 'cancel' then
+    settle()
+  end
+  return nil
+end
+local count = redis.call('hincrby', KEYS[1], owner, -1)
+if count > 0 then
+  redis.call('pexpire', KEYS[1], ARGV[2])
+  return latch(0)
+end
+return latch(free())

@@ -1,0 +1,76 @@
+-- Multi-master lock: release, roll back or withdraw on one master (reentrant lock layout). When the
+-- lock here becomes free, it is reserved for a moment for the oldest queued waiter, which alone is
+-- woken (a "head" hint with 0 ms on its client's channel). If that waiter is gone, the reservation
+-- lapses and the next waiter to ask (at its heartbeat) takes the lock; a gone waiter is dropped at its
+-- deadline. Nobody queued: "0" on the Redisson channel.
+-- The unlock latch is written only when holds remain, where a replayed request would count down twice;
+-- a release that ends the hold leaves no key of the owner behind.
+--
+-- KEYS[1] lock hash (the lock name)
+-- KEYS[2] Redisson unlock channel: redisson_lock__channel:{name}
+-- KEYS[3] unlock latch for this request
+-- KEYS[4] queue, KEYS[5] deadlines, KEYS[6] waiter info (see redlock-acquire.lua)
+-- KEYS[7] reservation
+-- ARGV[1] owner id
+-- ARGV[2] lease in ms to keep while re-entry holds remain
+-- ARGV[3] unlock latch ttl in ms
+-- ARGV[4] mode: "release" (and leave the queue); "rollback" (undo a refused round, keep the queue
+--         place; a waiter that is itself the head wakes nobody: it asks again on its own);
+--         "cancel" (a waiter giving up: leave the queue, pass on a reservation held for it)
+-- ARGV[5] wake channel prefix
+-- ARGV[6] lock name, echoed in wake messages
+-- ARGV[7] reservation in ms
+-- Returns nil when the owner does not hold the lock here, 0 when holds remain, 1 when released.
+local owner = ARGV[1]
+local mode = ARGV[4]
+local latched = redis.call('get', KEYS[3])
+if latched then
+  return tonumber(latched)
+end
+
+local Q = {queue = KEYS[4], deadlines = KEYS[5], info = KEYS[6], wake = ARGV[5], name = ARGV[6]}
+local now = now_ms()
+q_purge(Q, now)
+if mode ~= 'rollback' then
+  q_remove(Q, owner)
+end
+
+-- The lock is free here: keep it for the oldest waiter for a moment and wake only that waiter.
+local function pass_on()
+  local head = q_head(Q)
+  if not head then
+    redis.call('del', KEYS[7])
+    redis.call('publish', KEYS[2], 0)
+    return
+  end
+  if head == owner then
+    return
+  end
+  local w = parse_info(redis.call('hget', Q.info, head))
+  if not w then
+    q_remove(Q, head)
+    return pass_on()
+  end
+  local reserveMs = tonumber(ARGV[7])
+  redis.call('set', KEYS[7], head, 'px', reserveMs)
+  w.wakeAt = now
+  redis.call('hset', Q.info, head, format_info(w))
+  redis.call('publish', Q.wake .. w.client, cjson.encode({Q.name, head, 'head', 0}))
+end
+
+if redis.call('hexists', KEYS[1], owner) == 0 then
+  if mode == 'cancel' and redis.call('exists', KEYS[1]) == 0 and redis.call('get', KEYS[7]) == owner then
+    redis.call('del', KEYS[7])
+    pass_on()
+  end
+  return nil
+end
+local count = redis.call('hincrby', KEYS[1], owner, -1)
+if count > 0 then
+  redis.call('pexpire', KEYS[1], ARGV[2])
+  redis.call('set', KEYS[3], 0, 'px', ARGV[3])
+  return 0
+end
+redis.call('del', KEYS[1])
+pass_on()
+return 1

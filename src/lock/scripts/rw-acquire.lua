@@ -1,0 +1,86 @@
+-- Read-write lock acquire (state in rw-lib.lua, queue in queue.lua). Readers share; a writer excludes
+-- everyone else; both re-enter; a writer may also take the read lock (then release the write lock to
+-- downgrade). A reader asking for the write lock is refused at once (-1): waiting could never end.
+-- The queue is FIFO across readers and writers, so a reader arriving while a writer waits queues
+-- behind it (no barging), and a writer waits at most for the holds present when it queued.
+--
+-- KEYS[1] lock hash (the lock name)
+-- KEYS[2] holds: zset "r:<owner>" / "w:<owner>" -> server ms when the hold lapses
+-- KEYS[3] fencing token counter
+-- KEYS[4] queue: zset owner -> ticket
+-- KEYS[5] deadlines: zset owner -> server ms
+-- KEYS[6] waiter info: hash owner -> "<r|w>|<clientId>|<leaseMs>|<wakeAtMs>"
+-- ARGV[1] lease in ms
+-- ARGV[2] owner id
+-- ARGV[3] mode: "try" (never queue), "wait" (queue if not acquired), "retry" (a queued waiter asking again)
+-- ARGV[4] kind: "r" (read) or "w" (write)
+-- ARGV[5] client id (names the waiter's wake channel)
+-- ARGV[6] ms the waiter stays eligible from now (its remaining wait, capped): its deadline
+-- ARGV[7] heartbeat: the longest a queued waiter sleeps before asking again (ms)
+-- ARGV[8] wake channel prefix
+-- ARGV[9] lock name, echoed in wake messages
+-- Returns {1, token, holdCount, grantedMs} when acquired; {0, blockedMs, wakeInMs} when not (how long
+-- the blocking holds may last, and when to ask again); {-1, 0, 0} for an upgrade (read -> write).
+local L = {lock = KEYS[1], holds = KEYS[2], token = KEYS[3]}
+local Q = {queue = KEYS[4], deadlines = KEYS[5], info = KEYS[6], wake = ARGV[8], name = ARGV[9]}
+local lease = tonumber(ARGV[1])
+local owner = ARGV[2]
+local mode = ARGV[3]
+local kind = ARGV[4]
+local member = kind .. ':' .. owner
+local now = now_ms()
+rw_purge(L, now)
+q_purge(Q, now)
+
+local function granted()
+  local held = redis.call('hget', L.lock, member)
+  if not held then
+    return nil
+  end
+  local token = tonumber(redis.call('hget', L.lock, 't:' .. member))
+  return {1, token, tonumber(held), tonumber(redis.call('zscore', L.holds, member)) - now}
+end
+
+if redis.call('hexists', L.lock, member) == 1 then
+  if mode == 'retry' then
+    -- A queued waiter that finds itself holding was granted the lock and missed the message.
+    return granted()
+  end
+  local count, token = rw_take(L, kind, owner, lease, now)
+  return {1, token, count, lease}
+end
+
+if kind == 'w' and redis.call('hexists', L.lock, 'r:' .. owner) == 1 then
+  return {-1, 0, 0}
+end
+
+-- The writer taking the read lock too never waits (the first step of a downgrade).
+if kind == 'r' and redis.call('hget', L.lock, 'writer') == owner then
+  local count, token = rw_take(L, kind, owner, lease, now)
+  return {1, token, count, lease}
+end
+
+-- Holds that lapsed may have let queued waiters in; that may include the caller.
+rw_settle(Q, L, now)
+local mine = granted()
+if mine then
+  return mine
+end
+
+if not q_head(Q) and rw_can(L, kind, owner) then
+  local count, token = rw_take(L, kind, owner, lease, now)
+  return {1, token, count, lease}
+end
+
+local blocked = rw_blocked_ms(L, kind, now)
+if mode == 'try' then
+  return {0, blocked, 0}
+end
+local heartbeat = tonumber(ARGV[7])
+local first = q_head(Q)
+local wakeIn = heartbeat
+if not first or first == owner then
+  wakeIn = math.min(math.max(blocked, 1), heartbeat)
+end
+q_enqueue(Q, owner, kind, ARGV[5], lease, tonumber(ARGV[6]), now + wakeIn, now)
+return {0, blocked, wakeIn}

@@ -1,0 +1,73 @@
+-- Read-write lock release of one hold (read or write), with an unlock latch (a client retry of the same
+-- request is answered from the latch, never counted twice). When a hold ends, queued waiters that can
+-- now have the lock are granted it (rw-lib.lua rw_settle) and only their clients are told. Releasing
+-- the write lock while holding the read lock leaves a read hold: the downgrade.
+--
+-- KEYS[1] lock hash
+-- KEYS[2] holds zset
+-- KEYS[3] fencing token counter
+-- KEYS[4] queue, KEYS[5] deadlines, KEYS[6] waiter info (see rw-acquire.lua)
+-- KEYS[7] unlock latch for this request
+-- KEYS[8] Redisson unlock channel (published "0" when the lock ends with nobody queued)
+-- ARGV[1] owner id
+-- ARGV[2] kind: "r" or "w"
+-- ARGV[3] mode: "release"; "cancel" (a waiter giving up: leave the queue, and release a hold granted to
+--         it meanwhile); "force" (end every hold)
+-- ARGV[4] wake channel prefix
+-- ARGV[5] unlock latch ttl in ms
+-- ARGV[6] lock name, echoed in wake messages
+-- Returns nil when the owner does not hold that kind, 0 when holds of it remain, 1 when released.
+local owner = ARGV[1]
+local mode = ARGV[3]
+local member = ARGV[2] .. ':' .. owner
+
+local latched = redis.call('get', KEYS[7])
+if latched then
+  return tonumber(latched)
+end
+
+local function latch(result)
+  redis.call('set', KEYS[7], result, 'px', ARGV[5])
+  return result
+end
+
+local L = {lock = KEYS[1], holds = KEYS[2], token = KEYS[3]}
+local Q = {queue = KEYS[4], deadlines = KEYS[5], info = KEYS[6], wake = ARGV[4], name = ARGV[6]}
+local now = now_ms()
+rw_purge(L, now)
+q_purge(Q, now)
+
+local function settle()
+  rw_settle(Q, L, now)
+  if redis.call('exists', L.lock) == 0 then
+    redis.call('publish', KEYS[8], 0)
+  end
+end
+
+if mode == 'force' then
+  if redis.call('exists', L.lock) == 0 then
+    return nil
+  end
+  redis.call('del', L.lock, L.holds)
+  settle()
+  return 1
+end
+
+if mode == 'cancel' then
+  q_remove(Q, owner)
+end
+
+if redis.call('hexists', L.lock, member) == 0 then
+  if mode == 'cancel' then
+    rw_settle(Q, L, now)
+  end
+  return nil
+end
+local count = redis.call('hincrby', L.lock, member, -1)
+if count > 0 then
+  return latch(0)
+end
+rw_drop(L, member)
+rw_refresh(L, now)
+settle()
+return latch(1)

@@ -1,0 +1,136 @@
+// `npm run test:faults`: the fault-injection suite. Runs every scenario on its own private
+// infrastructure (private redis-server, fresh Postgres database or private Postgres cluster, service
+// processes spawned and killed by the scenario), prints a table of what each did and found, writes
+// .bench/faults.json, and exits 1 if any invariant broke (or a scenario could not run).
+//
+//   tsx test/faults/run.ts            all scenarios
+//   tsx test/faults/run.ts 1 5        only scenarios 1 and 5 (also FAULTS=1,5)
+//   FAULTS_SKIP=5b tsx test/faults/run.ts   all but 5b
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { emptyResult, type ScenarioResult } from './lib.ts';
+import { apiKill } from './s1-api-kill.ts';
+import { writerKill } from './s2-writer-kill.ts';
+import { postgresDown } from './s3-postgres-down.ts';
+import { fencing } from './s4-fencing.ts';
+import { redisKill, redisReplyLost } from './s5-redis-kill.ts';
+import { duplicates } from './s6-idempotency.ts';
+import { fuzz } from './s7-fuzz.ts';
+
+interface Scenario {
+  id: string;
+  name: string;
+  run: () => Promise<ScenarioResult>;
+  /** Hard limit: the suite is bounded in time even if a scenario hangs. */
+  timeoutMs: number;
+}
+
+const SCENARIOS: Scenario[] = [
+  { id: '1', name: 'API kill -9 ×5 under load', run: apiKill, timeoutMs: 150_000 },
+  { id: '2', name: 'writer kill -9 ×3 mid-batch', run: writerKill, timeoutMs: 180_000 },
+  { id: '3', name: 'Postgres down 20 s under load', run: postgresDown, timeoutMs: 150_000 },
+  { id: '4', name: 'frozen lock holder fenced off', run: fencing, timeoutMs: 120_000 },
+  { id: '5', name: 'Redis (AOF always) kill -9 ×3', run: redisKill, timeoutMs: 150_000 },
+  { id: '5b', name: 'Redis connections cut, replies in flight ×5', run: redisReplyLost, timeoutMs: 120_000 },
+  { id: '6', name: 'same Idempotency-Key ×50 concurrently', run: duplicates, timeoutMs: 90_000 },
+  { id: '7', name: 'fuzz: bad requests on every endpoint', run: fuzz, timeoutMs: 150_000 },
+];
+
+const list = (v: string | undefined) =>
+  (v ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+function selected(): Scenario[] {
+  const wanted = [...process.argv.slice(2), ...list(process.env.FAULTS)];
+  const skipped = list(process.env.FAULTS_SKIP);
+  return SCENARIOS.filter((s) => (wanted.length === 0 || wanted.includes(s.id)) && !skipped.includes(s.id));
+}
+
+async function runOne(s: Scenario): Promise<ScenarioResult> {
+  const started = performance.now();
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<ScenarioResult>((resolve) => {
+    timer = setTimeout(() => {
+      const r = emptyResult(s.id, s.name);
+      r.ok = false;
+      r.failures.push(`timed out after ${s.timeoutMs / 1000} s`);
+      resolve(r);
+    }, s.timeoutMs);
+  });
+  const result = await Promise.race([
+    s.run().catch((err: unknown) => {
+      const r = emptyResult(s.id, s.name);
+      r.ok = false;
+      r.failures.push(`scenario error: ${(err as Error).stack ?? String(err)}`);
+      return r;
+    }),
+    timeout,
+  ]);
+  clearTimeout(timer);
+  result.ms = Math.round(performance.now() - started);
+  return result;
+}
+
+function table(results: ScenarioResult[]): string {
+  const head = [
+    '#',
+    'scenario',
+    'sent',
+    '202',
+    'rows',
+    'lost',
+    'doubled',
+    'orphans',
+    'no answer',
+    'oversold',
+    'time',
+    'result',
+  ];
+  const lines = results.map((r) => [
+    r.id,
+    r.name,
+    String(r.sent),
+    String(r.accepted),
+    String(r.rows),
+    String(r.lost),
+    String(r.doubled),
+    String(r.orphans),
+    String(r.noAnswer),
+    String(r.oversold),
+    `${(r.ms / 1000).toFixed(1)} s`,
+    r.ok ? 'ok' : 'FAIL',
+  ]);
+  const widths = head.map((h, c) => Math.max(h.length, ...lines.map((l) => (l[c] as string).length)));
+  const fmt = (cells: string[]) =>
+    cells
+      .map((cell, c) => (c <= 1 ? cell.padEnd(widths[c] as number) : cell.padStart(widths[c] as number)))
+      .join('  ');
+  const out = [fmt(head), widths.map((w) => '-'.repeat(w)).join('  '), ...lines.map(fmt)];
+  for (const r of results) {
+    out.push('');
+    out.push(`${r.id}. ${r.name}: ${r.faults || '(no faults injected)'}`);
+    for (const f of r.failures) out.push(`   FAIL  ${f}`);
+    for (const n of r.notes) out.push(`   note  ${n}`);
+  }
+  return out.join('\n');
+}
+
+const started = performance.now();
+const results: ScenarioResult[] = [];
+for (const s of selected()) {
+  process.stderr.write(`[faults] scenario ${s.id}: ${s.name}\n`);
+  const r = await runOne(s);
+  process.stderr.write(
+    `[faults] scenario ${s.id}: ${r.ok ? 'ok' : 'FAIL'} in ${(r.ms / 1000).toFixed(1)} s\n`,
+  );
+  results.push(r);
+}
+const totalMs = Math.round(performance.now() - started);
+process.stdout.write(`\n${table(results)}\n\ntotal ${(totalMs / 1000).toFixed(1)} s\n`);
+mkdirSync('.bench', { recursive: true });
+writeFileSync(
+  '.bench/faults.json',
+  `${JSON.stringify({ at: new Date().toISOString(), totalMs, ok: results.every((r) => r.ok), results }, null, 2)}\n`,
+);
+process.exit(results.every((r) => r.ok) ? 0 : 1);

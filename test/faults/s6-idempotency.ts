@@ -1,0 +1,105 @@
+// Scenario 6: duplicate submissions. 20 Idempotency-Keys, each sent 50 times at once (1,000
+// concurrent requests spread over two API processes): each key must make exactly one order, and
+// every answer for a key must name that same order. Then both API processes are killed and
+// restarted, and every key is sent once more: the same answer, still one order. The same key with
+// another body is refused (422) and creates nothing.
+import {
+  check,
+  emptyResult,
+  type OrderLog,
+  type Outcome,
+  Processes,
+  putSale,
+  randomId,
+  type ScenarioResult,
+  startFaultInfra,
+  submitOrder,
+  Targets,
+  verifyOrders,
+} from './lib.ts';
+
+const KEYS = 20;
+const COPIES = 50;
+const STOCK = 100;
+
+export async function duplicates(): Promise<ScenarioResult> {
+  const result = emptyResult('6', 'same Idempotency-Key ×50 concurrently');
+  const infra = await startFaultInfra();
+  const procs = new Processes();
+  try {
+    await procs.spawn(infra, 'worker');
+    const apis = await Promise.all([procs.spawn(infra, 'api'), procs.spawn(infra, 'api')]);
+    const targets = new Targets(apis.map((a) => a.url));
+    const productId = randomId('s6');
+    await putSale(targets, productId, { stock: STOCK, shards: 4 });
+
+    const logs: OrderLog[] = Array.from({ length: KEYS }, (_, i) => ({
+      i,
+      userId: `u${i}`,
+      quantity: 1,
+      key: `${productId}-dup-${i}`,
+      attempts: [],
+    }));
+    await Promise.all(
+      logs.flatMap((l) =>
+        Array.from({ length: COPIES }, async () => {
+          l.attempts.push(await submitOrder(targets, productId, l));
+        }),
+      ),
+    );
+    const idsOf = (attempts: Outcome[]) =>
+      new Set(
+        attempts.flatMap((a) => (a.kind === 'answer' && a.status === 202 ? [String(a.body.orderId)] : [])),
+      );
+    let split = 0;
+    for (const l of logs) {
+      const ids = idsOf(l.attempts);
+      const non202 = l.attempts.filter((a) => a.kind !== 'answer' || a.status !== 202);
+      if (ids.size !== 1 || non202.length > 0) split += 1;
+    }
+    check(
+      result,
+      split === 0,
+      `${split} keys got answers other than one and the same 202 from their 50 copies`,
+    );
+
+    // Restart both API processes (kill -9), then replay every key: the remembered answer.
+    for (const [slot, api] of apis.entries()) {
+      await api.kill();
+      targets.down(slot);
+      const again = await procs.spawn(infra, 'api');
+      apis[slot] = again;
+      targets.up(slot, again.url);
+    }
+    let changed = 0;
+    for (const l of logs) {
+      const before = idsOf(l.attempts);
+      const replay = await submitOrder(targets, productId, l);
+      l.attempts.push(replay);
+      if (replay.kind !== 'answer' || replay.status !== 202 || !before.has(String(replay.body.orderId)))
+        changed += 1;
+    }
+    check(result, changed === 0, `${changed} keys answered differently after the API restart`);
+
+    // The same key with another body: refused, nothing created.
+    const other = logs[0] as OrderLog;
+    const reused = await submitOrder(targets, productId, { ...other, quantity: 2 });
+    check(
+      result,
+      reused.kind === 'answer' && reused.status === 422,
+      `the same key with another body was not refused with 422: ${JSON.stringify(reused)}`,
+    );
+
+    result.faults = `${KEYS} keys × ${COPIES} concurrent copies over 2 API processes, replayed after kill -9 of both`;
+    await verifyOrders(result, infra, targets, logs, { productId, total: STOCK, oneOrderPerUser: true });
+    result.sent = KEYS * COPIES + KEYS + 1;
+    check(result, result.rows === KEYS, `${result.rows} rows for ${KEYS} keys`);
+  } catch (err) {
+    result.ok = false;
+    result.failures.push(`scenario error: ${(err as Error).stack ?? err}`);
+  } finally {
+    await procs.reapAll();
+    await infra.stop();
+  }
+  return result;
+}

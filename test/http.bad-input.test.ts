@@ -1,0 +1,684 @@
+// DESIGN.md §5.6: bad input gets a clear 4xx ({error, message}) and changes nothing. Every endpoint
+// is fed malformed JSON, wrong types, out-of-range numbers, odd ids, unknown products/orders, missing
+// or wrong admin tokens, oversized and non-JSON bodies; after each group the whole private Redis
+// (every key, its type, TTL presence and DUMP) and the orders / admin_audit row counts are compared
+// with a snapshot taken before. A property-based part sends >= 2,000 generated bad order bodies.
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import fc from 'fast-check';
+import pg from 'pg';
+import { PRODUCT_ID_PATTERN } from '../src/inventory/keys.ts';
+import { type ApiOnly, startApiOnly } from './support/api-only.ts';
+import {
+  diffSnapshots,
+  dropUnlockLatches,
+  type RedisSnapshot,
+  type SnapshotOptions,
+  snapshotRedis,
+} from './support/redis-snapshot.ts';
+import { ADMIN_TOKEN, admin, call, type Infra, startInfra } from './support/service.ts';
+
+const MAX_ORDER_QUANTITY = 100;
+const USER_ID = /^[A-Za-z0-9_.:@-]{1,128}$/;
+
+let infra: Infra;
+let api: ApiOnly;
+let db: pg.Pool;
+let baseline: RedisSnapshot;
+let baselineRows: { orders: number; audit: number };
+/** An order that exists (reserved), for GET /api/orders/:id. */
+let existingOrderId: string;
+
+type Reply = Awaited<ReturnType<typeof call>>;
+
+async function rowCounts() {
+  const r = await db.query<{ orders: number; audit: number }>(
+    'select (select count(*)::int from orders) as orders, (select count(*)::int from admin_audit) as audit',
+  );
+  return r.rows[0] as { orders: number; audit: number };
+}
+
+/** Redis and Postgres exactly as before the refused requests (optionally ignoring some keys). */
+async function assertUnchanged(what: string, options: SnapshotOptions = {}) {
+  const before = options.exclude ? new Map([...baseline].filter(([k]) => !options.exclude?.(k))) : baseline;
+  const diff = diffSnapshots(before, await snapshotRedis(infra.client, options));
+  assert.deepEqual(diff, [], `${what}: Redis changed`);
+  assert.deepEqual(await rowCounts(), baselineRows, `${what}: Postgres rows changed`);
+}
+
+/** A refusal: the given status and code, a message, and never a 5xx or 202. */
+function assertRefused(r: Reply, status: number, code: string, context: string) {
+  const detail = `${context} -> ${r.status} ${JSON.stringify(r.body)}`;
+  assert.equal(r.status, status, detail);
+  assert.equal(r.body.error, code, detail);
+  assert.equal(typeof r.body.message, 'string', detail);
+  assert.ok((r.body.message as string).length > 0, detail);
+}
+
+/** A request with full control over headers and body (no default content type). */
+async function raw(method: string, path: string, body: string | undefined, headers: Record<string, string>) {
+  const res = await fetch(`${api.url}${path}`, { method, headers, body });
+  const text = await res.text();
+  let parsed: Record<string, unknown> = {};
+  try {
+    parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+  } catch {
+    parsed = { raw: text };
+  }
+  return { status: res.status, body: parsed, headers: res.headers };
+}
+
+before(async () => {
+  infra = await startInfra();
+  api = await startApiOnly(infra);
+  db = new pg.Pool({ connectionString: infra.database.url, max: 2 });
+  // Some state worth protecting: sales (one with a per-user limit, one sold out), reservations,
+  // queued jobs, a remembered Idempotency-Key, buyer counters.
+  for (const [id, spec] of [
+    ['live', { stock: 50, shards: 4 }],
+    ['limited', { stock: 10, shards: 2, perUserLimit: 2 }],
+    ['gone', { stock: 1, shards: 1 }],
+  ] as const) {
+    const r = await call(api.url, 'PUT', `/admin/products/${id}`, spec, admin);
+    assert.equal(r.status, 201);
+  }
+  const o1 = await call(api.url, 'POST', '/api/orders', { productId: 'live', userId: 'alice', quantity: 2 });
+  assert.equal(o1.status, 202);
+  existingOrderId = o1.body.orderId as string;
+  const o2 = await call(
+    api.url,
+    'POST',
+    '/api/orders',
+    { productId: 'limited', userId: 'bob' },
+    { 'idempotency-key': 'known-key' },
+  );
+  assert.equal(o2.status, 202);
+  assert.equal(
+    (await call(api.url, 'POST', '/api/orders', { productId: 'gone', userId: 'carol' })).status,
+    202,
+  );
+  assert.equal(
+    (await call(api.url, 'POST', '/api/orders', { productId: 'gone', userId: 'dan' })).status,
+    409,
+  );
+});
+
+// Each case compares against the state right before it, so one case's (reported) change does not
+// show up in every later case.
+beforeEach(async () => {
+  // Unlock latches expire after 10 s on their own: take them out so they cannot show as a change.
+  await dropUnlockLatches(infra.client);
+  baseline = await snapshotRedis(infra.client);
+  baselineRows = await rowCounts();
+  assert.ok(baseline.size > 20, `baseline has ${baseline.size} keys`);
+});
+
+after(async () => {
+  await db?.end();
+  await api?.stop();
+  await infra?.stop();
+});
+
+const BODY_ENDPOINTS: Array<{ method: string; path: string; headers: Record<string, string> }> = [
+  { method: 'POST', path: '/api/orders', headers: {} },
+  { method: 'PUT', path: '/admin/products/live', headers: admin },
+  { method: 'POST', path: '/admin/products/live/restock', headers: admin },
+  { method: 'POST', path: '/admin/products/live/reshard', headers: admin },
+];
+
+describe('malformed and wrong-typed bodies', () => {
+  it('malformed JSON on every endpoint that takes a body: 400 invalid_request', async () => {
+    const bodies = [
+      '{',
+      '{"productId": "live",',
+      'nul',
+      '[1,2',
+      '{"a":1}}',
+      "{'productId':'live'}",
+      '{"stock":08}',
+    ];
+    for (const ep of BODY_ENDPOINTS) {
+      for (const body of bodies) {
+        const r = await call(api.url, ep.method, ep.path, body, ep.headers);
+        assertRefused(r, 400, 'invalid_request', `${ep.method} ${ep.path} ${body}`);
+      }
+    }
+    await assertUnchanged('malformed JSON');
+  });
+
+  it('JSON that is not an object: 400 invalid_request', async () => {
+    for (const ep of BODY_ENDPOINTS) {
+      for (const body of ['"live"', '123', 'null', 'true', '[]', '[{"productId":"live","userId":"u"}]']) {
+        const r = await call(api.url, ep.method, ep.path, body, ep.headers);
+        assertRefused(r, 400, 'invalid_request', `${ep.method} ${ep.path} ${body}`);
+      }
+      const empty = await call(api.url, ep.method, ep.path, '', ep.headers);
+      assertRefused(empty, 400, 'invalid_request', `${ep.method} ${ep.path} (empty body)`);
+    }
+    await assertUnchanged('non-object JSON');
+  });
+
+  it('POST /api/orders with wrong types or out-of-range quantity: 400 invalid_request', async () => {
+    const cases: unknown[] = [
+      { productId: 'live', userId: 'u1', quantity: '2' },
+      { productId: 123, userId: 'u1' },
+      { productId: 'live', userId: 5 },
+      { productId: null, userId: 'u1' },
+      { productId: 'live', userId: null },
+      { productId: 'live', userId: 'u1', quantity: null },
+      { productId: 'live', userId: 'u1', quantity: true },
+      { productId: 'live', userId: 'u1', quantity: [1] },
+      { productId: 'live', userId: 'u1', quantity: { n: 1 } },
+      { productId: ['live'], userId: 'u1' },
+      { productId: { id: 'live' }, userId: 'u1' },
+      { userId: 'u1' },
+      { productId: 'live' },
+      {},
+      ...[0, -1, -0, 1e30, 2.5, 0.5, MAX_ORDER_QUANTITY + 1, 2 ** 31, Number.MAX_SAFE_INTEGER + 2].map(
+        (quantity) => ({
+          productId: 'live',
+          userId: 'u1',
+          quantity,
+        }),
+      ),
+      // Also for a product with a per-user limit (a claim must not be taken) and a sold-out one.
+      { productId: 'limited', userId: 'bob', quantity: 0 },
+      { productId: 'limited', userId: 'new-user', quantity: 2.5 },
+      { productId: 'gone', userId: 'u1', quantity: -1 },
+    ];
+    for (const body of cases) {
+      const r = await call(api.url, 'POST', '/api/orders', body);
+      assertRefused(r, 400, 'invalid_request', JSON.stringify(body));
+    }
+    // Numbers spelled in ways JSON.stringify would not produce.
+    for (const text of [
+      '{"productId":"live","userId":"u1","quantity":1e30}',
+      '{"productId":"live","userId":"u1","quantity":1.5e0}',
+      '{"productId":"live","userId":"u1","quantity":-0}',
+      '{"productId":"live","userId":"u1","quantity":1e400}',
+      '{"productId":"live","userId":"u1","quantity":0x10}',
+      '{"productId":"live","userId":"u1","quantity":NaN}',
+    ]) {
+      assertRefused(await call(api.url, 'POST', '/api/orders', text), 400, 'invalid_request', text);
+    }
+    await assertUnchanged('orders with wrong types');
+  });
+
+  it('the 400 names the offending field', async () => {
+    for (const [body, field] of [
+      [{ productId: 'live', userId: 'u1', quantity: '2' }, 'quantity'],
+      [{ productId: 123, userId: 'u1' }, 'productId'],
+      [{ productId: 'live', userId: 'a b' }, 'userId'],
+    ] as const) {
+      const r = await call(api.url, 'POST', '/api/orders', body);
+      assert.equal(r.status, 400);
+      assert.match(r.body.message as string, new RegExp(field), JSON.stringify(r.body));
+    }
+    const put = await call(api.url, 'PUT', '/admin/products/live', { stock: '8', shards: 2 }, admin);
+    assert.match(put.body.message as string, /stock/);
+    await assertUnchanged('field names');
+  });
+
+  it('PUT /admin/products/:id with wrong types or ranges: 400 invalid_request, sale untouched', async () => {
+    const cases: unknown[] = [
+      { stock: '8', shards: 2 },
+      { stock: 8, shards: 2.5 },
+      { stock: 8, shards: '2' },
+      { stock: -1, shards: 2 },
+      { stock: 1e30, shards: 2 },
+      { stock: 2.5, shards: 2 },
+      { stock: null, shards: 2 },
+      { stock: 8, shards: 0 },
+      { stock: 8, shards: 1025 },
+      { stock: 8, shards: -1 },
+      { stock: 8, shards: 2, perUserLimit: '2' },
+      { stock: 8, shards: 2, perUserLimit: -1 },
+      { stock: 8, shards: 2, perUserLimit: 2.5 },
+      { stock: 8 },
+      { shards: 2 },
+      {},
+    ];
+    for (const pid of ['live', 'brand-new']) {
+      for (const body of cases) {
+        const r = await call(api.url, 'PUT', `/admin/products/${pid}`, body, admin);
+        assertRefused(r, 400, 'invalid_request', `${pid} ${JSON.stringify(body)}`);
+      }
+    }
+    await assertUnchanged('bad PUT');
+  });
+
+  it('restock with a non-integer delta, reshard with counts 0, 1025, 2.5, "8": 400 invalid_request', async () => {
+    for (const delta of ['5', 2.5, 1e30, -1e30, null, true, [1]]) {
+      const r = await call(api.url, 'POST', '/admin/products/live/restock', { delta }, admin);
+      assertRefused(r, 400, 'invalid_request', `restock ${JSON.stringify(delta)}`);
+    }
+    assertRefused(
+      await call(api.url, 'POST', '/admin/products/live/restock', {}, admin),
+      400,
+      'invalid_request',
+      'restock {}',
+    );
+    for (const shards of [0, 1025, 2.5, '8', -1, null, 1e30]) {
+      const r = await call(api.url, 'POST', '/admin/products/live/reshard', { shards }, admin);
+      assertRefused(r, 400, 'invalid_request', `reshard ${JSON.stringify(shards)}`);
+    }
+    assertRefused(
+      await call(api.url, 'POST', '/admin/products/live/reshard', {}, admin),
+      400,
+      'invalid_request',
+      'reshard {}',
+    );
+    await assertUnchanged('bad restock/reshard');
+  });
+});
+
+describe('ids', () => {
+  const BAD_PRODUCT_IDS = [
+    'a'.repeat(65),
+    'a b',
+    'a{b}',
+    'ü',
+    'prod\u00e9',
+    '../x',
+    'a/b',
+    'a.b',
+    'a:b',
+    '*',
+    '%',
+  ];
+  const BAD_USER_IDS = ['a'.repeat(129), 'a b', 'a{b}', 'a}b', 'ü', '', '../x', 'a\nb', 'a\u0000b'];
+
+  it('POST /api/orders with an odd productId or userId: 400 invalid_request', async () => {
+    for (const productId of [...BAD_PRODUCT_IDS, '']) {
+      const r = await call(api.url, 'POST', '/api/orders', { productId, userId: 'u1' });
+      assertRefused(r, 400, 'invalid_request', `productId ${JSON.stringify(productId)}`);
+    }
+    for (const userId of BAD_USER_IDS) {
+      for (const productId of ['live', 'limited']) {
+        const r = await call(api.url, 'POST', '/api/orders', { productId, userId });
+        assertRefused(r, 400, 'invalid_request', `userId ${JSON.stringify(userId)}`);
+      }
+    }
+    // The longest legal ids are fine (not refused for length), on an unknown product: 404, not 400.
+    const longest = await call(api.url, 'POST', '/api/orders', {
+      productId: 'z'.repeat(64),
+      userId: 'u'.repeat(128),
+    });
+    assertRefused(longest, 404, 'unknown_product', '64/128-char ids');
+    await assertUnchanged('odd ids in order bodies');
+  });
+
+  it('odd product ids in paths: 400 invalid_request on every product endpoint', async () => {
+    for (const id of BAD_PRODUCT_IDS) {
+      const p = encodeURIComponent(id);
+      const replies: Array<[string, Reply]> = [
+        ['GET product', await call(api.url, 'GET', `/api/products/${p}`)],
+        ['PUT', await call(api.url, 'PUT', `/admin/products/${p}`, { stock: 5, shards: 1 }, admin)],
+        ['restock', await call(api.url, 'POST', `/admin/products/${p}/restock`, { delta: 1 }, admin)],
+        ['reshard', await call(api.url, 'POST', `/admin/products/${p}/reshard`, { shards: 2 }, admin)],
+        ['admin GET', await call(api.url, 'GET', `/admin/products/${p}`, undefined, admin)],
+        ['reconcile', await call(api.url, 'GET', `/admin/products/${p}/reconcile`, undefined, admin)],
+      ];
+      for (const [what, r] of replies)
+        assertRefused(r, 400, 'invalid_request', `${what} ${JSON.stringify(id)}`);
+    }
+    await assertUnchanged('odd ids in paths');
+  });
+
+  it('GET /api/orders/:id with an unknown or malformed id: 404 unknown_order', async () => {
+    const [product, gen, index] = existingOrderId.split('.');
+    const ids = [
+      `${product}.${gen}.${index}.${'0'.repeat(24)}`, // well-formed, not there
+      `${product}.999.${index}.${'a'.repeat(24)}`, // a generation that never existed
+      `nope.1.0.${'b'.repeat(24)}`, // a product that never existed
+      `${existingOrderId}x`,
+      existingOrderId.toUpperCase(),
+      'x'.repeat(65),
+      'a'.repeat(5000),
+      'a b',
+      'a{b}',
+      'ü',
+      '../x',
+      '%',
+    ];
+    for (const id of ids) {
+      const r = await call(api.url, 'GET', `/api/orders/${encodeURIComponent(id)}`);
+      assertRefused(r, 404, 'unknown_order', JSON.stringify(id.slice(0, 80)));
+    }
+    // The real one still answers.
+    const ok = await call(api.url, 'GET', `/api/orders/${existingOrderId}`);
+    assert.deepEqual([ok.status, ok.body.status], [200, 'reserved']);
+    await assertUnchanged('unknown orders');
+  });
+});
+
+describe('unknown products', () => {
+  it('404 unknown_product on every endpoint of a product that has no sale (orders with and without key)', async () => {
+    const replies: Array<[string, Reply]> = [
+      ['order', await call(api.url, 'POST', '/api/orders', { productId: 'no-such', userId: 'u1' })],
+      [
+        'order with key',
+        await call(
+          api.url,
+          'POST',
+          '/api/orders',
+          { productId: 'no-such', userId: 'u1' },
+          { 'idempotency-key': 'k-404' },
+        ),
+      ],
+      ['GET product', await call(api.url, 'GET', '/api/products/no-such')],
+      ['admin GET', await call(api.url, 'GET', '/admin/products/no-such', undefined, admin)],
+      ['reconcile', await call(api.url, 'GET', '/admin/products/no-such/reconcile', undefined, admin)],
+    ];
+    for (const [what, r] of replies) assertRefused(r, 404, 'unknown_product', what);
+    await assertUnchanged('unknown product (orders, reads)');
+  });
+
+  it('404 unknown_product for restock and reshard of a product that has no sale, changing nothing', {
+    todo: 'BUG: SaleAdmin takes the admin lock before checking the sale exists; its fencing counter key stays forever',
+  }, async () => {
+    assertRefused(
+      await call(api.url, 'POST', '/admin/products/no-such/restock', { delta: 5 }, admin),
+      404,
+      'unknown_product',
+      'restock',
+    );
+    assertRefused(
+      await call(api.url, 'POST', '/admin/products/no-such/reshard', { shards: 2 }, admin),
+      404,
+      'unknown_product',
+      'reshard',
+    );
+    // The admin lock's release leaves a 10 s unlock latch behind; that is not state.
+    await assertUnchanged('unknown product (admin changes)', {
+      exclude: (k) => k.startsWith('redisson_unlock_latch:'),
+    });
+  });
+});
+
+describe('admin authentication', () => {
+  const ENDPOINTS: Array<[string, string, unknown]> = [
+    ['PUT', '/admin/products/live', { stock: 1, shards: 1 }],
+    ['PUT', '/admin/products/brand-new', { stock: 1, shards: 1 }],
+    ['POST', '/admin/products/live/restock', { delta: 100 }],
+    ['POST', '/admin/products/live/restock', { delta: -48 }],
+    ['POST', '/admin/products/live/reshard', { shards: 8 }],
+    ['GET', '/admin/products/live', undefined],
+    ['GET', '/admin/products/live/reconcile', undefined],
+    ['GET', '/admin/products/no-such', undefined],
+  ];
+
+  it('no token (or not a Bearer token): 401 unauthorized; wrong token: 403 forbidden', async () => {
+    for (const [method, path, body] of ENDPOINTS) {
+      const noToken: Record<string, string>[] = [
+        {},
+        { authorization: '' },
+        { authorization: 'Bearer' },
+        { authorization: 'Bearer ' },
+        { authorization: `Basic ${Buffer.from(`admin:${ADMIN_TOKEN}`).toString('base64')}` },
+        { authorization: ADMIN_TOKEN },
+      ];
+      for (const headers of noToken) {
+        const r = await call(api.url, method, path, body, headers);
+        assertRefused(r, 401, 'unauthorized', `${method} ${path} ${JSON.stringify(headers)}`);
+      }
+      for (const token of [
+        `${ADMIN_TOKEN}x`,
+        ADMIN_TOKEN.slice(0, -1),
+        'dev-admin-token',
+        ADMIN_TOKEN.toUpperCase(),
+        'x',
+      ]) {
+        const r = await call(api.url, method, path, body, { authorization: `Bearer ${token}` });
+        assertRefused(r, 403, 'forbidden', `${method} ${path} token ${token}`);
+      }
+    }
+    await assertUnchanged('unauthenticated admin requests');
+  });
+});
+
+describe('refusals decided under the locks', () => {
+  it('restock removing more than is available: 409 insufficient_stock, stock untouched', async () => {
+    const status = await call(api.url, 'GET', '/admin/products/live', undefined, admin);
+    const available = status.body.available as number;
+    const r = await call(api.url, 'POST', '/admin/products/live/restock', { delta: -(available + 1) }, admin);
+    assertRefused(r, 409, 'insufficient_stock', `restock -${available + 1}`);
+    assert.equal(r.body.available, available);
+    const huge = await call(
+      api.url,
+      'POST',
+      '/admin/products/live/restock',
+      { delta: -1_000_000_000 },
+      admin,
+    );
+    assertRefused(huge, 409, 'insufficient_stock', 'restock -1e9');
+    const gone = await call(api.url, 'POST', '/admin/products/gone/restock', { delta: -1 }, admin);
+    assertRefused(gone, 409, 'insufficient_stock', 'restock -1 on a sold-out product');
+    // The refusal is decided holding the shard locks (the stock cannot move meanwhile), so the locks'
+    // own bookkeeping moves: fencing counters and 10 s unlock latches. Nothing else may.
+    await assertUnchanged('insufficient stock', {
+      exclude: (k) => k.startsWith('flashsale_lock__token:') || k.startsWith('redisson_unlock_latch:'),
+    });
+  });
+});
+
+describe('transport-level refusals', () => {
+  it('body larger than the limit: 413 payload_too_large on every body endpoint', async () => {
+    const big = JSON.stringify({ productId: 'live', userId: 'u1', padding: 'x'.repeat(20_000) });
+    for (const ep of BODY_ENDPOINTS) {
+      const r = await call(api.url, ep.method, ep.path, big, ep.headers);
+      assertRefused(r, 413, 'payload_too_large', `${ep.method} ${ep.path}`);
+    }
+    const huge = 'x'.repeat(2_000_000);
+    assertRefused(await call(api.url, 'POST', '/api/orders', huge), 413, 'payload_too_large', '2 MB');
+    await assertUnchanged('too large');
+  });
+
+  it('a body that is not JSON (content type): 400 invalid_request, not parsed as an order', async () => {
+    const valid = JSON.stringify({ productId: 'live', userId: 'u-ct', quantity: 1 });
+    for (const [contentType, body] of [
+      ['text/plain', valid],
+      ['application/x-www-form-urlencoded', 'productId=live&userId=u-ct&quantity=1'],
+      [
+        'multipart/form-data; boundary=x',
+        `--x\r\nContent-Disposition: form-data; name="productId"\r\n\r\nlive\r\n--x--`,
+      ],
+      ['application/xml', '<order productId="live" userId="u-ct"/>'],
+      [undefined, valid],
+    ] as const) {
+      const headers: Record<string, string> = contentType ? { 'content-type': contentType } : {};
+      const r = await raw('POST', '/api/orders', body, headers);
+      assertRefused(r, 400, 'invalid_request', `content-type ${contentType}`);
+      const a = await raw('PUT', '/admin/products/live', JSON.stringify({ stock: 1, shards: 1 }), {
+        ...headers,
+        ...admin,
+      });
+      assertRefused(a, 400, 'invalid_request', `admin PUT content-type ${contentType}`);
+    }
+    await assertUnchanged('non-JSON content type');
+  });
+
+  it('JSON in a charset other than UTF-8: 415 unsupported_media_type', async () => {
+    const valid = JSON.stringify({ productId: 'live', userId: 'u-cs' });
+    for (const charset of ['latin1', 'iso-8859-1', 'koi8-r', 'shift_jis']) {
+      const r = await raw('POST', '/api/orders', valid, {
+        'content-type': `application/json; charset=${charset}`,
+      });
+      assertRefused(r, 415, 'unsupported_media_type', charset);
+    }
+    await assertUnchanged('charset');
+  });
+
+  it('a valid order with a malformed Idempotency-Key: 400 invalid_request and no order placed', async () => {
+    for (const key of ['', 'a b', 'a{b}', 'k'.repeat(201), 'ü', '../x', 'a/b']) {
+      const r = await call(
+        api.url,
+        'POST',
+        '/api/orders',
+        { productId: 'live', userId: 'u-key' },
+        {
+          'idempotency-key': key,
+        },
+      );
+      assertRefused(r, 400, 'invalid_request', `key ${JSON.stringify(key)}`);
+    }
+    await assertUnchanged('bad Idempotency-Key');
+  });
+
+  it('unknown routes and methods: 404 not_found', async () => {
+    for (const [method, path] of [
+      ['GET', '/api/orders'],
+      ['DELETE', '/api/orders/x'],
+      ['PUT', '/api/orders'],
+      ['POST', '/api/products/live'],
+      ['DELETE', '/admin/products/live'],
+      ['GET', '/nope'],
+    ] as const) {
+      const headers = path.startsWith('/admin') ? admin : {};
+      const r = await call(
+        api.url,
+        method,
+        path,
+        method === 'GET' ? undefined : { productId: 'live', userId: 'u' },
+        headers,
+      );
+      assertRefused(r, 404, 'not_found', `${method} ${path}`);
+    }
+    await assertUnchanged('unknown routes');
+  });
+});
+
+describe('property: generated bad order bodies', () => {
+  const json = (v: unknown) => JSON.stringify(v);
+  const knownProduct = fc.constantFrom('live', 'limited', 'gone');
+  const goodUser = fc.stringMatching(/^[A-Za-z0-9_.:@-]{1,24}$/);
+  const goodQuantity = fc.option(fc.integer({ min: 1, max: MAX_ORDER_QUANTITY }), { nil: undefined });
+  const notString = fc.oneof(
+    fc.integer(),
+    fc.double(),
+    fc.boolean(),
+    fc.constant(null),
+    fc.array(fc.string(), { maxLength: 3 }),
+    fc.dictionary(fc.string({ maxLength: 5 }), fc.string({ maxLength: 5 }), { maxKeys: 3 }),
+  );
+  const badProductId = fc.oneof(
+    fc.string({ maxLength: 80 }).filter((s) => !PRODUCT_ID_PATTERN.test(s)),
+    fc.string({ unit: 'grapheme', maxLength: 20 }).filter((s) => !PRODUCT_ID_PATTERN.test(s)),
+    fc.stringMatching(/^[A-Za-z0-9_-]{65,90}$/),
+    fc.constantFrom('../x', 'a b', 'a{b}', 'ü', 'live ', ' live', 'LIVE\n', 'live\u0000'),
+    notString,
+  );
+  const badUser = fc.oneof(
+    fc.string({ maxLength: 140 }).filter((s) => !USER_ID.test(s)),
+    fc.stringMatching(/^[A-Za-z0-9]{129,160}$/),
+    fc.constantFrom('a b', 'a{b}', '}', 'ü', '', '\u0000'),
+    notString,
+  );
+  const badQuantity = fc.oneof(
+    fc.integer({ max: 0 }),
+    fc.integer({ min: MAX_ORDER_QUANTITY + 1 }),
+    fc.double().filter((d) => !(Number.isInteger(d) && d >= 1 && d <= MAX_ORDER_QUANTITY)),
+    fc.constantFrom(1e30, -0, 2.5, 2 ** 53 + 2, -1),
+    fc.string({ maxLength: 5 }),
+    fc.constant(null),
+    fc.boolean(),
+    fc.array(fc.nat(), { maxLength: 2 }),
+  );
+  const unknownProduct = fc.stringMatching(/^[A-Za-z0-9_-]{1,40}$/).map((s) => `unknown-${s}`);
+
+  type Case = { kind: string; body: string; headers?: Record<string, string>; expect: [number, string] };
+  const bad400 = (kind: string, v: unknown): Case => ({
+    kind,
+    body: json(v),
+    expect: [400, 'invalid_request'],
+  });
+  const withQuantity = (o: Record<string, unknown>, q: number | undefined) =>
+    q === undefined ? o : { ...o, quantity: q };
+
+  const cases: fc.Arbitrary<Case> = fc.oneof(
+    fc
+      .tuple(badProductId, goodUser, goodQuantity)
+      .map(([p, u, q]) => bad400('productId', withQuantity({ productId: p, userId: u }, q))),
+    fc
+      .tuple(knownProduct, badUser, goodQuantity)
+      .map(([p, u, q]) => bad400('userId', withQuantity({ productId: p, userId: u }, q))),
+    fc
+      .tuple(knownProduct, goodUser, badQuantity)
+      .map(([p, u, q]) => bad400('quantity', { productId: p, userId: u, quantity: q })),
+    fc
+      .tuple(knownProduct, goodQuantity)
+      .map(([p, q]) => bad400('no userId', withQuantity({ productId: p }, q))),
+    fc.tuple(goodUser, goodQuantity).map(([u, q]) => bad400('no productId', withQuantity({ userId: u }, q))),
+    fc
+      .dictionary(fc.string({ maxLength: 10 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 5 })
+      .filter((o) => !('productId' in o && 'userId' in o))
+      .map((o) => bad400('random object', o)),
+    fc
+      .jsonValue({ maxDepth: 2 })
+      .filter((v) => v === null || typeof v !== 'object' || Array.isArray(v))
+      .map((v) => bad400('not an object', v)),
+    fc
+      .string({ maxLength: 60 })
+      .filter((s) => {
+        try {
+          JSON.parse(s);
+          return false;
+        } catch {
+          return true;
+        }
+      })
+      .map((s): Case => ({ kind: 'not JSON', body: s, expect: [400, 'invalid_request'] })),
+    fc
+      .tuple(
+        knownProduct,
+        goodUser,
+        fc.oneof(fc.string({ maxLength: 20 }), fc.stringMatching(/^[a-z]{201,220}$/)),
+      )
+      // HTTP strips a header value's surrounding whitespace: what the server sees must be invalid.
+      .filter(([, , k]) => !/^[A-Za-z0-9_.:@-]{1,200}$/.test(k.trim()) && /^[\x20-\x7e]*$/.test(k))
+      .map(
+        ([p, u, k]): Case => ({
+          kind: 'bad Idempotency-Key',
+          body: json({ productId: p, userId: u }),
+          headers: { 'idempotency-key': k },
+          expect: [400, 'invalid_request'],
+        }),
+      ),
+    fc.tuple(unknownProduct, goodUser, goodQuantity).map(
+      ([p, u, q]): Case => ({
+        kind: 'unknown product',
+        body: json(withQuantity({ productId: p, userId: u }, q)),
+        expect: [404, 'unknown_product'],
+      }),
+    ),
+  );
+
+  it('>= 2,000 bad order bodies: never 5xx, never 202, the documented code, never a changed key', async () => {
+    let sent = 0;
+    const kinds = new Map<string, number>();
+    await fc.assert(
+      fc.asyncProperty(cases, async (c) => {
+        const r = await call(api.url, 'POST', '/api/orders', c.body, c.headers ?? {});
+        sent += 1;
+        kinds.set(c.kind, (kinds.get(c.kind) ?? 0) + 1);
+        assert.ok(r.status < 500, `5xx for ${c.kind}: ${c.body}`);
+        assert.notEqual(r.status, 202, `accepted ${c.kind}: ${c.body}`);
+        assertRefused(r, c.expect[0], c.expect[1], `${c.kind}: ${c.body.slice(0, 200)}`);
+        if (sent % 500 === 0) await assertUnchanged(`after ${sent} generated bodies`);
+      }),
+      { numRuns: 2400 },
+    );
+    assert.ok(sent >= 2000, `sent ${sent}`);
+    for (const kind of [
+      'productId',
+      'userId',
+      'quantity',
+      'not JSON',
+      'unknown product',
+      'bad Idempotency-Key',
+    ]) {
+      assert.ok((kinds.get(kind) ?? 0) >= 50, `too few ${kind} cases: ${JSON.stringify([...kinds])}`);
+    }
+    await assertUnchanged('after all generated bodies');
+  });
+});

@@ -1,0 +1,364 @@
+// The inventory's Lua scripts on their own, called directly on a private Redis through
+// withInventoryScripts (reserve, adjust, retire, switch) and BuyerLimits (claim). Every case checks
+// the reply AND the state the script left: stock, sold, fence, reservations, sale hash, shard list.
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import type { Redis } from 'ioredis';
+import { buyerKey, saleKey, shardKeys, shardListKey, shardStockKey } from '../src/inventory/keys.ts';
+import {
+  type InventoryRedis,
+  replyInts,
+  ShardStatus,
+  withInventoryScripts,
+} from '../src/inventory/scripts.ts';
+import { lockKeys } from '../src/lock/index.ts';
+import { BuyerLimits } from '../src/orders/buyer-limit.ts';
+import { LimitExceededError } from '../src/orders/errors.ts';
+import { RedisServer } from './support/redis-server.ts';
+import { diffSnapshots, snapshotRedis } from './support/redis-snapshot.ts';
+
+let server: RedisServer;
+let client: Redis;
+let inv: InventoryRedis;
+
+before(async () => {
+  server = await RedisServer.start();
+  client = server.client();
+  inv = withInventoryScripts(client);
+});
+after(async () => {
+  await server.stop();
+});
+beforeEach(async () => {
+  await client.flushall();
+});
+
+const OWNER = 'client-a:1';
+const OTHER = 'client-b:7';
+const SHARD = shardStockKey('P', 1, 0);
+const K = shardKeys(SHARD);
+const TOKEN_KEY = lockKeys(K.lock).token;
+
+/** A shard as the admin leaves it, optionally held by `holder`. */
+async function shard(stock: number, opts: { holder?: string; fence?: number; sold?: number } = {}) {
+  await client.set(K.stock, stock);
+  if (opts.sold !== undefined) await client.set(K.sold, opts.sold);
+  if (opts.fence !== undefined) await client.set(K.fence, opts.fence);
+  if (opts.holder) {
+    await client.hset(K.lock, opts.holder, 1);
+    await client.pexpire(K.lock, 30_000);
+  }
+}
+
+function reserve(owner: string, token: number | '', quantity: number, orderId: string, json?: string) {
+  return inv
+    .flashsaleReserve(
+      K.lock,
+      TOKEN_KEY,
+      K.stock,
+      K.fence,
+      K.sold,
+      K.reservations,
+      owner,
+      token,
+      quantity,
+      orderId,
+      json ?? JSON.stringify({ orderId, quantity }),
+    )
+    .then(replyInts);
+}
+
+async function shardState() {
+  const [stock, sold, fence, res] = await Promise.all([
+    client.get(K.stock),
+    client.get(K.sold),
+    client.get(K.fence),
+    client.hgetall(K.reservations),
+  ]);
+  return { stock, sold, fence, res };
+}
+
+describe('reserve.lua', () => {
+  it('refuses a caller that does not hold the shard lock (-1) and writes nothing', async () => {
+    await shard(10, { holder: OTHER, fence: 3 });
+    const before = await snapshotRedis(client);
+    assert.deepEqual(await reserve(OWNER, 5, 1, 'o1'), [ShardStatus.notOwner, 0, 0]);
+    assert.deepEqual(diffSnapshots(before, await snapshotRedis(client)), []);
+    // Nobody holds it at all: same refusal.
+    await client.del(K.lock);
+    const before2 = await snapshotRedis(client);
+    assert.deepEqual(await reserve(OWNER, 5, 1, 'o1'), [ShardStatus.notOwner, 0, 0]);
+    assert.deepEqual(diffSnapshots(before2, await snapshotRedis(client)), []);
+  });
+
+  it('refuses a holder whose token is older than the fence (-2) and writes nothing', async () => {
+    await shard(10, { holder: OWNER, fence: 9 });
+    const before = await snapshotRedis(client);
+    assert.deepEqual(await reserve(OWNER, 8, 1, 'o1'), [ShardStatus.staleToken, 0, 8]);
+    assert.deepEqual(diffSnapshots(before, await snapshotRedis(client)), []);
+    assert.equal(await client.get(K.fence), '9');
+  });
+
+  it('accepts a token equal to the fence (same hold, second decrement)', async () => {
+    await shard(10, { holder: OWNER, fence: 9 });
+    assert.deepEqual(await reserve(OWNER, 9, 2, 'o1'), [ShardStatus.ok, 8, 9]);
+    assert.deepEqual(await reserve(OWNER, 9, 3, 'o2'), [ShardStatus.ok, 5, 9]);
+    const s = await shardState();
+    assert.equal(s.stock, '5');
+    assert.equal(s.sold, '5');
+    assert.equal(s.fence, '9');
+    assert.deepEqual(Object.keys(s.res).sort(), ['o1', 'o2']);
+  });
+
+  it('answers -3 on a retired shard (stock key gone): no stock, sold or reservation written', async () => {
+    await client.hset(K.lock, OWNER, 1);
+    assert.deepEqual(await reserve(OWNER, 4, 1, 'o1'), [ShardStatus.retired, 0, 4]);
+    const s = await shardState();
+    assert.equal(s.stock, null, 'a retired shard must not be re-created');
+    assert.equal(s.sold, null);
+    assert.deepEqual(s.res, {});
+  });
+
+  it('a refusal on a retired shard leaves no key behind (not even the fence)', {
+    todo: 'reserve.lua advances the fence before it checks that the shard still exists',
+  }, async () => {
+    await client.hset(K.lock, OWNER, 1);
+    const before = await snapshotRedis(client);
+    assert.equal((await reserve(OWNER, 4, 1, 'o1'))[0], ShardStatus.retired);
+    assert.deepEqual(diffSnapshots(before, await snapshotRedis(client)), []);
+  });
+
+  it('answers 0 with the stock left when the shard holds fewer units than asked', async () => {
+    await shard(3, { holder: OWNER, sold: 7 });
+    assert.deepEqual(await reserve(OWNER, 2, 4, 'o1'), [ShardStatus.insufficient, 3, 2]);
+    const s = await shardState();
+    assert.equal(s.stock, '3');
+    assert.equal(s.sold, '7');
+    assert.deepEqual(s.res, {});
+    // Exactly what is left still goes through, down to zero and not below.
+    assert.deepEqual(await reserve(OWNER, 2, 3, 'o2'), [ShardStatus.ok, 0, 2]);
+    assert.deepEqual(await reserve(OWNER, 2, 1, 'o3'), [ShardStatus.insufficient, 0, 2]);
+    assert.equal(await client.get(K.stock), '0');
+    assert.equal(await client.get(K.sold), '10');
+  });
+
+  it('reserves: decrements stock, counts sold, writes the reservation with its token, advances the fence', async () => {
+    await shard(10, { holder: OWNER, fence: 4 });
+    const record = { orderId: 'P.1.0.abc', productId: 'P', userId: 'u1', quantity: 3 };
+    const reply = await reserve(OWNER, 6, 3, record.orderId, JSON.stringify(record));
+    assert.deepEqual(reply, [ShardStatus.ok, 7, 6]);
+    const s = await shardState();
+    assert.equal(s.stock, '7');
+    assert.equal(s.sold, '3');
+    assert.equal(s.fence, '6');
+    assert.deepEqual(Object.keys(s.res), [record.orderId]);
+    assert.deepEqual(JSON.parse(s.res[record.orderId] as string), { ...record, token: 6 });
+    // The older token (4) is now fenced off even for an owner that is still in the hash.
+    assert.deepEqual(await reserve(OWNER, 5, 1, 'late'), [ShardStatus.staleToken, 0, 5]);
+    assert.equal(await client.get(K.stock), '7');
+  });
+
+  it('with token "" reads the token from the lock\'s counter (acquired in the same pipeline)', async () => {
+    await shard(10, { holder: OWNER, fence: 11 });
+    await client.set(TOKEN_KEY, 12);
+    assert.deepEqual(await reserve(OWNER, '', 1, 'o1'), [ShardStatus.ok, 9, 12]);
+    assert.equal(await client.get(K.fence), '12');
+    assert.equal(JSON.parse((await client.hget(K.reservations, 'o1')) as string).token, 12);
+    // A counter below the fence (the fence came from a newer hold) is refused like a stale token.
+    await client.set(TOKEN_KEY, 10);
+    assert.deepEqual(await reserve(OWNER, '', 1, 'o2'), [ShardStatus.staleToken, 0, 10]);
+    assert.equal(await client.get(K.stock), '9');
+    assert.equal(await client.hget(K.reservations, 'o2'), null);
+  });
+
+  it('with token "" and no counter yet, takes token 0 (first ever hold on a fresh shard)', async () => {
+    await shard(2, { holder: OWNER });
+    assert.deepEqual(await reserve(OWNER, '', 1, 'o1'), [ShardStatus.ok, 1, 0]);
+    assert.equal(JSON.parse((await client.hget(K.reservations, 'o1')) as string).token, 0);
+  });
+
+  it('runs atomically: 200 concurrent reserves of 1 on 50 units accept exactly 50', async () => {
+    await shard(50, { holder: OWNER, fence: 1 });
+    const replies = await Promise.all(Array.from({ length: 200 }, (_, i) => reserve(OWNER, 1, 1, `o${i}`)));
+    assert.equal(replies.filter(([s]) => s === ShardStatus.ok).length, 50);
+    assert.equal(replies.filter(([s]) => s === ShardStatus.insufficient).length, 150);
+    const s = await shardState();
+    assert.equal(s.stock, '0');
+    assert.equal(s.sold, '50');
+    assert.equal(Object.keys(s.res).length, 50);
+  });
+});
+
+describe('adjust.lua', () => {
+  const adjust = (owner: string, delta: number) =>
+    inv.flashsaleAdjust(K.lock, K.stock, owner, delta).then(replyInts);
+
+  it('refuses a caller that does not hold the lock (-1): stock unchanged', async () => {
+    await shard(5, { holder: OTHER });
+    assert.deepEqual(await adjust(OWNER, 10), [ShardStatus.notOwner, 0]);
+    assert.equal(await client.get(K.stock), '5');
+  });
+
+  it('answers -3 on a retired shard and does not re-create it', async () => {
+    await client.hset(K.lock, OWNER, 1);
+    assert.deepEqual(await adjust(OWNER, 10), [ShardStatus.retired, 0]);
+    assert.equal(await client.exists(K.stock), 0);
+  });
+
+  it('adds and removes units, never below zero (0 with the stock, unchanged)', async () => {
+    await shard(5, { holder: OWNER });
+    assert.deepEqual(await adjust(OWNER, 3), [ShardStatus.ok, 8]);
+    assert.deepEqual(await adjust(OWNER, -8), [ShardStatus.ok, 0]);
+    assert.deepEqual(await adjust(OWNER, -1), [ShardStatus.insufficient, 0]);
+    assert.equal(await client.get(K.stock), '0');
+    await adjust(OWNER, 4);
+    assert.deepEqual(await adjust(OWNER, -5), [ShardStatus.insufficient, 4]);
+    assert.equal(await client.get(K.stock), '4');
+  });
+
+  it('leaves sold, fence and reservations alone', async () => {
+    await shard(5, { holder: OWNER, sold: 2, fence: 9 });
+    await client.hset(K.reservations, 'o1', '{}');
+    await adjust(OWNER, 7);
+    const s = await shardState();
+    assert.deepEqual([s.stock, s.sold, s.fence, s.res], ['12', '2', '9', { o1: '{}' }]);
+  });
+});
+
+describe('retire.lua', () => {
+  const retire = (owner: string) => inv.flashsaleRetire(K.lock, K.stock, K.sold, owner).then(replyInts);
+
+  it('refuses a caller that does not hold the lock (-1): nothing deleted', async () => {
+    await shard(5, { holder: OTHER, sold: 3 });
+    assert.deepEqual(await retire(OWNER), [ShardStatus.notOwner, 0, 0]);
+    assert.equal(await client.get(K.stock), '5');
+    assert.equal(await client.get(K.sold), '3');
+  });
+
+  it('hands back stock and sold, deletes both, keeps the reservations (still on their way)', async () => {
+    await shard(5, { holder: OWNER, sold: 3 });
+    await client.hset(K.reservations, 'o1', '{"orderId":"o1"}');
+    assert.deepEqual(await retire(OWNER), [ShardStatus.ok, 5, 3]);
+    assert.equal(await client.exists(K.stock), 0);
+    assert.equal(await client.exists(K.sold), 0);
+    assert.deepEqual(await client.hgetall(K.reservations), { o1: '{"orderId":"o1"}' });
+    // Twice: already retired, nothing handed back a second time (no double counting).
+    assert.deepEqual(await retire(OWNER), [ShardStatus.retired, 0, 0]);
+  });
+
+  it('a shard that never sold hands back sold 0', async () => {
+    await shard(9, { holder: OWNER });
+    assert.deepEqual(await retire(OWNER), [ShardStatus.ok, 9, 0]);
+  });
+
+  it('after retire, reserve on that shard answers retired (-3)', async () => {
+    await shard(9, { holder: OWNER });
+    await retire(OWNER);
+    assert.deepEqual(await reserve(OWNER, 1, 1, 'o1'), [ShardStatus.retired, 0, 1]);
+    assert.equal(await client.exists(K.stock), 0);
+  });
+});
+
+describe('switch.lua', () => {
+  const SALE = saleKey('P');
+  const LIST = shardListKey('P');
+  const sw = (
+    gen: number,
+    limit: number,
+    totalDelta: number,
+    soldDelta: number,
+    keys: string[],
+    now = 1000,
+  ) => inv.flashsaleSwitch(SALE, LIST, gen, limit, totalDelta, soldDelta, now, ...keys).then(Number);
+  const keysOf = (gen: number, n: number) => Array.from({ length: n }, (_, i) => shardStockKey('P', gen, i));
+
+  it('creates: list and hash written together', async () => {
+    assert.equal(await sw(1, 2, 100, 0, keysOf(1, 4)), 1);
+    assert.deepEqual(await client.lrange(LIST, 0, -1), keysOf(1, 4));
+    assert.deepEqual(await client.hgetall(SALE), {
+      gen: '1',
+      shards: '4',
+      perUserLimit: '2',
+      state: 'active',
+      createdAt: '1000',
+      total: '100',
+      retiredSold: '0',
+    });
+  });
+
+  it('switches to a newer generation: replaces the list, adds total and retiredSold, keeps createdAt', async () => {
+    await sw(1, 0, 100, 0, keysOf(1, 4));
+    assert.equal(await sw(2, 5, -10, 30, keysOf(2, 2), 2000), 1);
+    assert.deepEqual(await client.lrange(LIST, 0, -1), keysOf(2, 2));
+    const h = await client.hgetall(SALE);
+    assert.deepEqual(
+      [h.gen, h.shards, h.perUserLimit, h.total, h.retiredSold, h.createdAt],
+      ['2', '2', '5', '90', '30', '1000'],
+    );
+    assert.equal(await sw(3, 5, 0, 12, keysOf(3, 3), 3000), 1);
+    const h3 = await client.hgetall(SALE);
+    assert.deepEqual([h3.gen, h3.total, h3.retiredSold], ['3', '90', '42']);
+  });
+
+  it('refuses an older or the same generation (0) and changes neither list nor hash', async () => {
+    await sw(5, 1, 100, 0, keysOf(5, 2));
+    const before = await snapshotRedis(client);
+    assert.equal(await sw(4, 9, 50, 50, keysOf(4, 8)), 0);
+    assert.equal(await sw(5, 9, 50, 50, keysOf(5, 8)), 0);
+    assert.deepEqual(diffSnapshots(before, await snapshotRedis(client)), []);
+  });
+});
+
+describe('claim.lua via BuyerLimits', () => {
+  const key = buyerKey('P', 'alice');
+
+  it('claims up to the limit; past it throws limit_exceeded and changes nothing', async () => {
+    const limits = new BuyerLimits(client);
+    await limits.claim('P', 'alice', 2, 5);
+    await limits.claim('P', 'alice', 3, 5);
+    assert.equal(await client.get(key), '5');
+    await assert.rejects(limits.claim('P', 'alice', 1, 5), (err: unknown) => {
+      assert.ok(err instanceof LimitExceededError);
+      assert.equal(err.code, 'limit_exceeded');
+      return true;
+    });
+    assert.equal(await client.get(key), '5');
+    // A claim bigger than the whole limit, on a fresh user, leaves its counter at 0.
+    await assert.rejects(limits.claim('P', 'bob', 6, 5), LimitExceededError);
+    assert.equal(Number((await client.get(buyerKey('P', 'bob'))) ?? 0), 0);
+  });
+
+  it('gives a claim back, which makes room for a later claim', async () => {
+    const limits = new BuyerLimits(client);
+    await limits.claim('P', 'alice', 2, 2);
+    await assert.rejects(limits.claim('P', 'alice', 1, 2), LimitExceededError);
+    await limits.giveBack('P', 'alice', 2);
+    assert.equal(await client.get(key), '0');
+    await limits.claim('P', 'alice', 1, 2);
+    assert.equal(await client.get(key), '1');
+  });
+
+  it('is atomic: 100 concurrent claims of 1 with limit 7 let exactly 7 through', async () => {
+    const limits = new BuyerLimits(client);
+    const results = await Promise.allSettled(
+      Array.from({ length: 100 }, () => limits.claim('P', 'alice', 1, 7)),
+    );
+    assert.equal(results.filter((r) => r.status === 'fulfilled').length, 7);
+    assert.ok(
+      results.every((r) => r.status === 'fulfilled' || r.reason instanceof LimitExceededError),
+      'every refusal is limit_exceeded',
+    );
+    assert.equal(await client.get(key), '7');
+  });
+
+  it('keeps users and products apart', async () => {
+    const limits = new BuyerLimits(client);
+    await limits.claim('P', 'alice', 2, 2);
+    await limits.claim('P', 'bob', 2, 2);
+    await limits.claim('Q', 'alice', 2, 2);
+    assert.deepEqual(
+      await client.mget(buyerKey('P', 'alice'), buyerKey('P', 'bob'), buyerKey('Q', 'alice')),
+      ['2', '2', '2'],
+    );
+  });
+});

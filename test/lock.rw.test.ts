@@ -1,0 +1,254 @@
+// Read-write lock: readers share, a writer excludes, re-entry, downgrade, upgrade refused at once,
+// per-hold leases (a dead reader stops blocking after its own lease), no writer starvation.
+import assert from 'node:assert/strict';
+import { performance } from 'node:perf_hooks';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  type LockClient,
+  type LockHandle,
+  LockUpgradeError,
+  ReadWriteLock,
+  rwKeys,
+} from '../src/lock/index.ts';
+import { lockClient, unhandledRejections } from './support/lock.ts';
+import { RedisServer } from './support/redis-server.ts';
+
+let server: RedisServer;
+const clients: LockClient[] = [];
+function newRw(options: Parameters<typeof lockClient>[1] = {}) {
+  const c = lockClient(server, options);
+  clients.push(c.client);
+  return { rw: new ReadWriteLock(c.client), client: c.client, redis: c.redis };
+}
+
+before(async () => {
+  server = await RedisServer.start();
+});
+after(async () => {
+  await Promise.all(clients.map((c) => c.close()));
+  await server.stop();
+  assert.deepEqual(unhandledRejections(), [], 'no unhandled rejection during the read-write lock tests');
+});
+
+describe('sharing and exclusion', () => {
+  it('readers share; a writer waits for them; readers and writers of others wait for the writer', async () => {
+    const name = 'rw-basic';
+    const [a, b, c, d] = [newRw(), newRw(), newRw(), newRw()];
+    const r1 = await a.rw.read.acquire(name, { leaseMs: 5000 });
+    const r2 = await b.rw.read.tryAcquire(name, { leaseMs: 5000 });
+    assert.ok(r2, 'a second reader shares the lock');
+    assert.equal(await a.rw.mode(name), 'read');
+    assert.equal(await c.rw.write.tryAcquire(name, { leaseMs: 5000 }), null);
+    const events: string[] = [];
+    const writer = c.rw.write.acquire(name, { waitMs: 5000, leaseMs: 5000 }).then((h) => {
+      events.push('writer');
+      return h;
+    });
+    await sleep(50);
+    await r1.release();
+    await sleep(50);
+    assert.deepEqual(events, [], 'the writer waits for every reader');
+    await r2.release();
+    const w = await writer;
+    assert.equal(await a.rw.mode(name), 'write');
+    assert.equal(await d.rw.read.tryAcquire(name, { leaseMs: 5000 }), null, 'readers excluded');
+    assert.equal(await d.rw.write.tryAcquire(name, { leaseMs: 5000 }), null, 'writers excluded');
+    const reader = d.rw.read.acquire(name, { waitMs: 5000, leaseMs: 5000 });
+    await sleep(50);
+    await w.release();
+    const r3 = await reader;
+    assert.ok(r3.token > w.token && w.token > r1.token, 'fencing tokens increase');
+    await r3.release();
+    assert.equal(await a.redis.exists(name), 0);
+    assert.equal(await a.redis.exists(rwKeys(name).holds), 0);
+  });
+
+  it('both sides re-enter; holds count down to the last release', async () => {
+    const name = 'rw-reenter';
+    const { rw, redis } = newRw();
+    const other = newRw();
+    await rw.write.withLock(name, { leaseMs: 5000 }, async (outer) => {
+      await rw.write.withLock(name, { leaseMs: 5000 }, async (inner) => {
+        assert.equal(inner.holdCount, 2);
+        assert.equal(await rw.write.holdCount(name), 2);
+      });
+      assert.equal(outer.holdCount, 1);
+      assert.equal(await other.rw.read.tryAcquire(name), null);
+    });
+    await rw.read.withLock(name, { leaseMs: 5000 }, async () => {
+      await rw.read.withLock(name, { leaseMs: 5000 }, async (inner) => {
+        assert.equal(inner.holdCount, 2);
+      });
+      assert.equal(await rw.read.holdCount(name), 1);
+    });
+    assert.equal(await redis.exists(name), 0);
+  });
+});
+
+describe('downgrade and upgrade', () => {
+  it('a writer takes the read lock, releases the write lock, and keeps reading while writers stay out', async () => {
+    const name = 'rw-downgrade';
+    const { rw } = newRw();
+    const otherReader = newRw();
+    const otherWriter = newRw();
+    await rw.write.withLock(name, { leaseMs: 5000 }, async (w) => {
+      const queuedReader = otherReader.rw.read.acquire(name, { waitMs: 5000, leaseMs: 5000 });
+      while ((await otherReader.redis.zcard(rwKeys(name).queue)) === 0) await sleep(5);
+      const r = await rw.read.acquire(name, { leaseMs: 5000 }); // same chain: same owner
+      assert.equal(r.holdCount, 1);
+      await w.release(); // the downgrade
+      assert.equal(await rw.mode(name), 'read');
+      const joined = await queuedReader; // the reader queued behind the writer joins us
+      assert.equal(await otherWriter.rw.write.tryAcquire(name, { leaseMs: 1000 }), null);
+      await joined.release();
+      await r.release();
+    });
+    const w2 = await otherWriter.rw.write.tryAcquire(name, { leaseMs: 1000 });
+    assert.ok(w2, 'free again after the downgraded read hold ends');
+    await w2.release();
+  });
+
+  it('a reader asking for the write lock gets LockUpgradeError at once, in every form', async () => {
+    const name = 'rw-upgrade';
+    const a = newRw();
+    const b = newRw();
+    // Two readers that would both upgrade: with waiting, each would wait for the other forever.
+    await Promise.all(
+      [a, b].map(({ rw }) =>
+        rw.read.withLock(name, { leaseMs: 5000 }, async () => {
+          await sleep(20);
+          const t0 = performance.now();
+          await assert.rejects(rw.write.acquire(name, { leaseMs: 5000 }), LockUpgradeError);
+          await assert.rejects(rw.write.tryAcquire(name, { leaseMs: 5000 }), LockUpgradeError);
+          await assert.rejects(
+            rw.write.withLock(name, { waitMs: 5000 }, () => {}),
+            (err: unknown) => err instanceof LockUpgradeError && err.code === 'lock_upgrade',
+          );
+          assert.ok(performance.now() - t0 < 200, 'refused at once, not after waiting');
+        }),
+      ),
+    );
+    assert.equal(await a.redis.exists(name), 0);
+    assert.equal(await a.redis.zcard(rwKeys(name).queue), 0, 'the refused upgrade left nothing queued');
+  });
+});
+
+describe('leases', () => {
+  it('each read hold lapses on its own lease while another reader keeps the lock alive', async () => {
+    const name = 'rw-own-lease';
+    const a = newRw();
+    const b = newRw({ watchdogLeaseMs: 300 });
+    const { redis } = a;
+    const short = await a.rw.read.acquire(name, { leaseMs: 300 });
+    const long = await b.rw.read.acquire(name); // watchdog-renewed
+    await sleep(500);
+    assert.equal(await short.remainingTtl(), 0, 'the short hold lapsed');
+    assert.ok((await long.remainingTtl()) > 0, 'the renewed hold is still there');
+    assert.ok(short.lost, 'the short hold is known lost');
+    assert.equal(long.signal.aborted, false);
+    const writer = newRw();
+    assert.equal(await writer.rw.write.tryAcquire(name, { leaseMs: 1000 }), null, 'the live reader blocks');
+    const fields = await redis.hkeys(name);
+    assert.ok(!fields.includes(`r:${short.owner}`), 'the lapsed hold is gone from the lock');
+    await long.release();
+    const w = await writer.rw.write.tryAcquire(name, { leaseMs: 1000 });
+    assert.ok(w, 'writer gets the lock once the live reader left');
+    await w.release();
+  });
+
+  it('readers of a crashed process stop blocking a waiting writer after their lease', async () => {
+    const name = 'rw-crashed-readers';
+    const crashed = newRw();
+    const live = newRw({ watchdogLeaseMs: 300 });
+    await crashed.rw.read.acquire(name, { leaseMs: 800 });
+    await crashed.rw.read.acquire(name, { leaseMs: 800, owner: 'crashed-2' });
+    const crashedAt = performance.now();
+    crashed.redis.disconnect();
+    const liveHold = await live.rw.read.acquire(name); // renewed by the watchdog all along
+    const writer = newRw();
+    const got = writer.rw.write.acquire(name, { waitMs: 5000, leaseMs: 5000 });
+    await sleep(100);
+    await liveHold.release();
+    const w = await got;
+    const waited = performance.now() - crashedAt;
+    assert.ok(
+      waited >= 700 && waited < 800 + 300,
+      `writer got the lock ${Math.round(waited)} ms after the crash`,
+    );
+    await w.release();
+  });
+});
+
+describe('no writer starvation', () => {
+  it('a stream of new readers cannot keep a waiting writer out: they queue behind it', async () => {
+    const name = 'rw-starve';
+    const first = newRw();
+    const r0 = await first.rw.read.acquire(name, { leaseMs: 5000 });
+    const writer = newRw();
+    const events: string[] = [];
+    let writerHeld = false;
+    let overlap = 0;
+    const wGot = writer.rw.write.acquire(name, { waitMs: 10_000, leaseMs: 5000 });
+    await sleep(30);
+    // Readers arrive every 20 ms, each holding 100 ms: with readers allowed to join, the read lock
+    // would never be free for the writer.
+    const stream: Promise<void>[] = [];
+    let streaming = true;
+    void (async () => {
+      for (let i = 0; streaming; i++) {
+        const { rw } = newRw();
+        stream.push(
+          rw.read.withLock(name, { waitMs: 10_000, leaseMs: 5000 }, async () => {
+            if (writerHeld) overlap += 1;
+            events.push(`r${i}`);
+            await sleep(100);
+          }),
+        );
+        await sleep(20);
+      }
+    })();
+    await sleep(150);
+    const released = performance.now();
+    await r0.release();
+    const w: LockHandle = await wGot;
+    writerHeld = true;
+    events.push('writer');
+    const waitedAfterRelease = performance.now() - released;
+    await sleep(50);
+    writerHeld = false;
+    await w.release();
+    streaming = false;
+    await sleep(30);
+    await Promise.all(stream);
+    assert.ok(
+      waitedAfterRelease < 100,
+      `writer waited ${Math.round(waitedAfterRelease)} ms after the last old reader`,
+    );
+    assert.equal(events[0], 'writer', `readers that came after the writer went first: ${events.join(',')}`);
+    assert.ok(events.length > 5, `readers kept coming: ${events.length}`);
+    assert.equal(overlap, 0);
+  });
+
+  it('readers queued together behind a writer are granted together when it leaves', async () => {
+    const name = 'rw-batch';
+    const w = newRw();
+    const h = await w.rw.write.acquire(name, { leaseMs: 5000 });
+    const readers = await Promise.all([newRw(), newRw(), newRw()]);
+    const inside: number[] = [];
+    let concurrent = 0;
+    const done = readers.map(({ rw }, i) =>
+      rw.read.withLock(name, { waitMs: 5000, leaseMs: 5000 }, async () => {
+        concurrent += 1;
+        inside.push(concurrent);
+        await sleep(50);
+        concurrent -= 1;
+        return i;
+      }),
+    );
+    await sleep(50);
+    await h.release();
+    await Promise.all(done);
+    assert.equal(Math.max(...inside), 3, 'all three readers held the lock at once');
+  });
+});

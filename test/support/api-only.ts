@@ -1,0 +1,25 @@
+// An API process without the writer (boot + startApi only, as src/api.ts runs it): orders stay
+// `reserved` until a writer is started on the same runtime with startWriter().
+import type { AddressInfo } from 'node:net';
+import { boot, type Runtime, shutdown, startApi, startWorker } from '../../src/runtime.ts';
+import type { Infra } from './service.ts';
+
+export interface ApiOnly {
+  url: string;
+  rt: Runtime;
+  /** Starts the writer and sweeper in this runtime (like src/worker.ts). */
+  startWriter(): void;
+  stop(): Promise<void>;
+}
+
+export async function startApiOnly(infra: Infra, env: Record<string, string> = {}): Promise<ApiOnly> {
+  const rt = await boot('test-api', { ...infra.env, ...env });
+  const server = await startApi(rt);
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    rt,
+    startWriter: () => startWorker(rt),
+    stop: () => shutdown(rt),
+  };
+}

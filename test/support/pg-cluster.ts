@@ -1,0 +1,185 @@
+// A private PostgreSQL cluster for tests that must stop, crash or restart Postgres (never the
+// machine's shared server): initdb into a temporary directory, then pg_ctl start/stop on a free port
+// with the Unix socket in that directory too. The binaries come from /usr/lib/postgresql/<ver>/bin
+// (or PG_BIN). initdb and postgres refuse to run as root, so when the test runs as root every
+// command runs as the `postgres` OS user (runuser), in a directory that user owns.
+import { execFile, execFileSync } from 'node:child_process';
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { freePort } from './redis-server.ts';
+
+const exec = promisify(execFile);
+
+export interface PgClusterOptions {
+  /** Extra server settings, e.g. { fsync: 'off' } (passed as -c name=value). */
+  settings?: Record<string, string>;
+  /** Database created for the test; default 'flashsale'. */
+  database?: string;
+}
+
+/** Directory holding initdb/pg_ctl: $PG_BIN, else the newest /usr/lib/postgresql/<version>/bin. */
+export function findPgBin(): string {
+  const fromEnv = process.env.PG_BIN;
+  if (fromEnv) return fromEnv;
+  const root = '/usr/lib/postgresql';
+  const versions = existsSync(root)
+    ? readdirSync(root)
+        .filter((v) => existsSync(join(root, v, 'bin', 'initdb')))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
+  if (versions.length === 0) {
+    throw new Error('no PostgreSQL server binaries found in /usr/lib/postgresql/*/bin; set PG_BIN');
+  }
+  return join(root, versions[0] as string, 'bin');
+}
+
+/** uid/gid of an OS user, or null when there is none. */
+function osUser(name: string): { uid: number; gid: number } | null {
+  try {
+    const id = (flag: string) => Number(execFileSync('id', [flag, name], { encoding: 'utf8' }).trim());
+    return { uid: id('-u'), gid: id('-g') };
+  } catch {
+    return null;
+  }
+}
+
+export class PgCluster {
+  private running = false;
+
+  private constructor(
+    readonly dir: string,
+    readonly port: number,
+    private readonly bin: string,
+    private readonly runAs: string | null,
+    private readonly settings: Record<string, string>,
+    readonly database: string,
+  ) {}
+
+  /** initdb + start + CREATE DATABASE. */
+  static async start(options: PgClusterOptions = {}): Promise<PgCluster> {
+    const bin = findPgBin();
+    const dir = mkdtempSync(join(tmpdir(), 'flashsale-pg-'));
+    const asRoot = process.getuid?.() === 0;
+    let runAs: string | null = null;
+    if (asRoot) {
+      const user = osUser('postgres');
+      if (!user) throw new Error('running as root needs a `postgres` OS user to run initdb/postgres as');
+      chownSync(dir, user.uid, user.gid);
+      runAs = 'postgres';
+    }
+    const cluster = new PgCluster(
+      dir,
+      await freePort(),
+      bin,
+      runAs,
+      // A test cluster: small, and quick to start and stop.
+      { shared_buffers: '32MB', max_connections: '100', ...options.settings },
+      options.database ?? 'flashsale',
+    );
+    try {
+      await cluster.run('initdb', [
+        '-A',
+        'trust',
+        '-U',
+        'postgres',
+        '-E',
+        'UTF8',
+        '--no-sync',
+        '-D',
+        cluster.dataDir,
+      ]);
+      await cluster.startServer();
+      const admin = new pg.Client({ connectionString: cluster.urlFor('postgres') });
+      await admin.connect();
+      try {
+        await admin.query(`CREATE DATABASE ${cluster.database}`);
+      } finally {
+        await admin.end();
+      }
+    } catch (err) {
+      await cluster.destroy().catch(() => {});
+      throw err;
+    }
+    return cluster;
+  }
+
+  get dataDir(): string {
+    return join(this.dir, 'data');
+  }
+
+  /** URL of the test database (TCP on 127.0.0.1). */
+  get url(): string {
+    return this.urlFor(this.database);
+  }
+
+  urlFor(database: string): string {
+    return `postgres://postgres@127.0.0.1:${this.port}/${database}`;
+  }
+
+  get isRunning(): boolean {
+    return this.running;
+  }
+
+  /** pg_ctl start, waiting until it accepts connections. */
+  async startServer(): Promise<void> {
+    const opts = [
+      `-p ${this.port}`,
+      `-k ${this.dir}`,
+      '-c listen_addresses=127.0.0.1',
+      ...Object.entries(this.settings).map(([k, v]) => `-c ${k}=${v}`),
+    ].join(' ');
+    await this.run('pg_ctl', [
+      '-D',
+      this.dataDir,
+      '-o',
+      opts,
+      '-l',
+      join(this.dir, 'server.log'),
+      '-w',
+      '-t',
+      '60',
+      'start',
+    ]);
+    this.running = true;
+  }
+
+  /** pg_ctl stop; 'immediate' is a crash (no checkpoint, clients cut off), 'fast' a clean stop. */
+  async stopServer(mode: 'immediate' | 'fast' = 'immediate'): Promise<void> {
+    if (!this.running) return;
+    await this.run('pg_ctl', ['-D', this.dataDir, '-m', mode, '-w', '-t', '60', 'stop']);
+    this.running = false;
+  }
+
+  /** Stops the server (if running) and removes its directory. */
+  async destroy(): Promise<void> {
+    try {
+      if (existsSync(join(this.dataDir, 'postmaster.pid'))) {
+        await this.run('pg_ctl', ['-D', this.dataDir, '-m', 'immediate', '-w', '-t', '60', 'stop']).catch(
+          () => {},
+        );
+      }
+    } finally {
+      this.running = false;
+      rmSync(this.dir, { recursive: true, force: true });
+    }
+  }
+
+  /** The server log (for diagnosing a failed start). */
+  logPath(): string {
+    return join(this.dir, 'server.log');
+  }
+
+  private async run(tool: string, args: string[]): Promise<void> {
+    const path = join(this.bin, tool);
+    const [cmd, argv] = this.runAs ? ['runuser', ['-u', this.runAs, '--', path, ...args]] : [path, args];
+    try {
+      await exec(cmd, argv, { cwd: this.dir, timeout: 90_000 });
+    } catch (err) {
+      const e = err as { stderr?: string; stdout?: string; message: string };
+      throw new Error(`${tool} failed: ${e.stderr || e.stdout || e.message}`.trim());
+    }
+  }
+}

@@ -1,0 +1,86 @@
+// Whole-database snapshots of a private Redis, for "changes nothing" assertions: every key with its
+// type, whether it carries a TTL, and its DUMP (the serialised value), compared key by key.
+import type { Redis } from 'ioredis';
+
+export interface KeyState {
+  type: string;
+  /** True when the key has a TTL (its remaining time is not compared: it ticks). */
+  expires: boolean;
+  /** DUMP of the value, hex. */
+  dump: string;
+}
+
+export type RedisSnapshot = Map<string, KeyState>;
+
+export interface SnapshotOptions {
+  /** Keys to leave out (e.g. lock metadata that a refused admin request may legitimately touch). */
+  exclude?: (key: string) => boolean;
+}
+
+async function scanAll(client: Redis): Promise<string[]> {
+  const keys: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, batch] = await client.scan(cursor, 'COUNT', 1000);
+    keys.push(...batch);
+    cursor = next;
+  } while (cursor !== '0');
+  return keys;
+}
+
+export async function snapshotRedis(client: Redis, options: SnapshotOptions = {}): Promise<RedisSnapshot> {
+  const keys = (await scanAll(client)).filter((k) => !options.exclude?.(k)).sort();
+  const snapshot: RedisSnapshot = new Map();
+  for (let i = 0; i < keys.length; i += 500) {
+    const chunk = keys.slice(i, i + 500);
+    const p = client.pipeline();
+    for (const key of chunk) p.type(key).pttl(key).dumpBuffer(key);
+    const replies = (await p.exec()) ?? [];
+    chunk.forEach((key, j) => {
+      const [type, pttl, dump] = [0, 1, 2].map((n) => {
+        const [err, value] = replies[j * 3 + n] ?? [null, null];
+        if (err) throw err;
+        return value;
+      });
+      // A key that expired between SCAN and TYPE is gone: leave it out.
+      if (type === 'none') return;
+      snapshot.set(key, {
+        type: String(type),
+        expires: Number(pttl) >= 0,
+        dump: dump ? (dump as Buffer).toString('hex') : '',
+      });
+    });
+  }
+  return snapshot;
+}
+
+/** Human-readable differences (added, removed, changed keys); empty when the snapshots are equal. */
+export function diffSnapshots(before: RedisSnapshot, after: RedisSnapshot): string[] {
+  const out: string[] = [];
+  for (const [key, was] of before) {
+    const now = after.get(key);
+    if (!now) out.push(`removed ${key} (${was.type})`);
+    else if (now.type !== was.type) out.push(`retyped ${key}: ${was.type} -> ${now.type}`);
+    else if (now.dump !== was.dump) out.push(`changed ${key} (${was.type})`);
+    else if (now.expires !== was.expires) out.push(`ttl ${was.expires ? 'removed from' : 'added to'} ${key}`);
+  }
+  for (const [key, now] of after) if (!before.has(key)) out.push(`added ${key} (${now.type})`);
+  return out;
+}
+
+/** Deletes the unlock latches that every lock release leaves for 10 s (they would expire mid-test). */
+export async function dropUnlockLatches(client: Redis): Promise<void> {
+  const keys = (await scanAll(client)).filter((k) => k.startsWith('redisson_unlock_latch:'));
+  if (keys.length > 0) await client.del(...keys);
+}
+
+/** INFO commandstats as {command: calls}, e.g. {evalsha: 12, get: 40}. */
+export async function commandCalls(client: Redis): Promise<Record<string, number>> {
+  const info = await client.info('commandstats');
+  const calls: Record<string, number> = {};
+  for (const line of info.split('\n')) {
+    const m = /^cmdstat_([^:]+):calls=(\d+)/.exec(line.trim());
+    if (m?.[1] && m[2]) calls[m[1]] = Number(m[2]);
+  }
+  return calls;
+}

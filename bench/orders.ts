@@ -574,10 +574,12 @@ function report(): { checks: Check[]; reported: Check[]; estimated: Check[] } {
   };
   const ours = (r: ScenarioResult) =>
     Object.entries(r.cores)
-      .filter(([k]) => k !== 'machine')
+      .filter(([k]) => k !== 'machine' && k !== 'irq+steal')
       .reduce((a, [, v]) => a + (Number.isFinite(v) ? v : 0), 0);
+  const otherCores = (r: ScenarioResult) =>
+    Math.max(0, (r.cores.machine ?? Number.NaN) - (r.cores['irq+steal'] ?? 0) - ours(r));
   printTable(
-    `CPU during each load, in cores (this machine has ${os.cpus().length}); "others" = machine - ours`,
+    `CPU during each load, in cores (this machine has ${os.cpus().length}); "others" = processes not ours`,
     [
       { header: 'scenario', value: (r: ScenarioResult) => r.key, align: 'left' },
       { header: 'autocannon', value: (r: ScenarioResult) => cores(r, 'bench (autocannon)') },
@@ -586,15 +588,13 @@ function report(): { checks: Check[]; reported: Check[]; estimated: Check[] } {
       { header: 'writer', value: (r: ScenarioResult) => cores(r, 'writer') },
       { header: 'redis', value: (r: ScenarioResult) => cores(r, 'redis') },
       { header: 'postgres', value: (r: ScenarioResult) => cores(r, 'postgres') },
+      { header: 'irq+steal', value: (r: ScenarioResult) => cores(r, 'irq+steal') },
       { header: 'machine', value: (r: ScenarioResult) => cores(r, 'machine') },
-      {
-        header: 'others',
-        value: (r: ScenarioResult) => Math.max(0, (r.cores.machine ?? Number.NaN) - ours(r)).toFixed(2),
-      },
+      { header: 'others', value: (r: ScenarioResult) => otherCores(r).toFixed(2) },
     ],
     results,
   );
-  const others = results.map((r) => Math.max(0, (r.cores.machine ?? Number.NaN) - ours(r)));
+  const others = results.map(otherCores);
   const disturbed = results.filter((_, i) => (others[i] ?? 0) > 0.25).map((r) => r.key);
   console.log(
     disturbed.length > 0

@@ -51,10 +51,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const c = parsed.data;
   const production = c.NODE_ENV === 'production';
-  const token = c.ADMIN_TOKEN ?? (production ? '' : DEV_ADMIN_TOKEN);
-  if (production && (token.length < 16 || token === DEV_ADMIN_TOKEN)) {
+  // The well-known development token only for a run that says it is one (`npm start` does).
+  const devRun = !production && env.FLASHSALE_DEV_RUN === '1';
+  const token = c.ADMIN_TOKEN ?? (devRun ? DEV_ADMIN_TOKEN : '');
+  if (token === '' || (token === DEV_ADMIN_TOKEN && !devRun)) {
     throw new ConfigError(
-      'invalid configuration: ADMIN_TOKEN must be set to a secret of at least 16 characters when NODE_ENV=production',
+      'invalid configuration: ADMIN_TOKEN must be set (or FLASHSALE_DEV_RUN=1 for a local run with the token "dev-admin-token")',
+    );
+  }
+  if (production && token.length < 16) {
+    throw new ConfigError(
+      'invalid configuration: ADMIN_TOKEN must be a secret of at least 16 characters when NODE_ENV=production',
     );
   }
   return { ...c, ADMIN_TOKEN: token, devToken: token === DEV_ADMIN_TOKEN };

@@ -11,7 +11,13 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { LOCK_SCRIPTS, type LockClient, type LockHandle, lockKeys } from '../src/lock/index.ts';
-import { acquireArgs, parseAcquireReply, parseReleaseReply, releaseArgs } from '../src/lock/scripts.ts';
+import {
+  acquireArgs,
+  parseAcquireReply,
+  parseReleaseReply,
+  releaseArgs,
+  renewArgs,
+} from '../src/lock/scripts.ts';
 import { replyInt } from '../src/redis/lua.ts';
 import { lockClient, unhandledRejections } from './support/lock.ts';
 import { Recorder } from './support/pubsub.ts';
@@ -284,7 +290,7 @@ describe('Redisson (seed 000 scripts) and this library exclude each other on one
     assert.equal(lockKeys(name).channel, channel, 'ours: the same channel');
     assert.equal(lockKeys('anyLock').channel, 'redisson_lock__channel:{anyLock}');
     const k = lockKeys(name);
-    for (const key of [k.channel, k.token, k.queue, k.waiters, k.latch('r1')]) {
+    for (const key of [k.channel, k.token, k.queue, k.waiters, k.handed, k.ours, k.latch('r1')]) {
       assert.equal(hashTag(key), 'P:1:0', `${key} shares the lock's slot`);
     }
 
@@ -324,7 +330,7 @@ describe('lock script replies on the wire: RESP2 and RESP3', () => {
   const [acquire, release, renew] = LOCK_SCRIPTS;
 
   for (const proto of [2, 3] as const) {
-    it(`RESP${proto}: array of two integers / integer / null, and the parsers accept the decoded values`, async () => {
+    it(`RESP${proto}: array of two integers ({token, count} or {0, pttl}) / integer / null, and the parsers accept the decoded values`, async () => {
       assert.ok(acquire && release && renew);
       const raw = await RawRedis.connect(server.port);
       try {
@@ -341,52 +347,92 @@ describe('lock script replies on the wire: RESP2 and RESP3', () => {
         assert.equal(releaseSha, sha1(release.source));
 
         const name = `resp${proto}:lock`;
-        const req = (owner: string) =>
-          acquireArgs({ name, owner, leaseMs: 5000, mode: 'try', clientId: `c-${owner}`, eligibleMs: 0 });
+        const k = lockKeys(name);
+        // The key counts the headers of acquire.lua / release.lua document.
+        assert.equal(acquire.numberOfKeys, 6);
+        assert.equal(release.numberOfKeys, 8);
+        const acquireKeys = acquire.numberOfKeys;
+        const releaseKeys = release.numberOfKeys;
+        const req = (owner: string, mode: 'try' | 'wait' = 'try', waitId = '') =>
+          acquireArgs({
+            name,
+            owner,
+            leaseMs: 5000,
+            mode,
+            clientId: `c-${owner}`,
+            eligibleMs: mode === 'try' ? 0 : 10_000,
+            waitId,
+          });
         const evalsha = (sha: RespValue, numKeys: number, args: (string | number)[]) =>
           raw.command('EVALSHA', String(sha), numKeys, ...args);
 
         // Acquired: an array of two integers {token, holdCount}.
-        const got = await evalsha(acquireSha, 4, req('o1'));
+        const got = await evalsha(acquireSha, acquireKeys, req('o1'));
         assert.equal(got.raw, '*2\r\n:1\r\n:1\r\n');
         assert.deepEqual(parseAcquireReply(got.value), { acquired: true, token: 1, holdCount: 1 });
-        const again = await raw.command('EVAL', acquire.source, 4, ...req('o1'));
+        const again = await raw.command('EVAL', acquire.source, acquireKeys, ...req('o1'));
         assert.equal(again.raw, '*2\r\n:2\r\n:2\r\n', 'EVAL of the same source, re-entry');
         assert.deepEqual(parseAcquireReply(again.value), { acquired: true, token: 2, holdCount: 2 });
 
-        // Held by another owner: an integer, the PTTL.
-        const held = await evalsha(acquireSha, 4, req('o2'));
-        assert.match(held.raw, /^:\d+\r\n$/);
+        // Held by one of ours (the flag is set): an array {0, pttl}, whatever the mode.
+        const held = await evalsha(acquireSha, acquireKeys, req('o2'));
+        const heldMatch = /^\*2\r\n:0\r\n:(\d+)\r\n$/.exec(held.raw);
+        assert.ok(heldMatch, `held reply ${JSON.stringify(held.raw)}`);
         const parsedHeld = parseAcquireReply(held.value);
-        assert.equal(parsedHeld.acquired, false);
+        assert.deepEqual(parsedHeld, { acquired: false, pttl: Number(heldMatch[1]), handOffExpected: true });
         assert.ok(!parsedHeld.acquired && parsedHeld.pttl > 0 && parsedHeld.pttl <= 5000);
-        assert.equal(replyInt(held.value), parsedHeld.pttl);
+        const queued = await evalsha(acquireSha, acquireKeys, req('o2', 'wait', 'c-o2:w1'));
+        assert.match(queued.raw, /^\*2\r\n:0\r\n:\d+\r\n$/);
+        assert.equal(parseAcquireReply(queued.value).acquired, false);
+        assert.notEqual(await admin.zscore(k.queue, 'c-o2:w1'), null, 'queued under its wait id');
 
         // Release by a non-owner: null ('_' in RESP3, the null bulk string in RESP2).
-        const notHeld = await evalsha(releaseSha, 6, releaseArgs(name, 'o2', 5000, 'release', 'r-o2'));
+        const rel = (owner: string, requestId: string, mode: 'release' | 'cancel' = 'release', waitId = '') =>
+          evalsha(releaseSha, releaseKeys, releaseArgs(name, owner, 5000, mode, requestId, waitId));
+        const notHeld = await rel('o2', 'r-o2');
         assert.equal(notHeld.raw, proto === 3 ? '_\r\n' : '$-1\r\n');
         assert.equal(notHeld.value, null);
         assert.equal(parseReleaseReply(notHeld.value), null);
+        // A cancel by a wait that was handed nothing: null too, and the wait left the queue.
+        const cancelled = await rel('o2', 'r-o2-cancel', 'cancel', 'c-o2:w1');
+        assert.equal(cancelled.raw, proto === 3 ? '_\r\n' : '$-1\r\n');
+        assert.equal(parseReleaseReply(cancelled.value), null);
+        assert.equal(await admin.zcard(k.queue), 0);
 
         // Holds remain: 0; released: 1; the same request again is answered from the latch: 1.
-        const down = await evalsha(releaseSha, 6, releaseArgs(name, 'o1', 5000, 'release', 'r-1'));
+        const down = await rel('o1', 'r-1');
         assert.equal(down.raw, ':0\r\n');
         assert.equal(parseReleaseReply(down.value), 0);
-        const freed = await evalsha(releaseSha, 6, releaseArgs(name, 'o1', 5000, 'release', 'r-2'));
+        const freed = await rel('o1', 'r-2');
         assert.equal(freed.raw, ':1\r\n');
         assert.equal(parseReleaseReply(freed.value), 1);
-        const latched = await evalsha(releaseSha, 6, releaseArgs(name, 'o1', 5000, 'release', 'r-2'));
+        const latched = await rel('o1', 'r-2');
         assert.equal(latched.raw, ':1\r\n');
         assert.equal(parseReleaseReply(latched.value), 1);
-        const gone = await evalsha(releaseSha, 6, releaseArgs(name, 'o1', 5000, 'release', 'r-3'));
+        const gone = await rel('o1', 'r-3');
         assert.equal(parseReleaseReply(gone.value), null, 'released already: not held');
+        assert.equal(await admin.exists(k.ours), 0, 'the flag went with the lock');
+
+        // Held by a foreign (Redisson) holder: no flag, so the bare integer PTTL (Redisson's contract).
+        const javaHolds = await raw.command('EVAL', REDISSON_LOCK_SCRIPT, 1, name, 5000, 'java:9');
+        assert.equal(javaHolds.raw, proto === 3 ? '_\r\n' : '$-1\r\n');
+        const foreignHeld = await evalsha(acquireSha, acquireKeys, req('o2'));
+        assert.match(foreignHeld.raw, /^:\d+\r\n$/);
+        const parsedForeign = parseAcquireReply(foreignHeld.value);
+        assert.deepEqual(parsedForeign, {
+          acquired: false,
+          pttl: replyInt(foreignHeld.value),
+          handOffExpected: false,
+        });
+        assert.ok(!parsedForeign.acquired && parsedForeign.pttl > 0 && parsedForeign.pttl <= 5000);
+        await admin.del(name);
 
         // Renewal: integers 1 / 0.
-        await evalsha(acquireSha, 4, req('o3'));
-        const renewed = await raw.command('EVAL', renew.source, 1, name, 5000, 'o3');
+        await evalsha(acquireSha, acquireKeys, req('o3'));
+        const renewed = await raw.command('EVAL', renew.source, 2, ...renewArgs(name, 5000, 'o3'));
         assert.equal(renewed.raw, ':1\r\n');
         assert.equal(replyInt(renewed.value), 1);
-        const refused = await raw.command('EVAL', renew.source, 1, name, 5000, 'o1');
+        const refused = await raw.command('EVAL', renew.source, 2, ...renewArgs(name, 5000, 'o1'));
         assert.equal(refused.raw, ':0\r\n');
         assert.equal(replyInt(refused.value), 0);
 

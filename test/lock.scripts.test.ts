@@ -1,7 +1,8 @@
 // The lock's Lua scripts on their own, called directly through a connection where withLockScripts
 // defined them, with argument lists built by acquireArgs/releaseArgs. Each case checks the reply and
 // the state left in Redis: the lock hash and its PTTL, the fencing counter, the waiter queue and info
-// hash with their TTLs, the unlock latch, and what was (and was not) published where.
+// hash (keyed by wait id, one per acquire call) with their TTLs, the hand-off markers, the "held by one
+// of ours" flag, the unlock latch, and what was (and was not) published where.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -10,12 +11,15 @@ import {
   type AcquireRequest,
   acquireArgs,
   type LockRedis,
+  parseAcquireReply,
   type ReleaseMode,
   releaseArgs,
+  renewArgs,
   withLockScripts,
 } from '../src/lock/scripts.ts';
 import { Recorder } from './support/pubsub.ts';
 import { RedisServer } from './support/redis-server.ts';
+import { REDISSON_LOCK_SCRIPT } from './support/redisson.ts';
 
 let server: RedisServer;
 let redis: LockRedis;
@@ -34,15 +38,23 @@ let requestSeq = 0;
 const wake = (clientId: string) => `flashsale_lock__wake:${clientId}`;
 
 type Acquire = Partial<AcquireRequest> & Pick<AcquireRequest, 'name' | 'owner'>;
+/** One acquire; the wait id defaults to one per owner (`<owner>#w`), tests that need more pass their own. */
 function acquire(r: Acquire): Promise<unknown> {
   return redis.flashsaleLockAcquire(
-    ...acquireArgs({ leaseMs: 5000, mode: 'try', clientId: `client-of-${r.owner}`, eligibleMs: 0, ...r }),
+    ...acquireArgs({
+      leaseMs: 5000,
+      mode: 'try',
+      clientId: `client-of-${r.owner}`,
+      eligibleMs: 0,
+      waitId: `${r.owner}#w`,
+      ...r,
+    }),
   );
 }
 function release(
   name: string,
   owner: string,
-  opts: { mode?: ReleaseMode; requestId?: string; leaseMs?: number } = {},
+  opts: { mode?: ReleaseMode; requestId?: string; leaseMs?: number; waitId?: string } = {},
 ): Promise<unknown> {
   requestSeq += 1;
   return redis.flashsaleLockRelease(
@@ -52,11 +64,16 @@ function release(
       opts.leaseMs ?? 5000,
       opts.mode ?? 'release',
       opts.requestId ?? `req-${requestSeq}`,
+      opts.waitId,
     ),
   );
 }
 function renew(name: string, leaseMs: number, owner: string): Promise<unknown> {
-  return redis.flashsaleLockRenew(name, leaseMs, owner);
+  return redis.flashsaleLockRenew(...renewArgs(name, leaseMs, owner));
+}
+/** A Java Redisson client takes the lock with its own script: no flag, no token, no queue. */
+function foreignHold(name: string, owner: string, leaseMs: number): Promise<unknown> {
+  return redis.eval(REDISSON_LOCK_SCRIPT, 1, name, leaseMs, owner);
 }
 async function token(name: string): Promise<number> {
   return Number(await redis.get(lockKeys(name).token));
@@ -70,44 +87,86 @@ async function record(...channels: string[]): Promise<Recorder> {
   recorders.push(r);
   return r;
 }
+/** A `{0, pttl}` reply: held by one of ours, which will hand off. Returns the PTTL. */
+function heldByOurs(reply: unknown, maxPttl: number): number {
+  assert.ok(Array.isArray(reply) && reply.length === 2, `expected {0, pttl}, got ${JSON.stringify(reply)}`);
+  const [zero, pttl] = reply as [number, number];
+  assert.equal(zero, 0, 'first element 0: not a token (tokens start at 1)');
+  assert.ok(pttl > 0 && pttl <= maxPttl, `pttl ${pttl}`);
+  assert.deepEqual(parseAcquireReply(reply), { acquired: false, pttl, handOffExpected: true });
+  return pttl;
+}
+/** A bare integer reply: the holder's PTTL (Redisson's contract; the holder is not one of ours). */
+function bareTtl(reply: unknown, maxPttl: number): number {
+  assert.equal(typeof reply, 'number', `expected a bare PTTL, got ${JSON.stringify(reply)}`);
+  const pttl = reply as number;
+  assert.ok(pttl > 0 && pttl <= maxPttl, `pttl ${pttl}`);
+  assert.deepEqual(parseAcquireReply(reply), { acquired: false, pttl, handOffExpected: false });
+  return pttl;
+}
+async function pttlWithin(key: string, min: number, max: number): Promise<void> {
+  const pttl = await redis.pttl(key);
+  assert.ok(pttl > min && pttl <= max, `${key} pttl ${pttl} not in (${min}, ${max}]`);
+}
 
 describe('acquire.lua', () => {
-  it('free lock: {token, 1}, PEXPIRE set to the lease, token counter incremented', async () => {
+  it('free lock: {token, 1}, PEXPIRE set to the lease, token counter incremented, "ours" flag set for the lease', async () => {
     const name = 'a:free';
+    const k = lockKeys(name);
+    assert.equal(k.ours, 'flashsale_lock__ours:{a:free}');
     assert.deepEqual(await acquire({ name, owner: 'o1', leaseMs: 4000 }), [1, 1]);
     assert.deepEqual(await redis.hgetall(name), { o1: '1' });
-    const pttl = await redis.pttl(name);
-    assert.ok(pttl > 3500 && pttl <= 4000, `pttl ${pttl}`);
+    await pttlWithin(name, 3500, 4000);
+    assert.equal(await redis.get(k.ours), '1');
+    await pttlWithin(k.ours, 3500, 4000);
     assert.equal(await token(name), 1);
-    assert.equal(await redis.pttl(lockKeys(name).token), -1, 'the fencing counter has no TTL');
+    assert.equal(await redis.pttl(k.token), -1, 'the fencing counter has no TTL');
+    assert.equal(await redis.exists(k.queue, k.waiters, k.handed), 0, 'no queue, no hand-off marker');
     // A fresh acquire after the lock is gone continues the counter.
-    await redis.del(name);
-    assert.deepEqual(await acquire({ name, owner: 'o2' }), [2, 1]);
+    await redis.del(name, k.ours);
+    assert.deepEqual(await acquire({ name, owner: 'o2', leaseMs: 2000 }), [2, 1]);
     assert.equal(await token(name), 2);
+    await pttlWithin(k.ours, 1500, 2000);
   });
 
-  it('re-entry: count 2, a new token, the lease reset', async () => {
+  it('re-entry: count 2, a new token, the lease reset on the lock and on the flag', async () => {
     const name = 'a:reentry';
+    const k = lockKeys(name);
     assert.deepEqual(await acquire({ name, owner: 'o1', leaseMs: 1000 }), [1, 1]);
     assert.deepEqual(await acquire({ name, owner: 'o1', leaseMs: 9000 }), [2, 2]);
     assert.deepEqual(await redis.hgetall(name), { o1: '2' });
-    assert.ok((await redis.pttl(name)) > 8000, 'PEXPIRE reset to the re-entry’s lease');
+    await pttlWithin(name, 8000, 9000);
+    await pttlWithin(k.ours, 8000, 9000);
   });
 
-  it("held by another owner in 'try' mode: the PTTL, nothing queued, nothing changed", async () => {
+  it("held by one of ours in 'try' mode: {0, pttl}, nothing queued, nothing changed", async () => {
     const name = 'a:try';
     const k = lockKeys(name);
     await acquire({ name, owner: 'holder', leaseMs: 3000 });
     const reply = await acquire({ name, owner: 'other', leaseMs: 60_000, mode: 'try', eligibleMs: 10_000 });
-    assert.equal(typeof reply, 'number');
-    assert.ok((reply as number) > 2500 && (reply as number) <= 3000, `pttl ${reply}`);
+    assert.ok(heldByOurs(reply, 3000) > 2500, 'the holder’s PTTL');
     assert.deepEqual(await redis.hgetall(name), { holder: '1' });
     assert.ok((await redis.pttl(name)) <= 3000, 'the holder’s lease is not touched');
-    assert.equal(await redis.exists(k.queue, k.waiters), 0, 'not queued');
+    assert.ok((await redis.pttl(k.ours)) <= 3000, 'nor the flag’s');
+    assert.equal(await redis.exists(k.queue, k.waiters, k.handed), 0, 'not queued');
     assert.equal(await token(name), 1, 'no token spent on a refusal');
   });
 
-  it('held in \'wait\' mode: the PTTL, and queued (zset member + info "<clientId>|<lease>|<eligibleUntil>") with a TTL', async () => {
+  it("held by a foreign (Redisson) holder: the bare PTTL in 'try' and 'wait' modes (Redisson’s contract), no flag", async () => {
+    const name = 'a:foreign';
+    const k = lockKeys(name);
+    assert.equal(await foreignHold(name, 'java-uuid:1', 3000), null);
+    const tried = bareTtl(await acquire({ name, owner: 'other', mode: 'try' }), 3000);
+    assert.ok(tried > 2500);
+    bareTtl(await acquire({ name, owner: 'w1', mode: 'wait', waitId: 'w1:a', eligibleMs: 10_000 }), 3000);
+    assert.deepEqual(await redis.zrange(k.queue, 0, -1), ['w1:a'], 'the waiter is queued all the same');
+    bareTtl(await acquire({ name, owner: 'w1', mode: 'retry', waitId: 'w1:a', eligibleMs: 10_000 }), 3000);
+    assert.equal(await redis.exists(k.ours), 0, 'a foreign hold never sets the flag');
+    assert.deepEqual(await redis.hgetall(name), { 'java-uuid:1': '1' });
+    assert.equal(await token(name), 0, 'no token spent');
+  });
+
+  it('held in \'wait\' mode: {0, pttl}, and the wait queued (zset member = wait id, info "<clientId>|<lease>|<eligibleUntil>|<owner>") with a TTL', async () => {
     const name = 'a:wait';
     const k = lockKeys(name);
     await acquire({ name, owner: 'holder', leaseMs: 3000 });
@@ -115,19 +174,26 @@ describe('acquire.lua', () => {
     const reply = await acquire({
       name,
       owner: 'w1',
+      waitId: 'cw1:w17',
       clientId: 'cw1',
       leaseMs: 7000,
       mode: 'wait',
       eligibleMs: 10_000,
     });
     const t1 = await serverMs();
-    assert.ok(typeof reply === 'number' && reply > 0 && reply <= 3000, `pttl ${reply}`);
+    heldByOurs(reply, 3000);
     assert.deepEqual(await redis.hgetall(name), { holder: '1' });
 
-    const score = Number(await redis.zscore(k.queue, 'w1'));
+    assert.deepEqual(
+      await redis.zrange(k.queue, 0, -1),
+      ['cw1:w17'],
+      'the member is the wait id, not the owner',
+    );
+    const score = Number(await redis.zscore(k.queue, 'cw1:w17'));
     assert.ok(score >= t0 * 1000 && score <= (t1 + 1) * 1000, 'queued at server time in microseconds');
-    const info = await redis.hget(k.waiters, 'w1');
-    const m = /^cw1\|7000\|(\d+)$/.exec(info ?? '');
+    assert.equal(await redis.hget(k.waiters, 'w1'), null);
+    const info = await redis.hget(k.waiters, 'cw1:w17');
+    const m = /^cw1\|7000\|(\d+)\|w1$/.exec(info ?? '');
     assert.ok(m, `info ${info}`);
     const eligibleUntil = Number(m[1]);
     assert.ok(
@@ -137,47 +203,80 @@ describe('acquire.lua', () => {
 
     // The queue keys expire on their own: eligibility + lease + 60 s.
     const keep = 10_000 + 7000 + 60_000;
-    for (const key of [k.queue, k.waiters]) {
-      const ttl = await redis.pttl(key);
-      assert.ok(ttl > keep - 1000 && ttl <= keep, `${key} pttl ${ttl}`);
-    }
+    for (const key of [k.queue, k.waiters]) await pttlWithin(key, keep - 1000, keep);
     // A later waiter with a shorter keep does not shorten it.
-    await acquire({ name, owner: 'w2', leaseMs: 1000, mode: 'wait', eligibleMs: 0 });
+    await acquire({ name, owner: 'w2', waitId: 'cw2:w1', leaseMs: 1000, mode: 'wait', eligibleMs: 0 });
     assert.ok((await redis.pttl(k.queue)) > 61_000 + 1000);
     assert.equal(await token(name), 1, 'waiting spends no token');
+    assert.equal(await redis.exists(k.handed), 0);
   });
 
-  it("ZADD NX: a 'retry' keeps the waiter’s place and refreshes its info", async () => {
+  it('two waits of one owner are two queue entries, each with its own info', async () => {
+    const name = 'a:two-waits';
+    const k = lockKeys(name);
+    await acquire({ name, owner: 'holder', leaseMs: 10_000 });
+    heldByOurs(
+      await acquire({ name, owner: 'job', waitId: 'cA:w1', clientId: 'cA', mode: 'wait', eligibleMs: 5000 }),
+      10_000,
+    );
+    await sleep(2);
+    heldByOurs(
+      await acquire({ name, owner: 'job', waitId: 'cB:w1', clientId: 'cB', mode: 'wait', eligibleMs: 5000 }),
+      10_000,
+    );
+    assert.deepEqual(await redis.zrange(k.queue, 0, -1), ['cA:w1', 'cB:w1']);
+    const infos = await redis.hgetall(k.waiters);
+    assert.match(infos['cA:w1'] ?? '', /^cA\|5000\|\d+\|job$/);
+    assert.match(infos['cB:w1'] ?? '', /^cB\|5000\|\d+\|job$/);
+  });
+
+  it("ZADD NX: a 'retry' keeps the wait’s place and refreshes its info", async () => {
     const name = 'a:retry-place';
     const k = lockKeys(name);
     await acquire({ name, owner: 'holder', leaseMs: 10_000 });
-    await acquire({ name, owner: 'w1', clientId: 'cw1', mode: 'wait', eligibleMs: 1000 });
+    await acquire({ name, owner: 'w1', waitId: 'w1:a', clientId: 'cw1', mode: 'wait', eligibleMs: 1000 });
     await sleep(5);
-    await acquire({ name, owner: 'w2', clientId: 'cw2', mode: 'wait', eligibleMs: 1000 });
-    const score1 = await redis.zscore(k.queue, 'w1');
+    await acquire({ name, owner: 'w2', waitId: 'w2:a', clientId: 'cw2', mode: 'wait', eligibleMs: 1000 });
+    const score1 = await redis.zscore(k.queue, 'w1:a');
+    assert.notEqual(score1, null);
     await sleep(5);
     const t0 = await serverMs();
-    const reply = await acquire({ name, owner: 'w1', clientId: 'cw1', mode: 'retry', eligibleMs: 20_000 });
-    assert.equal(typeof reply, 'number');
-    assert.equal(await redis.zscore(k.queue, 'w1'), score1, 'same score after the retry');
-    assert.deepEqual(await redis.zrange(k.queue, 0, -1), ['w1', 'w2'], 'still ahead of w2');
-    const until = Number((await redis.hget(k.waiters, 'w1'))?.split('|')[2]);
+    const reply = await acquire({
+      name,
+      owner: 'w1',
+      waitId: 'w1:a',
+      clientId: 'cw1',
+      mode: 'retry',
+      eligibleMs: 20_000,
+    });
+    heldByOurs(reply, 10_000);
+    assert.equal(await redis.zscore(k.queue, 'w1:a'), score1, 'same score after the retry');
+    assert.deepEqual(await redis.zrange(k.queue, 0, -1), ['w1:a', 'w2:a'], 'still ahead of w2');
+    const until = Number((await redis.hget(k.waiters, 'w1:a'))?.split('|')[2]);
     assert.ok(until >= t0 + 20_000, 'eligibility refreshed by the retry');
   });
 
-  it("'retry' after a hand-off: the current token and hold count, nothing incremented", async () => {
+  it("'retry' after a hand-off collects its own marker: the handed token and hold count, nothing incremented", async () => {
     const name = 'a:retry-handed';
     const k = lockKeys(name);
     await acquire({ name, owner: 'holder' });
-    await acquire({ name, owner: 'w1', mode: 'wait', eligibleMs: 10_000 });
+    await acquire({ name, owner: 'w1', waitId: 'w1:a', leaseMs: 4000, mode: 'wait', eligibleMs: 10_000 });
     assert.equal(await release(name, 'holder'), 1);
     assert.deepEqual(await redis.hgetall(name), { w1: '1' }, 'handed to w1');
     const handed = await token(name);
     assert.equal(handed, 2);
+    assert.deepEqual(await redis.hgetall(k.handed), { 'w1:a': String(handed) }, 'marker wait id -> token');
 
-    assert.deepEqual(await acquire({ name, owner: 'w1', mode: 'retry', eligibleMs: 10_000 }), [handed, 1]);
+    // Move the counter on by hand: the retry must answer the token in its own marker, not the
+    // counter's current value.
+    await redis.incr(k.token);
+    assert.deepEqual(
+      await acquire({ name, owner: 'w1', waitId: 'w1:a', mode: 'retry', eligibleMs: 10_000 }),
+      [handed, 1],
+    );
     assert.deepEqual(await redis.hgetall(name), { w1: '1' }, 'count not incremented');
-    assert.equal(await token(name), handed, 'no new token');
+    assert.equal(await token(name), handed + 1, 'no new token');
+    assert.equal(await redis.hexists(k.handed, 'w1:a'), 0, 'marker collected (HDEL)');
     assert.equal(await redis.zcard(k.queue), 0);
   });
 
@@ -185,108 +284,232 @@ describe('acquire.lua', () => {
     const name = 'a:retry-free';
     const k = lockKeys(name);
     await acquire({ name, owner: 'holder', leaseMs: 50 });
-    await acquire({ name, owner: 'w1', mode: 'wait', eligibleMs: 10_000 });
-    await acquire({ name, owner: 'w2', mode: 'wait', eligibleMs: 10_000 });
+    await acquire({ name, owner: 'w1', waitId: 'w1:a', mode: 'wait', eligibleMs: 10_000 });
+    await acquire({ name, owner: 'w2', waitId: 'w2:a', mode: 'wait', eligibleMs: 10_000 });
     await sleep(80); // the holder's lease lapses; no release, so no hand-off
-    assert.deepEqual(await acquire({ name, owner: 'w1', mode: 'retry', eligibleMs: 10_000 }), [2, 1]);
-    assert.equal(await redis.zscore(k.queue, 'w1'), null);
-    assert.equal(await redis.hget(k.waiters, 'w1'), null);
-    assert.deepEqual(await redis.zrange(k.queue, 0, -1), ['w2'], 'the other waiter keeps its place');
+    assert.equal(await redis.exists(name, k.ours), 0, 'lock and flag lapsed together');
+    assert.deepEqual(
+      await acquire({ name, owner: 'w1', waitId: 'w1:a', leaseMs: 3000, mode: 'retry', eligibleMs: 10_000 }),
+      [2, 1],
+    );
+    assert.equal(await redis.zscore(k.queue, 'w1:a'), null);
+    assert.equal(await redis.hget(k.waiters, 'w1:a'), null);
+    assert.deepEqual(await redis.zrange(k.queue, 0, -1), ['w2:a'], 'the other waiter keeps its place');
+    await pttlWithin(k.ours, 2500, 3000);
+  });
+
+  it('regression: two waits of one owner — the handed one collects its marker, the other re-enters (count 2); the lock outlives the first release', async () => {
+    const name = 'a:same-owner';
+    const k = lockKeys(name);
+    await acquire({ name, owner: 'holder' });
+    await acquire({ name, owner: 'job', waitId: 'cA:w1', clientId: 'cA', mode: 'wait', eligibleMs: 10_000 });
+    await sleep(2);
+    await acquire({ name, owner: 'job', waitId: 'cB:w1', clientId: 'cB', mode: 'wait', eligibleMs: 10_000 });
+    const rec = await record(wake('cA'), wake('cB'));
+
+    assert.equal(await release(name, 'holder'), 1);
+    assert.deepEqual(await redis.hgetall(name), { job: '1' }, 'handed to the oldest wait, cA:w1');
+    const handed = await token(name);
+    assert.equal(await rec.next(wake('cA')), JSON.stringify([name, 'cA:w1', handed]));
+    assert.deepEqual(await redis.hgetall(k.handed), { 'cA:w1': String(handed) });
+
+    // Wait B asks again and finds its owner holding: it was not handed anything, so this is a re-entry.
+    const b = await acquire({
+      name,
+      owner: 'job',
+      waitId: 'cB:w1',
+      clientId: 'cB',
+      mode: 'retry',
+      eligibleMs: 10_000,
+    });
+    assert.deepEqual(b, [handed + 1, 2], 'counted: a new token and count 2');
+    assert.deepEqual(await redis.hgetall(name), { job: '2' });
+    assert.equal(await redis.zcard(k.queue), 0, 'wait B left the queue');
+    assert.deepEqual(await redis.hgetall(k.handed), { 'cA:w1': String(handed) }, 'A’s marker untouched');
+
+    // Wait A missed its wake message: its retry collects its own marker and does not count again.
+    const a = await acquire({
+      name,
+      owner: 'job',
+      waitId: 'cA:w1',
+      clientId: 'cA',
+      mode: 'retry',
+      eligibleMs: 10_000,
+    });
+    assert.deepEqual(a, [handed, 2], 'the handed token; the owner’s count is 2');
+    assert.deepEqual(await redis.hgetall(name), { job: '2' }, 'not incremented');
+    assert.equal(await redis.exists(k.handed), 0);
+
+    // One of them leaves: the lock must stay held for the other.
+    assert.equal(await release(name, 'job'), 0);
+    assert.deepEqual(await redis.hgetall(name), { job: '1' });
+    heldByOurs(await acquire({ name, owner: 'third' }), 5000);
+    assert.equal(await release(name, 'job'), 1);
+    assert.equal(await redis.exists(name, k.ours), 0);
+    assert.deepEqual(await acquire({ name, owner: 'third' }), [handed + 2, 1]);
+    await rec.flush();
+    assert.deepEqual(rec.on(wake('cB')), [], 'wait B was never told of a hand-off');
   });
 });
 
 describe('release.lua', () => {
   it('a non-owner gets nil and the lock is untouched', async () => {
     const name = 'r:not-owner';
+    const k = lockKeys(name);
     await acquire({ name, owner: 'o1', leaseMs: 3000 });
-    const rec = await record(lockKeys(name).channel);
+    const rec = await record(k.channel);
     assert.equal(await release(name, 'intruder', { leaseMs: 60_000 }), null);
     assert.deepEqual(await redis.hgetall(name), { o1: '1' });
     assert.ok((await redis.pttl(name)) <= 3000, 'lease not reset by the refused release');
+    assert.equal(await redis.exists(k.ours), 1, 'the flag stays');
     assert.equal(await release('r:no-such-lock', 'o1'), null, 'a missing lock is not held either');
     assert.deepEqual(await rec.flush(), [], 'nothing published');
   });
 
   it('counting down: 0 while holds remain, and the lease reset to ARGV[2]', async () => {
     const name = 'r:count';
+    const k = lockKeys(name);
     await acquire({ name, owner: 'o1', leaseMs: 2000 });
     await acquire({ name, owner: 'o1', leaseMs: 2000 });
-    const rec = await record(lockKeys(name).channel);
+    const rec = await record(k.channel);
     assert.equal(await release(name, 'o1', { leaseMs: 30_000 }), 0);
     assert.deepEqual(await redis.hgetall(name), { o1: '1' });
     assert.ok((await redis.pttl(name)) > 25_000, 'PEXPIRE reset');
+    assert.equal(await redis.exists(k.ours), 1, 'still ours');
     assert.deepEqual(await rec.flush(), [], 'no unlock message while a hold remains');
   });
 
-  it('at zero with an empty queue: DEL and PUBLISH "0" on redisson_lock__channel:{name}', async () => {
+  it('at zero with an empty queue: DEL (lock and flag) and PUBLISH "0" on redisson_lock__channel:{name}', async () => {
     const name = 'r:free';
-    assert.equal(lockKeys(name).channel, 'redisson_lock__channel:{r:free}');
+    const k = lockKeys(name);
+    assert.equal(k.channel, 'redisson_lock__channel:{r:free}');
     await acquire({ name, owner: 'o1' });
     const rec = await record('redisson_lock__channel:{r:free}');
     const before = await token(name);
     assert.equal(await release(name, 'o1'), 1);
     assert.equal(await redis.exists(name), 0);
+    assert.equal(await redis.exists(k.ours), 0, 'the flag goes with the lock');
     assert.equal(await rec.next('redisson_lock__channel:{r:free}'), '0');
     assert.equal(await token(name), before, 'the counter is not reset by a release');
-    assert.equal(await redis.pttl(lockKeys(name).token), -1);
+    assert.equal(await redis.pttl(k.token), -1);
+    // Free now: a waiter gets the lock, and a foreign acquire after a release gets a bare PTTL again.
+    assert.equal(await foreignHold(name, 'java:1', 2000), null);
+    bareTtl(await acquire({ name, owner: 'o2' }), 2000);
   });
 
-  it('with queued waiters: hand-off to the oldest, its lease and a new token, told on its wake channel only', async () => {
+  it('with queued waits: hand-off to the oldest (owner from its info), its lease, a new token and a marker; told on its wake channel only', async () => {
     const name = 'r:handoff';
     const k = lockKeys(name);
     await acquire({ name, owner: 'holder', leaseMs: 3000 });
-    await acquire({ name, owner: 'w1', clientId: 'cw1', leaseMs: 7777, mode: 'wait', eligibleMs: 10_000 });
+    await acquire({
+      name,
+      owner: 'o1',
+      waitId: 'cw1:w5',
+      clientId: 'cw1',
+      leaseMs: 7777,
+      mode: 'wait',
+      eligibleMs: 10_000,
+    });
     await sleep(2);
-    await acquire({ name, owner: 'w2', clientId: 'cw2', leaseMs: 8888, mode: 'wait', eligibleMs: 10_000 });
+    await acquire({
+      name,
+      owner: 'o2',
+      waitId: 'cw2:w9',
+      clientId: 'cw2',
+      leaseMs: 8888,
+      mode: 'wait',
+      eligibleMs: 10_000,
+    });
     const rec = await record(k.channel, wake('cw1'), wake('cw2'));
     const before = await token(name);
 
     assert.equal(await release(name, 'holder'), 1);
-    assert.deepEqual(await redis.hgetall(name), { w1: '1' }, 'w1 owns it with count 1');
-    const pttl = await redis.pttl(name);
-    assert.ok(pttl > 7000 && pttl <= 7777, `w1’s lease in force (pttl ${pttl})`);
+    assert.deepEqual(
+      await redis.hgetall(name),
+      { o1: '1' },
+      'o1 (the first wait’s owner) holds it with count 1',
+    );
+    await pttlWithin(name, 7000, 7777);
+    assert.equal(await redis.get(k.ours), '1', 'flag set for the new holder');
+    await pttlWithin(k.ours, 7000, 7777);
     assert.equal(await token(name), before + 1, 'token incremented');
-    assert.equal(await rec.next(wake('cw1')), JSON.stringify([name, 'w1', before + 1]));
-    assert.deepEqual(JSON.parse(rec.on(wake('cw1'))[0] ?? ''), [name, 'w1', before + 1]);
+    assert.deepEqual(await redis.hgetall(k.handed), { 'cw1:w5': String(before + 1) }, 'marker for the wait');
+    await pttlWithin(k.handed, 7777 + 59_000, 7777 + 60_000);
+    assert.equal(await rec.next(wake('cw1')), JSON.stringify([name, 'cw1:w5', before + 1]));
+    assert.deepEqual(JSON.parse(rec.on(wake('cw1'))[0] ?? ''), [name, 'cw1:w5', before + 1]);
     await rec.flush();
     assert.deepEqual(rec.on(k.channel), [], 'no message on the Redisson channel');
     assert.deepEqual(rec.on(wake('cw2')), [], 'the other waiter is not told');
-    assert.deepEqual(await redis.zrange(k.queue, 0, -1), ['w2']);
-    assert.deepEqual(Object.keys(await redis.hgetall(k.waiters)), ['w2']);
+    assert.deepEqual(await redis.zrange(k.queue, 0, -1), ['cw2:w9']);
+    assert.deepEqual(Object.keys(await redis.hgetall(k.waiters)), ['cw2:w9']);
+
+    // A later acquire by anyone else: {0, pttl} (still ours after the hand-off).
+    heldByOurs(await acquire({ name, owner: 'third' }), 7777);
   });
 
-  it('waiters past their eligibility (and entries without info) are skipped and removed', async () => {
+  it('a normal release of a handed hold passes the wait id and deletes its marker', async () => {
+    const name = 'r:handed-release';
+    const k = lockKeys(name);
+    await acquire({ name, owner: 'holder' });
+    await acquire({ name, owner: 'o1', waitId: 'c1:w1', mode: 'wait', eligibleMs: 10_000 });
+    await acquire({ name, owner: 'o2', waitId: 'c2:w1', mode: 'wait', eligibleMs: 10_000 });
+    assert.equal(await release(name, 'holder'), 1);
+    assert.equal(await redis.hexists(k.handed, 'c1:w1'), 1);
+    assert.equal(await release(name, 'o1', { waitId: 'c1:w1' }), 1, 'released, and handed on to o2');
+    assert.deepEqual(await redis.hgetall(name), { o2: '1' });
+    assert.deepEqual(Object.keys(await redis.hgetall(k.handed)), ['c2:w1'], 'o1’s marker deleted, o2’s set');
+    assert.equal(await release(name, 'o2', { waitId: 'c2:w1' }), 1);
+    assert.equal(await redis.exists(name, k.handed, k.ours), 0, 'nothing left behind');
+  });
+
+  it('waits past their eligibility (and entries without info) are skipped and removed', async () => {
     const name = 'r:skip';
     const k = lockKeys(name);
     await acquire({ name, owner: 'holder' });
     await redis.zadd(k.queue, 0, 'ghost'); // oldest of all, but no info: a crashed half-write
-    await acquire({ name, owner: 'stale', clientId: 'cstale', mode: 'wait', eligibleMs: 1 });
+    await acquire({
+      name,
+      owner: 'stale',
+      waitId: 'cstale:w1',
+      clientId: 'cstale',
+      mode: 'wait',
+      eligibleMs: 1,
+    });
     await sleep(20);
     await acquire({
       name,
       owner: 'live',
+      waitId: 'clive:w1',
       clientId: 'clive',
       leaseMs: 6000,
       mode: 'wait',
       eligibleMs: 10_000,
     });
     const rec = await record(k.channel, wake('cstale'), wake('clive'));
-    assert.deepEqual(await redis.zrange(k.queue, 0, -1), ['ghost', 'stale', 'live']);
+    assert.deepEqual(await redis.zrange(k.queue, 0, -1), ['ghost', 'cstale:w1', 'clive:w1']);
 
     assert.equal(await release(name, 'holder'), 1);
     assert.deepEqual(await redis.hgetall(name), { live: '1' });
     assert.equal(await redis.zcard(k.queue), 0, 'ghost and stale popped');
-    assert.equal(await redis.hget(k.waiters, 'stale'), null);
-    assert.equal(await rec.next(wake('clive')), JSON.stringify([name, 'live', 2]));
+    assert.equal(await redis.hget(k.waiters, 'cstale:w1'), null);
+    assert.deepEqual(await redis.hgetall(k.handed), { 'clive:w1': '2' }, 'a marker only for the live wait');
+    assert.equal(await rec.next(wake('clive')), JSON.stringify([name, 'clive:w1', 2]));
     await rec.flush();
     assert.deepEqual(rec.on(wake('cstale')), []);
     assert.deepEqual(rec.on(k.channel), []);
 
     // Only ineligible waiters left: the lock is deleted and Redisson's "0" published instead.
-    await acquire({ name, owner: 'stale2', clientId: 'cstale', mode: 'wait', eligibleMs: 1 });
+    await acquire({
+      name,
+      owner: 'stale2',
+      waitId: 'cstale:w2',
+      clientId: 'cstale',
+      mode: 'wait',
+      eligibleMs: 1,
+    });
     await sleep(20);
-    assert.equal(await release(name, 'live'), 1);
-    assert.equal(await redis.exists(name), 0);
+    assert.equal(await release(name, 'live', { waitId: 'clive:w1' }), 1);
+    assert.equal(await redis.exists(name, k.ours), 0);
     assert.equal(await rec.next(k.channel), '0');
     assert.equal(await redis.zcard(k.queue), 0);
     await rec.flush();
@@ -319,43 +542,82 @@ describe('release.lua', () => {
     assert.deepEqual(rec.on(lockKeys(name).channel), ['0'], 'published once, not per replay');
   });
 
-  it("'cancel' removes the waiter from the queue and leaves the holder’s lock", async () => {
+  it("'cancel' by a wait that was not handed anything: nil, the wait leaves the queue, the holder’s lock stays", async () => {
     const name = 'r:cancel';
     const k = lockKeys(name);
     await acquire({ name, owner: 'holder' });
-    await acquire({ name, owner: 'w1', mode: 'wait', eligibleMs: 10_000 });
-    await acquire({ name, owner: 'w2', mode: 'wait', eligibleMs: 10_000 });
-    assert.equal(await release(name, 'w1', { mode: 'cancel' }), null, 'w1 held nothing');
-    assert.deepEqual(await redis.zrange(k.queue, 0, -1), ['w2']);
-    assert.equal(await redis.hget(k.waiters, 'w1'), null);
+    await acquire({ name, owner: 'w1', waitId: 'w1:a', mode: 'wait', eligibleMs: 10_000 });
+    await acquire({ name, owner: 'w2', waitId: 'w2:a', mode: 'wait', eligibleMs: 10_000 });
+    assert.equal(await release(name, 'w1', { mode: 'cancel', waitId: 'w1:a' }), null, 'w1 held nothing');
+    assert.deepEqual(await redis.zrange(k.queue, 0, -1), ['w2:a']);
+    assert.equal(await redis.hget(k.waiters, 'w1:a'), null);
     assert.deepEqual(await redis.hgetall(name), { holder: '1' });
     assert.equal(await release(name, 'holder'), 1);
     assert.deepEqual(await redis.hgetall(name), { w2: '1' }, 'the cancelled waiter is not handed the lock');
   });
 
-  it("'cancel' by a waiter the lock was handed to meanwhile passes it on to the next waiter", async () => {
+  it("'cancel' by a wait the lock was handed to meanwhile passes it on to the next wait", async () => {
     const name = 'r:cancel-handed';
     const k = lockKeys(name);
     await acquire({ name, owner: 'holder' });
-    await acquire({ name, owner: 'w1', clientId: 'cw1', mode: 'wait', eligibleMs: 10_000 });
+    await acquire({ name, owner: 'w1', waitId: 'cw1:w1', clientId: 'cw1', mode: 'wait', eligibleMs: 10_000 });
     await sleep(2);
-    await acquire({ name, owner: 'w2', clientId: 'cw2', leaseMs: 4444, mode: 'wait', eligibleMs: 10_000 });
+    await acquire({
+      name,
+      owner: 'w2',
+      waitId: 'cw2:w1',
+      clientId: 'cw2',
+      leaseMs: 4444,
+      mode: 'wait',
+      eligibleMs: 10_000,
+    });
     const rec = await record(k.channel, wake('cw1'), wake('cw2'));
     assert.equal(await release(name, 'holder'), 1);
     assert.deepEqual(await redis.hgetall(name), { w1: '1' });
-    assert.equal(await rec.next(wake('cw1')), JSON.stringify([name, 'w1', 2]));
+    assert.equal(await rec.next(wake('cw1')), JSON.stringify([name, 'cw1:w1', 2]));
 
-    assert.equal(await release(name, 'w1', { mode: 'cancel' }), 1);
+    assert.equal(await release(name, 'w1', { mode: 'cancel', waitId: 'cw1:w1' }), 1);
     assert.deepEqual(await redis.hgetall(name), { w2: '1' }, 'passed on to w2');
     assert.ok((await redis.pttl(name)) > 4000, 'with w2’s lease');
-    assert.equal(await rec.next(wake('cw2')), JSON.stringify([name, 'w2', 3]));
+    assert.equal(await rec.next(wake('cw2')), JSON.stringify([name, 'cw2:w1', 3]));
+    assert.deepEqual(Object.keys(await redis.hgetall(k.handed)), ['cw2:w1'], 'w1’s marker gone');
     await rec.flush();
     assert.deepEqual(rec.on(k.channel), []);
 
     // Cancelled again with nobody left: deleted and "0" published.
-    assert.equal(await release(name, 'w2', { mode: 'cancel' }), 1);
-    assert.equal(await redis.exists(name), 0);
+    assert.equal(await release(name, 'w2', { mode: 'cancel', waitId: 'cw2:w1' }), 1);
+    assert.equal(await redis.exists(name, k.ours, k.handed), 0);
     assert.equal(await rec.next(k.channel), '0');
+    // A second cancel of the same wait (marker gone) gives nothing back.
+    await acquire({ name, owner: 'w2' });
+    assert.equal(await release(name, 'w2', { mode: 'cancel', waitId: 'cw2:w1' }), null);
+    assert.deepEqual(await redis.hgetall(name), { w2: '1' }, 'the owner’s new hold is untouched');
+  });
+
+  it("regression: 'cancel' by a wait that was not handed the lock leaves the same owner’s other (handed) hold untouched", async () => {
+    const name = 'r:cancel-same-owner';
+    const k = lockKeys(name);
+    await acquire({ name, owner: 'holder' });
+    await acquire({ name, owner: 'job', waitId: 'cA:w1', clientId: 'cA', mode: 'wait', eligibleMs: 10_000 });
+    await sleep(2);
+    await acquire({ name, owner: 'job', waitId: 'cB:w1', clientId: 'cB', mode: 'wait', eligibleMs: 10_000 });
+    assert.equal(await release(name, 'holder'), 1);
+    assert.deepEqual(await redis.hgetall(name), { job: '1' }, 'handed to wait A');
+    const rec = await record(k.channel);
+
+    // Wait B times out and withdraws: it was handed nothing, so nothing is given back.
+    assert.equal(await release(name, 'job', { mode: 'cancel', waitId: 'cB:w1' }), null);
+    assert.deepEqual(await redis.hgetall(name), { job: '1' }, 'A’s hold still counted');
+    assert.equal(await redis.exists(k.ours), 1);
+    assert.deepEqual(Object.keys(await redis.hgetall(k.handed)), ['cA:w1'], 'A’s marker untouched');
+    assert.equal(await redis.zcard(k.queue), 0, 'B left the queue');
+    heldByOurs(await acquire({ name, owner: 'third' }), 5000);
+    await rec.flush();
+    assert.deepEqual(rec.on(k.channel), [], 'no unlock published');
+
+    // A releases normally: now it is free.
+    assert.equal(await release(name, 'job', { waitId: 'cA:w1' }), 1);
+    assert.equal(await redis.exists(name, k.handed, k.ours), 0);
   });
 
   it("'force' deletes any holder (whatever its count) and hands off or publishes; nil on a free lock", async () => {
@@ -366,23 +628,54 @@ describe('release.lua', () => {
     await acquire({ name, owner: 'holder' });
     await acquire({ name, owner: 'holder' });
     await acquire({ name, owner: 'holder' });
-    await acquire({ name, owner: 'w1', clientId: 'cw1', leaseMs: 6000, mode: 'wait', eligibleMs: 10_000 });
+    await acquire({
+      name,
+      owner: 'w1',
+      waitId: 'cw1:w1',
+      clientId: 'cw1',
+      leaseMs: 6000,
+      mode: 'wait',
+      eligibleMs: 10_000,
+    });
     assert.equal(await token(name), 3);
 
     assert.equal(await release(name, '', { mode: 'force' }), 1);
     assert.deepEqual(await redis.hgetall(name), { w1: '1' }, 'count 3 ignored; handed to w1');
     assert.equal(await token(name), 4);
-    assert.equal(await rec.next(wake('cw1')), JSON.stringify([name, 'w1', 4]));
+    assert.equal(await rec.next(wake('cw1')), JSON.stringify([name, 'cw1:w1', 4]));
+    await pttlWithin(k.ours, 5000, 6000);
     await rec.flush();
     assert.deepEqual(rec.on(k.channel), []);
 
     assert.equal(await release(name, '', { mode: 'force' }), 1);
-    assert.equal(await redis.exists(name), 0);
+    assert.equal(await redis.exists(name, k.ours), 0);
     assert.equal(await rec.next(k.channel), '0');
     assert.equal(await token(name), 4, 'force does not reset the counter');
     assert.equal(await redis.pttl(k.token), -1);
     assert.deepEqual(await acquire({ name, owner: 'next' }), [5, 1], 'the next acquire continues it');
     assert.equal(await release(name, 'holder'), null, 'the forced-out holder no longer holds anything');
+  });
+
+  it("regression: 'force' is latched — the same request id again is answered from the latch and does not evict the new holder", async () => {
+    const name = 'r:force-latch';
+    const k = lockKeys(name);
+    const rec = await record(k.channel);
+    await acquire({ name, owner: 'old' });
+    await acquire({ name, owner: 'old' });
+    assert.equal(await release(name, '', { mode: 'force', requestId: 'force-1' }), 1);
+    assert.equal(await redis.exists(name), 0);
+    await pttlWithin(k.latch('force-1'), 0, 10_000);
+    assert.equal(await rec.next(k.channel), '0');
+
+    assert.deepEqual(await acquire({ name, owner: 'new', leaseMs: 8000 }), [3, 1]);
+    assert.equal(await release(name, '', { mode: 'force', requestId: 'force-1' }), 1, 'the latched result');
+    assert.deepEqual(await redis.hgetall(name), { new: '1' }, 'the new holder is not evicted');
+    assert.equal(await redis.exists(k.ours), 1);
+    await rec.flush();
+    assert.deepEqual(rec.on(k.channel), ['0'], 'published once');
+    // A fresh request id does force it.
+    assert.equal(await release(name, '', { mode: 'force', requestId: 'force-2' }), 1);
+    assert.equal(await redis.exists(name), 0);
   });
 });
 

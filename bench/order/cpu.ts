@@ -17,16 +17,27 @@ export function processCpuSeconds(pid: number | undefined): number {
   }
 }
 
-/** Busy and total CPU seconds of the whole machine since boot (all cores). */
-export function machineCpuSeconds(): { busy: number; total: number } {
+/**
+ * CPU seconds of the whole machine since boot (all cores): busy (any use), of which interrupt work
+ * (irq + softirq: much of loopback networking runs there, attributed to no process) and steal (time
+ * the hypervisor gave to someone else).
+ */
+export function machineCpuSeconds(): { busy: number; interrupts: number; steal: number } {
   try {
     const line = readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
-    const v = line.trim().split(/\s+/).slice(1).map(Number);
-    const total = v.slice(0, 8).reduce((a, b) => a + b, 0);
-    const idle = (v[3] ?? 0) + (v[4] ?? 0);
-    return { busy: (total - idle) / TICKS_PER_SECOND, total: total / TICKS_PER_SECOND };
+    const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = line
+      .trim()
+      .split(/\s+/)
+      .slice(1)
+      .map(Number);
+    const t = TICKS_PER_SECOND;
+    return {
+      busy: (user + nice + system + irq + softirq + steal) / t,
+      interrupts: (irq + softirq) / t,
+      steal: steal / t,
+    };
   } catch {
-    return { busy: Number.NaN, total: Number.NaN };
+    return { busy: Number.NaN, interrupts: Number.NaN, steal: Number.NaN };
   }
 }
 
@@ -35,7 +46,7 @@ export interface CpuSnapshot {
   self: number;
   /** CPU seconds by role, per pid (a pid that ends between two snapshots is left out of the delta). */
   pids: Record<string, Record<number, number>>;
-  machine: { busy: number; total: number };
+  machine: ReturnType<typeof machineCpuSeconds>;
 }
 
 /** CPU seconds now of this process, the given processes by role, and the whole machine. */
@@ -68,5 +79,6 @@ export function coresUsed(a: CpuSnapshot, b: CpuSnapshot): Record<string, number
     out[role] = sum / wall;
   }
   out.machine = (b.machine.busy - a.machine.busy) / wall;
+  out['irq+steal'] = (b.machine.interrupts - a.machine.interrupts + b.machine.steal - a.machine.steal) / wall;
   return out;
 }

@@ -73,15 +73,14 @@ export class StockReserver {
   ): Promise<Final | { kind: 'busy' } | { kind: 'soldOut'; available: number }> {
     const { first, empty } = this.catalog.shardOrder(sale);
     const left = new Map<number, number>();
-    // One wait budget per order, shared by the shards it tries: a shard whose lock stays busy (a
-    // stuck or slow holder) gets its share, then the order moves on instead of answering 429.
+    // First every shard once without waiting: a busy shard is skipped while another is free, so
+    // orders spread over the shards instead of queueing behind one (a queue on a lock is a serial
+    // chain of hand-offs). Then the busy ones, sharing one wait budget: a stuck or slow shard gets
+    // its share and the order moves on rather than answering 429. A single shard is waited on at once.
     const deadline = performance.now() + this.options.waitMs;
-    let untried = first.length + empty.length;
-    let busy = false;
+    const busyShards: number[] = [];
     let fallback = false;
-    const tryShard = async (i: number) => {
-      const waitMs = Math.max(0, (deadline - performance.now()) / Math.max(1, untried));
-      untried -= 1;
+    const tryShard = async (i: number, waitMs: number) => {
       const outcome = await this.onShard(sale, i, req, waitMs);
       this.options.onShardAttempt?.(outcome.kind, fallback);
       fallback = true;
@@ -89,14 +88,23 @@ export class StockReserver {
         left.set(i, outcome.left);
         if (outcome.left === 0) this.catalog.markEmpty(sale, i);
       }
-      if (outcome.kind === 'busy') busy = true;
       return outcome;
     };
     const settled = (o: ShardOutcome): o is Final => o.kind !== 'insufficient' && o.kind !== 'busy';
+    const waitShare = (shardsLeft: number) =>
+      Math.max(0, (deadline - performance.now()) / Math.max(1, shardsLeft));
+    const spread = sale.shardKeys.length > 1;
     for (const i of first) {
-      const outcome = await tryShard(i);
+      const outcome = await tryShard(i, spread ? 0 : waitShare(1));
       if (settled(outcome)) return outcome;
+      if (outcome.kind === 'busy') busyShards.push(i);
     }
+    for (const [k, i] of (spread ? busyShards : []).entries()) {
+      const outcome = await tryShard(i, waitShare(busyShards.length - k));
+      if (settled(outcome)) return outcome;
+      if (outcome.kind !== 'busy') busyShards[k] = -1;
+    }
+    const busy = busyShards.some((i) => i >= 0);
     // Before refusing, look again at the shards we skipped as empty (one round trip for all).
     if (empty.length > 0) {
       const stocks = await this.readStocks(sale, empty);
@@ -105,7 +113,7 @@ export class StockReserver {
         if (stock === null) return { kind: 'retired' };
         left.set(i, stock ?? 0);
         if ((stock ?? 0) >= req.quantity) {
-          const outcome = await tryShard(i);
+          const outcome = await tryShard(i, waitShare(1));
           if (settled(outcome)) return outcome;
         }
       }

@@ -18,6 +18,7 @@ import {
   parseAcquireReply,
   parseReleaseReply,
   releaseArgs,
+  renewArgs,
   withLockScripts,
 } from './scripts.ts';
 import { waitTurn, withDeadline } from './waiting.ts';
@@ -69,6 +70,20 @@ export interface Hold {
   token: number | null;
 }
 
+/** A successful acquire: viaAttempt 0 means the lock was handed to wait `waitId` by a release. */
+interface Obtained {
+  token: number;
+  holdCount: number;
+  viaAttempt: number;
+  waitId: string;
+}
+
+function checkLease(ms: number): void {
+  // PEXPIRE takes integer ms; a fraction or Infinity would fail after the lock hash was written.
+  if (!Number.isInteger(ms) || ms <= 0)
+    throw new RangeError(`lease must be a positive integer of ms, got ${ms}`);
+}
+
 export class LockClient implements HandleOwner {
   readonly clientId: string;
   readonly watchdogLeaseMs: number;
@@ -78,13 +93,15 @@ export class LockClient implements HandleOwner {
   private readonly onEvent: ((event: LockEvent) => void) | undefined;
   /** When each live handle was acquired (for the hold time reported at release). */
   private readonly acquiredAt = new WeakMap<LockHandle, number>();
+  /** Holds that came by hand-off, with the wait they were handed to (its marker goes at release). */
+  private readonly handedTo = new WeakMap<LockHandle, string>();
   private requestSeq = 0;
   private coreView: LockCore | undefined;
 
   constructor(redis: Redis, options: LockClientOptions = {}) {
     this.clientId = options.clientId ?? randomUUID();
     this.watchdogLeaseMs = options.watchdogLeaseMs ?? 30_000;
-    if (!(this.watchdogLeaseMs > 0)) throw new RangeError('watchdogLeaseMs must be > 0');
+    checkLease(this.watchdogLeaseMs);
     this.redis = withLockScripts(redis);
     this.hub = new WakeHub(redis, this.clientId, options.subscriber);
     this.watchdog = new Watchdog(this.redis, this.watchdogLeaseMs);
@@ -171,7 +188,9 @@ export class LockClient implements HandleOwner {
       return firstReplies;
     }
     const heldFrom = performance.now();
-    const replies = await this.execPipeline(name, owner, options.leaseMs, { owner, token: got.token }, build);
+    const hold = { owner, token: got.token };
+    const handedTo = got.viaAttempt === 0 ? got.waitId : '';
+    const replies = await this.execPipeline(name, owner, options.leaseMs, hold, build, undefined, handedTo);
     this.emit({ type: 'released', name, heldMs: performance.now() - heldFrom });
     return replies.slice(0, -1);
   }
@@ -221,7 +240,14 @@ export class LockClient implements HandleOwner {
     if (handle.watchdog) this.watchdog.remove(handle);
     const reply = await this.call(handle.name, () =>
       this.redis.flashsaleLockRelease(
-        ...releaseArgs(handle.name, handle.owner, handle.leaseMs, 'release', this.nextRequestId()),
+        ...releaseArgs(
+          handle.name,
+          handle.owner,
+          handle.leaseMs,
+          'release',
+          this.nextRequestId(),
+          this.handedTo.get(handle),
+        ),
       ),
     );
     if (parseReleaseReply(reply) === null) throw new LockNotHeldError(handle.name);
@@ -233,10 +259,11 @@ export class LockClient implements HandleOwner {
   }
 
   async extendHandle(handle: LockHandle, leaseMs: number): Promise<void> {
+    checkLease(leaseMs);
     if (handle.released) throw new LockNotHeldError(handle.name);
     const sentAt = performance.now();
     const reply = await this.call(handle.name, () =>
-      this.redis.flashsaleLockRenew(handle.name, leaseMs, handle.owner),
+      this.redis.flashsaleLockRenew(...renewArgs(handle.name, leaseMs, handle.owner)),
     );
     if (Number(reply) !== 1) {
       handle.markLost('lock no longer held at extend');
@@ -267,12 +294,13 @@ export class LockClient implements HandleOwner {
   private newHandle(
     name: string,
     owner: string,
-    got: { token: number; holdCount: number },
+    got: Obtained,
     leaseMs: number,
     watchdog: boolean,
     sentAt: number,
   ): LockHandle {
     const handle = new LockHandle(this, name, owner, got.token, got.holdCount, leaseMs, watchdog, sentAt);
+    if (got.viaAttempt === 0) this.handedTo.set(handle, got.waitId);
     if (watchdog) this.watchdog.add(handle);
     if (this.onEvent) this.acquiredAt.set(handle, performance.now());
     return handle;
@@ -294,7 +322,7 @@ export class LockClient implements HandleOwner {
     leaseMs: number,
     options: AcquireOptions,
     attempt: (req: AcquireRequest) => Promise<AcquireReply>,
-  ): Promise<{ token: number; holdCount: number; viaAttempt: number } | null> {
+  ): Promise<Obtained | null> {
     if (!this.onEvent) return this.obtainLock(name, owner, leaseMs, options, attempt);
     const started = performance.now();
     const got = await this.obtainLock(name, owner, leaseMs, options, attempt);
@@ -319,9 +347,11 @@ export class LockClient implements HandleOwner {
     leaseMs: number,
     options: AcquireOptions,
     attempt: (req: AcquireRequest) => Promise<AcquireReply>,
-  ): Promise<{ token: number; holdCount: number; viaAttempt: number } | null> {
-    if (!(leaseMs > 0)) throw new RangeError('leaseMs must be > 0');
-    const base = { name, owner, leaseMs, clientId: this.clientId };
+  ): Promise<Obtained | null> {
+    checkLease(leaseMs);
+    // Each wait has its own id: two waits of one owner (re-entrant chains) never stand for each other.
+    const waitId = `${this.nextRequestId()}:w`;
+    const base = { name, owner, leaseMs, clientId: this.clientId, waitId };
     let attempts = 0;
     return waitTurn({
       waitMs: options.waitMs ?? 0,
@@ -329,29 +359,36 @@ export class LockClient implements HandleOwner {
       attempt: async (mode, eligibleMs) => {
         const reply = await attempt({ ...base, mode, eligibleMs });
         attempts += 1;
-        return reply.acquired
-          ? { acquired: true, value: { ...reply, viaAttempt: attempts } }
-          : { acquired: false, retryInMs: Math.max(reply.pttl, 1) };
+        if (reply.acquired) return { acquired: true, value: { ...reply, viaAttempt: attempts, waitId } };
+        return {
+          acquired: false,
+          // PTTL -1: a lock without a TTL can only end by a release, so wait for its message (up to
+          // the heartbeat), not a timer; 0 or -2: it is lapsing right now, so ask again at once.
+          retryInMs: reply.pttl === -1 ? Number.POSITIVE_INFINITY : Math.max(reply.pttl, 1),
+          handOffExpected: reply.handOffExpected,
+        };
       },
       open: async (deadline) => {
-        await this.call(name, () => withDeadline(this.hub.start(), deadline - performance.now()));
-        const waiter = this.hub.register(name, owner);
+        if (!this.hub.started) {
+          await this.call(name, () => withDeadline(this.hub.start(), deadline - performance.now()));
+        }
+        const waiter = this.hub.register(name, waitId);
         return {
           next: (ms, signal) => waiter.next(ms, signal),
           listen: () => this.hub.watchForeign(name),
           close: () => this.hub.unregister(waiter),
         };
       },
-      handedOff: async (event) => ({ token: event.token, holdCount: 1, viaAttempt: 0 }),
-      withdraw: () => this.withdraw(name, owner, leaseMs),
+      handedOff: async (event) => ({ token: event.token, holdCount: 1, viaAttempt: 0, waitId }),
+      withdraw: () => this.withdraw(name, owner, leaseMs, waitId),
     });
   }
 
-  /** A waiter gives up: leave the queue; if the lock was handed to us in the meantime, pass it on. */
-  private async withdraw(name: string, owner: string, leaseMs: number): Promise<void> {
+  /** A waiter gives up: leave the queue; if the lock was handed to this wait meanwhile, pass it on. */
+  private async withdraw(name: string, owner: string, leaseMs: number, waitId: string): Promise<void> {
     try {
       await this.redis.flashsaleLockRelease(
-        ...releaseArgs(name, owner, leaseMs, 'cancel', this.nextRequestId()),
+        ...releaseArgs(name, owner, leaseMs, 'cancel', this.nextRequestId(), waitId),
       );
     } catch {
       // Redis unreachable: the queue entry lapses after its eligibility, a handed lock after its lease.
@@ -365,11 +402,14 @@ export class LockClient implements HandleOwner {
     hold: Hold,
     build: (pipeline: LockPipeline, hold: Hold) => void,
     acquire?: AcquireRequest,
+    handedTo = '',
   ): Promise<unknown[]> {
     const pipeline = this.redis.pipeline() as LockPipeline;
     if (acquire) pipeline.flashsaleLockAcquire(...acquireArgs(acquire));
     build(pipeline, hold);
-    pipeline.flashsaleLockRelease(...releaseArgs(name, owner, leaseMs, 'release', this.nextRequestId()));
+    pipeline.flashsaleLockRelease(
+      ...releaseArgs(name, owner, leaseMs, 'release', this.nextRequestId(), handedTo),
+    );
     const replies = await this.call(name, () => pipeline.exec());
     return (replies ?? []).map(([err, value]) => {
       if (err) throw err;

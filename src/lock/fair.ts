@@ -15,7 +15,7 @@ import { fairAcquireArgs, fairReleaseArgs } from './family-scripts.ts';
 import type { LockHandle } from './handle.ts';
 import { fairKeys } from './keys.ts';
 import { QueuedLock } from './queued.ts';
-import type { AcquireMode, LockPipeline, ReleaseMode } from './scripts.ts';
+import { type AcquireMode, type LockPipeline, type ReleaseMode, renewArgs } from './scripts.ts';
 
 /** Fair locks over a LockClient: `new FairLock(client).acquire(name, options)`. */
 export class FairLock extends QueuedLock {
@@ -70,11 +70,11 @@ export class FairLock extends QueuedLock {
   }
 
   protected renewScript(name: string, owner: string, leaseMs: number): Promise<unknown> {
-    return this.redis.flashsaleLockRenew(name, leaseMs, owner);
+    return this.redis.flashsaleLockRenew(...renewArgs(name, leaseMs, owner));
   }
 
   queueRenewal(pipeline: LockPipeline, handle: LockHandle, leaseMs: number): void {
-    pipeline.flashsaleLockRenew(handle.name, leaseMs, handle.owner);
+    pipeline.flashsaleLockRenew(...renewArgs(handle.name, leaseMs, handle.owner));
   }
 
   async remainingTtl(handle: LockHandle): Promise<number> {

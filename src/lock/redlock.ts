@@ -42,6 +42,7 @@ import {
   type AcquireReply,
   type LockPipeline,
   parseAcquireReply,
+  renewArgs,
   withLockScripts,
 } from './scripts.ts';
 import { type TurnReply, waitTurn, withDeadline } from './waiting.ts';
@@ -197,7 +198,7 @@ export class RedLock implements HandleOwner {
     if (handle.released) throw new LockNotHeldError(handle.name);
     const start = performance.now();
     const { answers, yes } = await this.poll(
-      (m) => m.redis.flashsaleLockRenew(handle.name, leaseMs, handle.owner),
+      (m) => m.redis.flashsaleLockRenew(...renewArgs(handle.name, leaseMs, handle.owner)),
       (r) => Number(r) === 1,
       true,
     );
@@ -432,7 +433,7 @@ export class RedLock implements HandleOwner {
       const perMaster = await Promise.all(
         this.masters.map(async (m) => {
           const pipeline = m.redis.pipeline() as LockPipeline;
-          for (const h of handles) pipeline.flashsaleLockRenew(h.name, leaseMs, h.owner);
+          for (const h of handles) pipeline.flashsaleLockRenew(...renewArgs(h.name, leaseMs, h.owner));
           try {
             return (await bounded(pipeline.exec(), timeoutMs)) ?? [];
           } catch {

@@ -5,9 +5,9 @@ import { defineScripts, luaScript, replyInt } from '../redis/lua.ts';
 import { lockKeys, wakeChannelPrefix } from './keys.ts';
 
 export const LOCK_SCRIPTS = [
-  luaScript('flashsaleLockAcquire', 4, new URL('./scripts/acquire.lua', import.meta.url)),
-  luaScript('flashsaleLockRelease', 6, new URL('./scripts/release.lua', import.meta.url)),
-  luaScript('flashsaleLockRenew', 1, new URL('./scripts/renew.lua', import.meta.url)),
+  luaScript('flashsaleLockAcquire', 6, new URL('./scripts/acquire.lua', import.meta.url)),
+  luaScript('flashsaleLockRelease', 8, new URL('./scripts/release.lua', import.meta.url)),
+  luaScript('flashsaleLockRenew', 2, new URL('./scripts/renew.lua', import.meta.url)),
 ] as const;
 
 type Arg = string | number;
@@ -35,6 +35,13 @@ export interface AcquireRequest {
   clientId: string;
   /** How long the caller stays eligible for a hand-off (its remaining wait). */
   eligibleMs: number;
+  /** Identifies this wait in the queue (unique per acquire call; unused in 'try' mode). */
+  waitId?: string;
+}
+
+/** Arguments of renew.lua: extend `owner`'s hold on `name` to leaseMs. */
+export function renewArgs(name: string, leaseMs: number, owner: string): Arg[] {
+  return [name, lockKeys(name).ours, leaseMs, owner];
 }
 
 export function acquireArgs(r: AcquireRequest): Arg[] {
@@ -44,11 +51,14 @@ export function acquireArgs(r: AcquireRequest): Arg[] {
     k.token,
     k.queue,
     k.waiters,
+    k.handed,
+    k.ours,
     r.leaseMs,
     r.owner,
     r.mode,
     r.clientId,
     Math.ceil(r.eligibleMs),
+    r.waitId ?? '',
   ];
 }
 
@@ -58,6 +68,8 @@ export function releaseArgs(
   leaseMs: number,
   mode: ReleaseMode,
   requestId: string,
+  /** The wait the hold was handed to ('' if it was not a hand-off); required for 'cancel'. */
+  waitId = '',
 ): Arg[] {
   const k = lockKeys(name);
   return [
@@ -67,12 +79,15 @@ export function releaseArgs(
     k.queue,
     k.waiters,
     k.latch(requestId),
+    k.handed,
+    k.ours,
     owner,
     leaseMs,
     mode,
     wakeChannelPrefix,
     UNLOCK_LATCH_MS,
     name,
+    waitId,
   ];
 }
 
@@ -81,13 +96,17 @@ const UNLOCK_LATCH_MS = 10_000;
 
 export type AcquireReply =
   | { acquired: true; token: number; holdCount: number }
-  | { acquired: false; pttl: number };
+  /** handOffExpected: the holder is one of ours, so its release will hand the lock to our queue. */
+  | { acquired: false; pttl: number; handOffExpected: boolean };
 
 export function parseAcquireReply(reply: unknown): AcquireReply {
   if (Array.isArray(reply)) {
-    return { acquired: true, token: replyInt(reply[0]), holdCount: replyInt(reply[1]) };
+    const first = replyInt(reply[0]);
+    // Tokens start at 1: {0, pttl} is "held by one of ours".
+    if (first === 0) return { acquired: false, pttl: replyInt(reply[1]), handOffExpected: true };
+    return { acquired: true, token: first, holdCount: replyInt(reply[1]) };
   }
-  return { acquired: false, pttl: replyInt(reply) };
+  return { acquired: false, pttl: replyInt(reply), handOffExpected: false };
 }
 
 /** null: not held by the owner; 0: holds remain; 1: released (freed or handed to the next waiter). */

@@ -11,7 +11,10 @@ export const ELIGIBLE_CAP_MS = 15_000;
 /** A waiter asks again at least this often, refreshing its eligibility. */
 export const RETRY_CAP_MS = 5_000;
 
-export type TurnReply<T> = { acquired: true; value: T } | { acquired: false; retryInMs: number };
+export type TurnReply<T> =
+  | { acquired: true; value: T }
+  /** handOffExpected: the holder will hand the lock to our queue, so no other wake-up source is needed. */
+  | { acquired: false; retryInMs: number; handOffExpected?: boolean };
 
 /** Where a waiter's wake-ups come from (one WakeHub waiter, or several for a multi-master lock). */
 export interface WaitSource {
@@ -70,7 +73,7 @@ export async function waitTurn<T>(turn: Turn<T>): Promise<T | null> {
         return reply.value;
       }
       mode = 'retry';
-      if (source.listen && (await source.listen())) continue;
+      if (!reply.handOffExpected && source.listen && (await source.listen())) continue;
       let wakeAt = performance.now() + Math.min(reply.retryInMs, retryCap);
       for (;;) {
         const pause = Math.max(0, Math.min(wakeAt, deadline) - performance.now());

@@ -135,11 +135,15 @@ export class WakeHub {
     });
   }
 
+  /** True once the hand-off channel is live (lets the hot path skip awaiting start()). */
+  started = false;
+
   /** Subscribes to this client's hand-off channel once; waiters register only after it is live. */
   start(): Promise<void> {
     this.ready ??= (async () => {
       if (this.sub.status === 'wait') await this.sub.connect();
       await this.sub.subscribe(this.wakeChannel);
+      this.started = true;
     })();
     this.ready.catch(() => {
       this.ready = undefined;

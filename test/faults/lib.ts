@@ -2,11 +2,13 @@
 // processes that are always reaped, a load generator that tells "refused" (never delivered, safe to
 // send again) from "no answer" (delivered or not: ambiguous), and the end-of-run check of
 // DESIGN.md §5 from the client's answers, the Postgres rows and the service's own accounting.
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import pg from 'pg';
+import { buyerKey } from '../../src/inventory/keys.ts';
 import { PgCluster } from '../support/pg-cluster.ts';
 import { createTestDatabase } from '../support/postgres.ts';
 import { RedisServer } from '../support/redis-server.ts';
@@ -93,6 +95,8 @@ export interface InfraOptions {
   redisArgs?: string[];
   /** A private Postgres cluster (initdb) instead of a fresh database on the shared server. */
   privatePostgres?: boolean;
+  /** Server settings of the private cluster. */
+  pgSettings?: Record<string, string>;
   env?: Record<string, string>;
 }
 
@@ -109,7 +113,7 @@ export async function startFaultInfra(options: InfraOptions = {}): Promise<Fault
   let database: Infra['database'];
   try {
     if (options.privatePostgres) {
-      const c = await PgCluster.start();
+      const c = await PgCluster.start({ settings: options.pgSettings });
       cluster = c;
       database = { url: c.url, name: c.database, drop: () => c.destroy() };
     } else {
@@ -130,7 +134,8 @@ export async function startFaultInfra(options: InfraOptions = {}): Promise<Fault
   };
   const pool = new pg.Pool({ connectionString: database.url, max: 2, connectionTimeoutMillis: 5000 });
   pool.on('error', () => {});
-  return {
+  let stopping: Promise<void> | undefined;
+  const infra: FaultInfra = {
     redis,
     database,
     env,
@@ -143,21 +148,46 @@ export async function startFaultInfra(options: InfraOptions = {}): Promise<Fault
         : await pool.query('select count(*)::int as n from orders');
       return (r.rows[0] as { n: number }).n;
     },
-    async stop() {
-      await pool.end().catch(() => {});
-      await redis.stop().catch(() => {});
-      await database.drop().catch(() => {});
+    stop() {
+      stopping ??= (async () => {
+        liveInfra.delete(infra);
+        await pool.end().catch(() => {});
+        await redis.stop().catch(() => {});
+        await database.drop().catch(() => {});
+      })();
+      return stopping;
     },
   };
+  liveInfra.add(infra);
+  return infra;
 }
 
 // --- child processes -----------------------------------------------------------------------------
 
 const live = new Set<Spawned>();
+const liveInfra = new Set<FaultInfra>();
 process.once('exit', () => {
-  // The runner is going away (normally or not): never leave a service process behind.
+  // The runner is going away (normally, on a signal, or after a scenario hung): never leave a
+  // service process, a redis-server or a Postgres cluster behind.
   for (const s of live) if (s.proc.exitCode === null && s.proc.signalCode === null) s.proc.kill('SIGKILL');
+  for (const infra of liveInfra) {
+    try {
+      execFileSync('redis-cli', ['-p', String(infra.redis.port), 'shutdown', 'nosave'], {
+        stdio: 'ignore',
+        timeout: 3000,
+      });
+    } catch {
+      // already gone
+    }
+    infra.pg?.destroySync();
+  }
 });
+
+/** Stops every process and store still running (after a scenario timed out). */
+export async function reapEverything(): Promise<void> {
+  for (const s of live) if (s.proc.exitCode === null && s.proc.signalCode === null) s.proc.kill('SIGKILL');
+  await Promise.all([...liveInfra].map((infra) => infra.stop()));
+}
 
 /** Every process a scenario started; `reapAll` kills those still running. */
 export class Processes {
@@ -202,6 +232,21 @@ export interface Crash {
   signal: string | null;
   /** The end of its output: the reason, usually a stack trace. */
   reason: string;
+}
+
+/** What a process printed after its last log line (Node's crash report), stack frames left out. */
+export function crashReason(output: string): string {
+  const lines = output.split('\n');
+  let last = -1;
+  lines.forEach((l, i) => {
+    if (l.startsWith('{')) last = i;
+  });
+  return lines
+    .slice(last + 1)
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('at ') && !l.startsWith('[...') && !l.startsWith('Node.js'))
+    .join(' | ')
+    .slice(0, 600);
 }
 
 /**
@@ -252,14 +297,7 @@ export class Supervised {
   private watch(s: Spawned): void {
     s.proc.once('exit', (code, signal) => {
       if (this.stopped || this.procs.closed) return;
-      const out = s.output();
-      const at = Math.max(out.lastIndexOf('\nnode:'), out.lastIndexOf('Error'));
-      this.crashes.push({
-        entry: this.entry,
-        code,
-        signal,
-        reason: out.slice(Math.max(0, at - 200), at + 900),
-      });
+      this.crashes.push({ entry: this.entry, code, signal, reason: crashReason(s.output()) });
       log(this.entry, `${this.entry} process died (code ${code}, signal ${signal}); restarting it`);
       this.onDown();
       void this.respawn();
@@ -762,6 +800,27 @@ export async function verifyOrders(
       over.length === 0,
       `${over.length} users bought more than the per-user limit ${o.perUserLimit}`,
     );
+    // The limit's counters against what each user really has: more claimed than bought is a claim
+    // that was never given back (the user is refused units they did not buy).
+    const users = [...new Set(logs.map((l) => l.userId))];
+    const p = infra.client.pipeline();
+    for (const u of users) p.get(buyerKey(o.productId, u));
+    const counters = ((await p.exec()) ?? []).map(([, v]) => Number(v ?? 0));
+    let leaked = 0;
+    let leakedUnits = 0;
+    users.forEach((u, i) => {
+      const extra = (counters[i] ?? 0) - (perUser.get(u) ?? 0);
+      if (extra > 0) {
+        leaked += 1;
+        leakedUnits += extra;
+      }
+    });
+    result.details.leakedLimitClaims = { users: leaked, units: leakedUnits };
+    if (leaked > 0) {
+      result.notes.push(
+        `${leaked} users have ${leakedUnits} units of their per-user limit claimed but not bought (claims never given back after the fault)`,
+      );
+    }
   }
 }
 

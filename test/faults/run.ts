@@ -7,7 +7,7 @@
 //   tsx test/faults/run.ts 1 5        only scenarios 1 and 5 (also FAULTS=1,5)
 //   FAULTS_SKIP=5b tsx test/faults/run.ts   all but 5b
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { emptyResult, type ScenarioResult } from './lib.ts';
+import { emptyResult, reapEverything, type ScenarioResult } from './lib.ts';
 import { apiKill } from './s1-api-kill.ts';
 import { writerKill } from './s2-writer-kill.ts';
 import { postgresDown } from './s3-postgres-down.ts';
@@ -68,6 +68,8 @@ async function runOne(s: Scenario): Promise<ScenarioResult> {
     timeout,
   ]);
   clearTimeout(timer);
+  // A scenario that hung leaves its processes and stores running: stop them before the next one.
+  await reapEverything();
   result.ms = Math.round(performance.now() - started);
   return result;
 }
@@ -114,6 +116,11 @@ function table(results: ScenarioResult[]): string {
     for (const n of r.notes) out.push(`   note  ${n}`);
   }
   return out.join('\n');
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  // process.exit runs the 'exit' hook that stops every process and store the suite started.
+  process.once(signal, () => process.exit(130));
 }
 
 const started = performance.now();

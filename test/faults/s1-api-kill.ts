@@ -8,6 +8,7 @@ import {
   emptyResult,
   Load,
   log,
+  orderRows,
   Processes,
   putSale,
   randomId,
@@ -60,17 +61,21 @@ export async function apiKill(): Promise<ScenarioResult> {
     result.faults = `${killedAt.length} API kills (at ${killedAt.join(', ')} orders), ${retried} retries with the same key`;
     result.details.killedAtDispatched = killedAt;
     result.details.retriedWithSameKey = retried;
-    if (stuck.length > 0) {
-      result.notes.push(
-        `${stuck.length} Idempotency-Keys stay "request_in_progress" after the process that claimed them was killed (the retry can never complete; see report)`,
-      );
-      result.details.stuckKeys = stuck.length;
-    }
+    result.details.stuckKeys = stuck.length;
     await verifyOrders(result, infra, targets, load.logs, {
       productId,
       total: STOCK,
       oneOrderPerUser: true,
     });
+    if (stuck.length > 0) {
+      // Each logical order has its own user: a row for a stuck key's user is the order it hides.
+      const users = new Set((await orderRows(infra.pool, productId)).map((r) => r.user_id));
+      const hiding = stuck.filter((l) => users.has(l.userId)).length;
+      result.details.stuckKeysWithAnOrder = hiding;
+      result.notes.push(
+        `${stuck.length} Idempotency-Keys stay "request_in_progress" (for 24 h) after the API that claimed them was killed; ${hiding} of them hide an order that was placed, whose id the client can never learn`,
+      );
+    }
   } catch (err) {
     result.ok = false;
     result.failures.push(`scenario error: ${(err as Error).stack ?? err}`);

@@ -21,7 +21,7 @@ const STOCK = 2000;
 const ORDERS = 2400;
 const KILLS = 3;
 // Batches stay open a little longer, so a kill finds jobs held in one.
-const WRITER_ENV = { WRITER_BATCH_MS: '25' };
+const WRITER_ENV = { WRITER_BATCH_MS: '100' };
 
 export async function writerKill(): Promise<ScenarioResult> {
   const result = emptyResult('2', 'writer kill -9 ×3 mid-batch');

@@ -219,10 +219,21 @@ async function httpLevel(result: ScenarioResult): Promise<void> {
     log('4', `HTTP: ${rounds} freezes of API A during a hand-off, ${fenced} fenced decrements`);
     result.details.httpFreezes = rounds;
     result.details.httpFencedDecrements = fenced;
-    if (fenced === 0) result.notes.push('4b: no freeze caught a hand-off to API A (0 fenced decrements at HTTP level)');
+    if (fenced === 0)
+      result.notes.push('4b: no freeze caught a hand-off to API A (0 fenced decrements at HTTP level)');
     await verifyOrders(result, infra, targets, load.logs, { productId, total: STOCK, oneOrderPerUser: true });
-    const status = await deliver(targets, 'GET', `/admin/products/${productId}/reconcile`, undefined, adminHeaders);
-    check(result, status.kind === 'answer' && status.body.ok === true, `4b: reconcile: ${JSON.stringify(status)}`);
+    const status = await deliver(
+      targets,
+      'GET',
+      `/admin/products/${productId}/reconcile`,
+      undefined,
+      adminHeaders,
+    );
+    check(
+      result,
+      status.kind === 'answer' && status.body.ok === true,
+      `4b: reconcile: ${JSON.stringify(status)}`,
+    );
     result.faults = `4a: stalled holder vs live holder (3 rounds); 4b: ${rounds} SIGSTOPs of an API holding a handed-off shard lock past its 150 ms lease, ${fenced} decrements fenced`;
   } finally {
     await holder.close().catch(() => {});

@@ -2,7 +2,11 @@
 // concurrent requests spread over two API processes): each key must make exactly one order, and
 // every answer for a key must name that same order. Then both API processes are killed and
 // restarted, and every key is sent once more: the same answer, still one order. The same key with
-// another body is refused (422) and creates nothing.
+// another body is refused (422) and creates nothing. Last, at library level, a claim whose reply is
+// lost to a broken connection (ioredis sends it again) must still run once and answer.
+import { Redis } from 'ioredis';
+import { type Answer, fingerprint, idempotent } from '../../src/http/idempotency.ts';
+import { RedisServer } from '../support/redis-server.ts';
 import {
   check,
   emptyResult,
@@ -17,10 +21,48 @@ import {
   Targets,
   verifyOrders,
 } from './lib.ts';
+import { FaultProxy } from './proxy.ts';
 
 const KEYS = 20;
 const COPIES = 50;
 const STOCK = 100;
+
+/**
+ * Library level: the connection breaks right after Redis executed the claim (SET NX), so ioredis
+ * sends it again on reconnect and the second SET answers "not set". The request must still see the
+ * claim as its own — run once and answer — not wait on itself and answer "in progress" (the key then
+ * stuck for 24 h).
+ */
+async function claimReplyLost(result: ScenarioResult): Promise<void> {
+  const server = await RedisServer.start();
+  const proxy = await FaultProxy.start(server.port);
+  const redis = new Redis(proxy.port, '127.0.0.1', { maxRetriesPerRequest: 1 });
+  redis.on('error', () => {});
+  try {
+    await redis.ping();
+    let runs = 0;
+    const run = async () => {
+      runs += 1;
+      return { status: 202, body: { orderId: `o-${runs}` } };
+    };
+    const cut = proxy.cut(100);
+    const first: Answer = await idempotent(redis, 'lost-claim', fingerprint({ a: 1 }), run).catch(
+      (err: Error) => ({ status: 0, body: { error: err.message } }),
+    );
+    await cut;
+    const replay = await idempotent(redis, 'lost-claim', fingerprint({ a: 1 }), run);
+    result.details.claimReplyLost = { first, replay, runs };
+    check(
+      result,
+      first.status === 202 && runs === 1 && replay.body.orderId === first.body.orderId,
+      `6b: a claim whose reply was lost: first ${JSON.stringify(first)}, replay ${JSON.stringify(replay)}, runs ${runs}`,
+    );
+  } finally {
+    redis.disconnect();
+    await proxy.close();
+    await server.stop();
+  }
+}
 
 export async function duplicates(): Promise<ScenarioResult> {
   const result = emptyResult('6', 'same Idempotency-Key ×50 concurrently');
@@ -94,6 +136,8 @@ export async function duplicates(): Promise<ScenarioResult> {
     await verifyOrders(result, infra, targets, logs, { productId, total: STOCK, oneOrderPerUser: true });
     result.sent = KEYS * COPIES + KEYS + 1;
     check(result, result.rows === KEYS, `${result.rows} rows for ${KEYS} keys`);
+    await claimReplyLost(result);
+    result.faults += '; a claim whose reply was lost (connection cut)';
   } catch (err) {
     result.ok = false;
     result.failures.push(`scenario error: ${(err as Error).stack ?? err}`);

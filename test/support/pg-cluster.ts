@@ -153,6 +153,25 @@ export class PgCluster {
     this.running = false;
   }
 
+  /**
+   * For a process 'exit' hook (synchronous): stops the server immediately if it runs and removes
+   * its directory. Never throws.
+   */
+  destroySync(): void {
+    try {
+      if (existsSync(join(this.dataDir, 'postmaster.pid'))) {
+        const path = join(this.bin, 'pg_ctl');
+        const args = ['-D', this.dataDir, '-m', 'immediate', '-w', '-t', '30', 'stop'];
+        if (this.runAs) execFileSync('runuser', ['-u', this.runAs, '--', path, ...args], { stdio: 'ignore' });
+        else execFileSync(path, args, { stdio: 'ignore' });
+      }
+    } catch {
+      // already gone
+    }
+    this.running = false;
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
   /** Stops the server (if running) and removes its directory. */
   async destroy(): Promise<void> {
     try {

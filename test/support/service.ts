@@ -36,6 +36,8 @@ export async function startInfra(extraEnv: Record<string, string> = {}): Promise
     ...extraEnv,
   };
   const pool = new pg.Pool({ connectionString: database.url, max: 2 });
+  // DROP DATABASE … WITH (FORCE) at stop may cut a connection the pool is still closing.
+  pool.on('error', () => {});
   return {
     redis,
     database,

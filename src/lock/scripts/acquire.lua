@@ -1,39 +1,62 @@
 -- Reentrant lock acquire, Redisson layout: KEYS[1] is a hash {owner -> re-entry count} whose PEXPIRE is
 -- the lease. On top of Redisson's script it hands out a fencing token and, when the lock is held, puts
--- the caller in a FIFO queue so that release can hand the lock straight to one waiter (no herd).
+-- the caller's wait in a FIFO queue so that release can hand the lock straight to one waiter (no herd).
+-- Each wait has its own id, so two waits of one owner (re-entrant chains) never stand for each other.
 --
 -- KEYS[1] lock hash (the lock name)
--- KEYS[2] fencing token counter (never expires, never reset)
--- KEYS[3] waiter queue: zset owner -> first-ask time (server microseconds)
--- KEYS[4] waiter info: hash owner -> "<clientId>|<leaseMs>|<eligibleUntilMs>"
+-- KEYS[2] fencing token counter (never reset)
+-- KEYS[3] waiter queue: zset waitId -> first-ask time (server microseconds)
+-- KEYS[4] waiter info: hash waitId -> "<clientId>|<leaseMs>|<eligibleUntilMs>|<owner>"
+-- KEYS[5] hand-offs not yet collected: hash waitId -> token
+-- KEYS[6] "held by one of ours" flag: its holder hands off on release, so our waiters need not
+--         listen on the Redisson channel (which only Redisson's own clients publish on)
 -- ARGV[1] lease in ms
 -- ARGV[2] owner id (<clientUuid>:<ownerId>)
 -- ARGV[3] mode: "try" (never queue), "wait" (queue if held), "retry" (a queued waiter asking again)
 -- ARGV[4] client id (names the waiter's wake channel)
 -- ARGV[5] ms the waiter stays eligible for a hand-off from now (its remaining wait)
--- Returns {token, holdCount} when acquired, else the holder's PTTL (Redisson's contract).
+-- ARGV[6] wait id (unique per acquire call)
+-- Returns {token, holdCount} when acquired; when held, the holder's PTTL (Redisson's contract) or,
+-- when the holder is one of ours (it will hand off), {0, pttl}.
 local lease = tonumber(ARGV[1])
 local owner = ARGV[2]
 local mode = ARGV[3]
+local wait = ARGV[6]
+
+local function leaveQueue()
+  redis.call('zrem', KEYS[3], wait)
+  redis.call('hdel', KEYS[4], wait)
+end
+
+if mode == 'retry' then
+  -- A hand-off whose wake message this waiter missed.
+  local handed = redis.call('hget', KEYS[5], wait)
+  if handed then
+    redis.call('hdel', KEYS[5], wait)
+    local held = redis.call('hget', KEYS[1], owner)
+    if held then
+      return {tonumber(handed), tonumber(held)}
+    end
+  end
+end
 
 if redis.call('exists', KEYS[1]) == 0 then
   redis.call('hset', KEYS[1], owner, 1)
   redis.call('pexpire', KEYS[1], lease)
+  redis.call('set', KEYS[6], 1, 'px', lease)
   if mode == 'retry' then
-    redis.call('zrem', KEYS[3], owner)
-    redis.call('hdel', KEYS[4], owner)
+    leaveQueue()
   end
   return {redis.call('incr', KEYS[2]), 1}
 end
 
-local held = redis.call('hget', KEYS[1], owner)
-if held then
-  if mode == 'retry' then
-    -- A queued waiter that finds itself the owner was handed the lock and missed the wake message.
-    return {tonumber(redis.call('get', KEYS[2])), tonumber(held)}
-  end
+if redis.call('hexists', KEYS[1], owner) == 1 then
   local count = redis.call('hincrby', KEYS[1], owner, 1)
   redis.call('pexpire', KEYS[1], lease)
+  redis.call('pexpire', KEYS[6], lease)
+  if mode == 'retry' then
+    leaveQueue()
+  end
   return {redis.call('incr', KEYS[2]), count}
 end
 
@@ -43,12 +66,15 @@ if mode ~= 'try' then
   local nowMs = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   local eligible = tonumber(ARGV[5])
   -- NX keeps a waiter's place across its retries; the info hash carries what release needs to hand off.
-  redis.call('zadd', KEYS[3], 'NX', tonumber(t[1]) * 1000000 + tonumber(t[2]), owner)
-  redis.call('hset', KEYS[4], owner, ARGV[4] .. '|' .. lease .. '|' .. (nowMs + eligible))
+  redis.call('zadd', KEYS[3], 'NX', tonumber(t[1]) * 1000000 + tonumber(t[2]), wait)
+  redis.call('hset', KEYS[4], wait, ARGV[4] .. '|' .. lease .. '|' .. (nowMs + eligible) .. '|' .. owner)
   local keep = eligible + lease + 60000
   if redis.call('pttl', KEYS[3]) < keep then
     redis.call('pexpire', KEYS[3], keep)
     redis.call('pexpire', KEYS[4], keep)
   end
+end
+if redis.call('exists', KEYS[6]) == 1 then
+  return {0, pttl}
 end
 return pttl

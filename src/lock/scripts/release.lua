@@ -7,16 +7,19 @@
 -- KEYS[1] lock hash
 -- KEYS[2] Redisson unlock channel: redisson_lock__channel:{name}
 -- KEYS[3] fencing token counter
--- KEYS[4] waiter queue (zset)
--- KEYS[5] waiter info (hash)
+-- KEYS[4] waiter queue (zset waitId -> first-ask time)
+-- KEYS[5] waiter info (hash waitId -> "<clientId>|<leaseMs>|<eligibleUntilMs>|<owner>")
 -- KEYS[6] unlock latch for this request
+-- KEYS[7] hand-offs not yet collected (hash waitId -> token)
+-- KEYS[8] "held by one of ours" flag
 -- ARGV[1] owner id
 -- ARGV[2] lease in ms to keep while re-entry holds remain
--- ARGV[3] mode: "release"; "cancel" (a waiter giving up: leave the queue, and release a lock handed to
---         it meanwhile); "force" (delete whoever holds it)
+-- ARGV[3] mode: "release"; "cancel" (wait ARGV[7] gives up: leave the queue, and release the lock only
+--         if it was handed to that wait); "force" (delete whoever holds it)
 -- ARGV[4] wake channel prefix; the waiter's client id is appended
 -- ARGV[5] unlock latch ttl in ms
 -- ARGV[6] lock name, echoed in the wake message
+-- ARGV[7] wait id the hold was handed to ('' when it was not a hand-off; required in cancel mode)
 -- Returns nil when the owner does not hold the lock, 0 when holds remain, 1 when released.
 local owner = ARGV[1]
 local mode = ARGV[3]
@@ -39,17 +42,20 @@ local function handOff()
     if #head == 0 then
       return false
     end
-    local waiter = head[1]
-    local info = redis.call('hget', KEYS[5], waiter)
-    redis.call('hdel', KEYS[5], waiter)
+    local wait = head[1]
+    local info = redis.call('hget', KEYS[5], wait)
+    redis.call('hdel', KEYS[5], wait)
     if info then
-      local client, lease, eligibleUntil = string.match(info, '^(.*)|(%d+)|(%d+)$')
+      local client, lease, eligibleUntil, next = string.match(info, '^(.-)|(%d+)|(%d+)|(.*)$')
       -- A waiter past its deadline has given up or died: skip it rather than park the lock on it.
       if client and tonumber(eligibleUntil) >= nowMs then
-        redis.call('hset', KEYS[1], waiter, 1)
+        redis.call('hincrby', KEYS[1], next, 1)
         redis.call('pexpire', KEYS[1], lease)
+        redis.call('set', KEYS[8], 1, 'px', lease)
         local token = redis.call('incr', KEYS[3])
-        redis.call('publish', ARGV[4] .. client, cjson.encode({ARGV[6], waiter, token}))
+        redis.call('hset', KEYS[7], wait, token)
+        redis.call('pexpire', KEYS[7], tonumber(lease) + 60000)
+        redis.call('publish', ARGV[4] .. client, cjson.encode({ARGV[6], wait, token}))
         return true
       end
     end
@@ -58,7 +64,7 @@ local function handOff()
 end
 
 local function free()
-  redis.call('del', KEYS[1])
+  redis.call('del', KEYS[1], KEYS[8])
   if not handOff() then
     redis.call('publish', KEYS[2], 0)
   end
@@ -69,12 +75,20 @@ if mode == 'force' then
   if redis.call('exists', KEYS[1]) == 0 then
     return nil
   end
-  return free()
+  return latch(free())
 end
 
-if mode == 'cancel' then
-  redis.call('zrem', KEYS[4], owner)
-  redis.call('hdel', KEYS[5], owner)
+if ARGV[7] ~= '' then
+  -- The hold came by hand-off to wait ARGV[7]: its marker is no longer needed.
+  local handed = redis.call('hdel', KEYS[7], ARGV[7])
+  if mode == 'cancel' then
+    redis.call('zrem', KEYS[4], ARGV[7])
+    redis.call('hdel', KEYS[5], ARGV[7])
+    -- Only a hold that was handed to this very wait is given back; the owner's other holds stay.
+    if handed == 0 then
+      return nil
+    end
+  end
 end
 
 if redis.call('hexists', KEYS[1], owner) == 0 then
@@ -83,6 +97,7 @@ end
 local count = redis.call('hincrby', KEYS[1], owner, -1)
 if count > 0 then
   redis.call('pexpire', KEYS[1], ARGV[2])
+  redis.call('pexpire', KEYS[8], ARGV[2])
   return latch(0)
 end
 return latch(free())

@@ -2,12 +2,15 @@
 // spread over 2 and then 10 OS processes, loop acquire → INCR → release for a fixed time, with no
 // pause and with a 2 ms pause after release. This library, redlock (defaults and tuned) and
 // redis-semaphore run side by side against one private redis-server. Then uncontended
-// acquire+release against a raw SET NX PX + compare-and-delete pair. Results also go to
-// .bench/locks.json. Exit code 1 only when this library overlapped or a child crashed.
+// acquire+release against a raw SET NX PX + compare-and-delete pair. Last, the lock family
+// (bench/lock-family.ts: fair lock and RedLock over 3 masters, in this process, on private servers of
+// their own). Results also go to .bench/locks.json (and .bench/lock-family.json). Exit code 1 only
+// when this library (any variant) overlapped or a child crashed.
 //
 // Environment: BENCH_SECONDS (window per library and configuration, default 3), BENCH_ROUNDS (windows
 // per library, taking turns with the others, default 1), BENCH_WARMUP_SECONDS (unmeasured run of each
-// library in fresh processes, default 1), BENCH_UNCONTENDED_ITERATIONS (default 2000).
+// library in fresh processes, default 1), BENCH_UNCONTENDED_ITERATIONS (default 2000). The lock
+// family uses the same BENCH_SECONDS per variant.
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
@@ -25,6 +28,7 @@ import { addCounts, ratio, type Summary, summarize, sumValues } from './lib/stat
 import { type Check, mark, ms, num, printChecks, printTable, times } from './lib/table.ts';
 import { sleepUntil, spawnWorkers, type Worker, WorkerCrashedError } from './lib/workers.ts';
 import { LIB_LABELS, LIBS, type LibName } from './lock-adapters.ts';
+import { runLockFamilyBench } from './lock-family.ts';
 import type { ChildMessage, ContenderStats, ParentMessage, ResultMessage } from './lock-protocol.ts';
 
 const SECONDS = envNumber('BENCH_SECONDS', 3);
@@ -162,7 +166,13 @@ async function main(): Promise<number> {
       workers = [];
     }
 
-    const allChecks = [...configurations.flatMap((c) => c.checks), ...uncontended.checks];
+    // The lock family (fair lock, RedLock over 3 masters) on private redis-servers of its own; it
+    // prints its own table and also writes .bench/lock-family.json. Its checks join the summary.
+    console.log('\nlock family (fair, RedLock(3)) against redlock and redis-semaphore:');
+    const family = await runLockFamilyBench({ seconds: SECONDS });
+    const familyChecks = family.checks.map((c) => ({ ...c, name: `family: ${c.name}` }));
+
+    const allChecks = [...configurations.flatMap((c) => c.checks), ...uncontended.checks, ...familyChecks];
     printChecks('Targets (informational; exit code depends only on overlaps and crashes)', allChecks);
 
     const file = writeJson('locks', {
@@ -170,6 +180,7 @@ async function main(): Promise<number> {
       targets: TARGETS,
       configurations,
       uncontended,
+      family: { seconds: family.seconds, ratios: family.ratios, checks: family.checks },
       checks: allChecks,
     });
     console.log(`\nresults written to ${file.replace(`${repoRoot}/`, '')}`);
@@ -178,8 +189,14 @@ async function main(): Promise<number> {
       .flatMap((c) => c.results)
       .filter((r) => r.lib === 'flashsale')
       .reduce((n, r) => n + r.overlaps, 0);
-    if (ourOverlaps > 0) {
-      console.error(`FAIL: ${ourOverlaps} overlapping critical sections with this library`);
+    // The family's own variants (plain, fair, RedLock(3)) are this library too.
+    const familyOverlaps = family.results
+      .filter((r) => ['plain', 'fair', 'redlock3'].includes(r.variant))
+      .reduce((n, r) => n + r.overlaps, 0);
+    if (ourOverlaps + familyOverlaps > 0) {
+      console.error(
+        `FAIL: ${ourOverlaps + familyOverlaps} overlapping critical sections with this library (${familyOverlaps} in the lock family)`,
+      );
       return 1;
     }
     return 0;

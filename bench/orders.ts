@@ -6,6 +6,9 @@
 //   b+enq POST /bench/unlocked?enqueue=1  the same plus the BullMQ enqueue: full-path ceiling
 //   c1/c8 POST /api/orders                the real lock-guarded path, 1 and 8 shards
 //   d     POST /api/orders                the sold-out fast path (sold out first, then hammered)
+//   c8s/c8rs POST /api/orders             live reshard: the real path from 8 shards, without (c8s) and
+//                                         while an admin loop reshards it every 2 s, 8→12→6→16… (c8rs),
+//                                         in slices c8s1 c8rs1 c8rs2 c8s2 (bench/order/reshard.ts)
 //   c1x2/c8x2                             the real path with 2 API processes sharing the load
 // The benchmark endpoints exist only with BENCH_ENDPOINTS=1 (src/http/bench-routes.ts). The writer
 // runs as its own process (`worker`) beside the API (BENCH_TOPOLOGY=main runs `main` = API + writer
@@ -15,7 +18,9 @@
 //
 // Environment: BENCH_SECONDS (window per scenario, default 5), BENCH_CONNECTIONS (default 100),
 // BENCH_WARMUP_SECONDS (default 1), BENCH_TOPOLOGY (split | main), BENCH_PROFILE=1 (instead of the
-// suite: run c8 with `node --cpu-prof` on the API child and list the top self-time functions).
+// suite: run c8 with `node --cpu-prof` on the API child and list the top self-time functions),
+// BENCH_RESHARD_SECONDS (window of each c8s/c8rs slice, default BENCH_SECONDS but at least 7, so that
+// each c8rs slice holds 3 reshards; never below 5, 2 reshards per slice).
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -35,8 +40,15 @@ import {
   writerStats,
 } from './order/checks.ts';
 import { type CpuSnapshot, coresUsed, cpuSnapshot } from './order/cpu.ts';
-import { type LoadResult, type LoadTarget, startLoad } from './order/load.ts';
+import { type LoadResult, type LoadTarget, type RunningLoad, startLoad } from './order/load.ts';
 import { spawnProfiled, summarizeProfile } from './order/profile.ts';
+import {
+  analyseReshard,
+  printReshard,
+  type ReshardAnalysis,
+  runReshardLoop,
+  type Slice,
+} from './order/reshard.ts';
 
 const SECONDS = envNumber('BENCH_SECONDS', 5);
 const CONNECTIONS = Math.round(envNumber('BENCH_CONNECTIONS', 100));
@@ -47,12 +59,23 @@ const PROFILE = process.env.BENCH_PROFILE === '1';
 const BIG_STOCK = 10_000_000;
 const SOLD_OUT_STOCK = 2_000;
 const SELL_OUT_CLIENTS = 50;
+/** Live reshard (c8s/c8rs): window per slice, schedule and the shard counts it moves through from 8. */
+const RESHARD_SECONDS = Math.max(5, envNumber('BENCH_RESHARD_SECONDS', Math.max(7, SECONDS)));
+const RESHARD_FIRST_MS = 1_000;
+const RESHARD_EVERY_MS = 2_000;
+/** Shard counts each c8rs slice moves through from 8, in turn: up and down, by different steps. */
+const RESHARD_CYCLES = [
+  [12, 6, 16, 8],
+  [16, 8, 12, 6],
+];
 
 const TARGETS = {
   lockCost: 0.8, // c8 / b
   soldOut: 0.95, // d / a
   fullPath: 0.7, // c8 / a
   writer: 1.0, // writer rows/s / accepted/s during c
+  reshard: 0.8, // c8rs / c8s orders/s
+  reshardCount: 3, // reshards inside the c8rs windows
 };
 
 interface ScenarioResult {
@@ -83,6 +106,10 @@ interface ScenarioResult {
 
 const results: ScenarioResult[] = [];
 const violations: Violation[] = [];
+/** Phase 2b (live reshard), once it has run. */
+let reshard:
+  | { slices: Slice[]; analysis: ReshardAnalysis; service: { count: number; meanMs: number } }
+  | undefined;
 const children: Spawned[] = [];
 /** Processes whose CPU is reported, by role. */
 const roles = new Map<unknown, { role: string; pid: number | undefined }>();
@@ -166,6 +193,12 @@ interface ScenarioSpec {
   /** Accepted before this load (sell-out of d) that the checks must count. */
   acceptedBefore?: number;
   quiet?: boolean;
+  /** Record every order's (sent, answered, status): handed to `inspect`. */
+  timeline?: boolean;
+  /** Started together with the load and awaited after it, before the checks (e.g. an admin loop). */
+  during?: (load: RunningLoad) => Promise<void>;
+  /** Sees the raw load result before the checks. */
+  inspect?: (r: LoadResult) => void;
 }
 
 /** Postgres backends serving the benchmark's database (the API's and the writer's pools). */
@@ -214,16 +247,22 @@ async function runScenario(s: ScenarioSpec): Promise<ScenarioResult> {
     connections: CONNECTIONS,
     seconds: s.seconds ?? SECONDS,
     expectStatus: s.expectStatus,
+    timeline: s.timeline,
   });
   const sampler =
     s.check === 'rows' ? sampleWriter(s.productId, () => load.progress.accepted, infra.rows) : undefined;
+  const beside = s.during?.(load);
   let r: LoadResult;
   try {
     r = await load.done;
   } catch (err) {
     await sampler?.stop();
+    await beside?.catch(() => {});
     throw err;
   }
+  // A change still running (e.g. a reshard that overran the window) must end before the checks.
+  await beside;
+  s.inspect?.(r);
   const after = os.loadavg()[0] ?? 0;
   const wallSeconds = (performance.now() - load.startedAt) / 1000;
   const cpuAfter0 = snapshot(pgPids);
@@ -367,6 +406,10 @@ async function suite(): Promise<void> {
     ['bench-benq', BIG_STOCK, 8],
     ['bench-c1', BIG_STOCK, 1],
     ['bench-c8', BIG_STOCK, 8],
+    ['bench-c8s1', BIG_STOCK, 8],
+    ['bench-c8rs1', BIG_STOCK, 8],
+    ['bench-c8rs2', BIG_STOCK, 8],
+    ['bench-c8s2', BIG_STOCK, 8],
     ['bench-d', SOLD_OUT_STOCK, 8],
     ['bench-warm3', BIG_STOCK, 8],
     ['bench-c1x2', BIG_STOCK, 1],
@@ -440,6 +483,7 @@ async function suite(): Promise<void> {
     expectStatus: 202,
     check: 'rows',
   });
+  await liveReshard(url1());
   const soldBefore = await sellOut(url1(), 'bench-d');
   if (soldBefore !== SOLD_OUT_STOCK) {
     recordViolations([
@@ -492,11 +536,138 @@ async function suite(): Promise<void> {
   if (worker) await stopChild(worker);
 }
 
+/**
+ * Phase 2b, live reshard: the real path from 8 shards in four slices of the same window, taken in
+ * the order c8s1, c8rs1, c8rs2, c8s2: the c8s slices untouched, the c8rs slices while an admin loop
+ * reshards their product every 2 s through the admin API (8→12→6→16, 8→16→8→12). Every slice
+ * records each order's [sent, answered] interval; bench/order/reshard.ts explains the ABBA order and
+ * how an order's wait is put down to a reshard. Every slice keeps the full checks after its run (drain,
+ * rows == accepted, sold == accepted, reconcile across all the generations).
+ */
+async function liveReshard(url: string): Promise<void> {
+  log(
+    `phase 2b: live reshard, ${RESHARD_SECONDS} s slices without (c8s) and with (c8rs) a reshard every ${RESHARD_EVERY_MS / 1000} s`,
+  );
+  const kind = 'kind="reshard"';
+  const changeName = 'flashsale_admin_change_duration_seconds';
+  const countBefore = await metric(url, `${changeName}_count`, kind);
+  const sumBefore = await metric(url, `${changeName}_sum`, kind);
+  const slices: Slice[] = [];
+  for (const key of ['c8s1', 'c8rs1', 'c8rs2', 'c8s2']) {
+    const resharding = key.startsWith('c8rs');
+    const cycle = RESHARD_CYCLES[slices.filter((x) => x.resharding).length % RESHARD_CYCLES.length] ?? [];
+    const productId = `bench-${key}`;
+    const slice: Slice = {
+      key,
+      resharding,
+      seconds: RESHARD_SECONDS,
+      ok: 0,
+      latencies: new Float64Array(0),
+      timeline: { start: new Float64Array(0), end: new Float64Array(0), status: new Uint16Array(0) },
+      startedAt: Number.NaN,
+      calls: [],
+      other: '',
+    };
+    const r = await runScenario({
+      key,
+      label: `real path, 8 shards, ${resharding ? `reshard every ${RESHARD_EVERY_MS / 1000} s` : 'no reshard'}`,
+      urls: [url],
+      path: '/api/orders',
+      productId,
+      shards: 8,
+      expectStatus: 202,
+      check: 'rows',
+      seconds: RESHARD_SECONDS,
+      timeline: true,
+      during: async (load: RunningLoad) => {
+        slice.startedAt = load.startedAt;
+        if (!resharding) return;
+        slice.calls = await runReshardLoop({
+          url,
+          productId,
+          headers: admin,
+          from: 8,
+          cycle,
+          firstAt: load.startedAt + RESHARD_FIRST_MS,
+          everyMs: RESHARD_EVERY_MS,
+          // Leave each reshard a second inside the window, so that its effect is measured.
+          lastStartBy: load.deadline - 1_000,
+        });
+      },
+      inspect: (l: LoadResult) => {
+        slice.ok = l.ok;
+        slice.seconds = l.seconds;
+        slice.latencies = l.latencies;
+        if (l.timeline) slice.timeline = l.timeline;
+      },
+    });
+    slice.other = statusText(r.statuses, 202);
+    slices.push(slice);
+    const failed = slice.calls.filter((c) => c.error);
+    if (resharding)
+      log(
+        `         ${slice.calls.length} reshards, admin calls ${slice.calls.map((c) => ms(c.end - c.start)).join(', ')} ms` +
+          (failed.length ? `; ${failed.length} FAILED: ${failed.map((c) => c.error).join(' | ')}` : ''),
+      );
+  }
+  const count = (await metric(url, `${changeName}_count`, kind)) - countBefore;
+  const sum = (await metric(url, `${changeName}_sum`, kind)) - sumBefore;
+  const analysis = analyseReshard(slices, RESHARD_FIRST_MS);
+  reshard = { slices, analysis, service: { count, meanMs: count > 0 ? (sum / count) * 1000 : Number.NaN } };
+  log(
+    `         with/without ${times(ratio(analysis.with.perSecond, analysis.without.perSecond))} orders/s; ` +
+      `longest order overlapping a reshard ${ms(analysis.overlapping.max)} ms, other orders ${ms(analysis.outside.max)} ms`,
+  );
+}
+
+/** Prints the live-reshard section; returns its target checks and reported figures for the summaries. */
+function reportReshard(r: NonNullable<typeof reshard>): { checks: Check[]; reported: Check[] } {
+  const a = r.analysis;
+  printReshard(a, r.slices, {
+    connections: CONNECTIONS,
+    everyMs: RESHARD_EVERY_MS,
+    firstMs: RESHARD_FIRST_MS,
+    service: r.service,
+  });
+  const throughput = ratio(a.with.perSecond, a.without.perSecond);
+  const completed = a.calls.filter((c) => c.status === 200 && !c.error).length;
+  const checks: Check[] = [
+    {
+      name: `c8rs/c8s (orders/s, reshard every ${RESHARD_EVERY_MS / 1000} s / none) >= ${TARGETS.reshard.toFixed(2)}`,
+      pass: Number.isFinite(throughput) && throughput >= TARGETS.reshard,
+      detail: `${times(throughput, 3)}  ${num(a.with.perSecond)} / ${num(a.without.perSecond)} (pairs ${a.pairs.map((p) => times(p.ratio)).join(', ')})`,
+    },
+    {
+      name: `reshards completed under load >= ${TARGETS.reshardCount}, none failed`,
+      pass: completed >= TARGETS.reshardCount && completed === a.calls.length,
+      detail: `${completed} of ${a.calls.length} answered 200`,
+    },
+  ];
+  const reported: Check[] = [
+    {
+      name: 'p99 c8s/c8rs (p99 without ÷ with reshard)',
+      pass: true,
+      detail: `${times(ratio(a.without.latency.p99, a.with.latency.p99))}  ${ms(a.without.latency.p99)} / ${ms(a.with.latency.p99)} ms`,
+    },
+    {
+      name: 'reshard admin call p50 / max',
+      pass: true,
+      detail: `${ms(a.callMs.p50)} / ${ms(a.callMs.max)} ms`,
+    },
+    {
+      name: 'longest order overlapping a reshard / not',
+      pass: true,
+      detail: `${ms(a.overlapping.max)} / ${ms(a.outside.max)} ms (c8s: ${ms(a.without.settled.max)} ms)`,
+    },
+  ];
+  return { checks, reported };
+}
+
 function report(): { checks: Check[]; reported: Check[]; estimated: Check[] } {
   const by = (key: string) => results.find((r) => r.key === key);
   const rate = (key: string) => by(key)?.perSecond ?? Number.NaN;
   printTable(
-    `Order path, ${SECONDS} s per scenario, ${CONNECTIONS} connections, pipelining 1 (d counts 409 sold_out answers)`,
+    `Order path, ${SECONDS} s per scenario (c8s*/c8rs* ${RESHARD_SECONDS} s), ${CONNECTIONS} connections, pipelining 1 (d counts 409 sold_out answers)`,
     [
       { header: 'scenario', value: (r: ScenarioResult) => r.key, align: 'left' },
       { header: 'what', value: (r: ScenarioResult) => r.label, align: 'left' },
@@ -607,6 +778,7 @@ function report(): { checks: Check[]; reported: Check[]; estimated: Check[] } {
     detail: `${times(value, 3)}  ${detail}`,
   });
   const c8w = by('c8')?.writer;
+  const live = reshard ? reportReshard(reshard) : { checks: [], reported: [] };
   const checks: Check[] = [
     check(
       'c8/b+enq (lock cost: real path / lock-free, both enqueue)',
@@ -638,6 +810,7 @@ function report(): { checks: Check[]; reported: Check[]; estimated: Check[] } {
       TARGETS.writer,
       `${num(c8w?.rowsPerSecond)} rows/s / ${num(c8w?.acceptedPerSecond)} accepted/s`,
     ),
+    ...live.checks,
   ];
   printChecks('Ratios against their targets', checks);
   const info = (name: string, value: number, detail: string): Check => ({
@@ -664,6 +837,7 @@ function report(): { checks: Check[]; reported: Check[]; estimated: Check[] } {
     ),
     info('b+enq/a', ratio(rate('b+enq'), rate('a')), `${num(rate('b+enq'))} / ${num(rate('a'))}`),
     info('writer/accepted during c1', by('c1')?.writer?.ratio ?? Number.NaN, ''),
+    ...live.reported,
   ];
   printTable(
     'Reported (no target)',
@@ -821,6 +995,22 @@ async function main(): Promise<number> {
       checks,
       reported,
       estimated,
+      reshard: reshard && {
+        secondsPerSlice: RESHARD_SECONDS,
+        everyMs: RESHARD_EVERY_MS,
+        slices: reshard.slices.map((x) => x.key),
+        without: reshard.analysis.without,
+        with: reshard.analysis.with,
+        pairs: reshard.analysis.pairs,
+        calls: reshard.analysis.calls,
+        callMs: reshard.analysis.callMs,
+        serviceChange: reshard.service,
+        overlapping: {
+          latencyMs: reshard.analysis.overlapping,
+          statuses: reshard.analysis.overlappingStatuses,
+        },
+        outside: { latencyMs: reshard.analysis.outside },
+      },
       violations,
       wallSeconds: (performance.now() - t0) / 1000,
     });

@@ -7,6 +7,12 @@
 // is autocannon stopped: it destroys its connections with requests in flight, and an order the server
 // accepted but whose 202 the client never saw would break "rows == accepted". `unknown` counts orders
 // sent without an answer (0 unless the tail ran out).
+//
+// With `timeline: true` every answered real order (window and tail) is also recorded as (start, end,
+// status): end is performance.now() when autocannon emits the response (synchronously, right after
+// parsing it), start is end minus autocannon's own response time (from writing the request to the
+// last byte of the answer, process.hrtime). Both are on the monotonic clock, so they can be laid over
+// other events timed in this process (e.g. an admin call's window).
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 
@@ -31,6 +37,15 @@ export interface LoadOptions {
   expectStatus: number;
   /** Longest wait after the window for answers to orders in flight. Default 15 s. */
   maxTailSeconds?: number;
+  /** Record (start, end, status) of every answered real order: LoadResult.timeline. */
+  timeline?: boolean;
+}
+
+/** Every answered real order, in order of answer: performance.now() ms at send and answer. */
+export interface Timeline {
+  start: Float64Array;
+  end: Float64Array;
+  status: Uint16Array;
 }
 
 export interface LoadProgress {
@@ -61,6 +76,8 @@ export interface LoadResult {
   unknown: number;
   /** Answers to the tail (no route) requests. */
   tailAnswered: number;
+  /** Only with LoadOptions.timeline. */
+  timeline?: Timeline;
 }
 
 export interface RunningLoad {
@@ -97,6 +114,9 @@ export function startLoad(o: LoadOptions): RunningLoad {
   let realSent = 0;
   let realAnswered = 0;
   let tailAnswered = 0;
+  const tStart: number[] = [];
+  const tEnd: number[] = [];
+  const tStatus: number[] = [];
   const perInstance = Math.max(1, Math.floor(o.connections / o.targets.length));
 
   const runs = o.targets.map((target, instance) => {
@@ -141,6 +161,11 @@ export function startLoad(o: LoadOptions): RunningLoad {
         }
         realAnswered += 1;
         statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;
+        if (o.timeline) {
+          tStart.push(now - responseTime);
+          tEnd.push(now);
+          tStatus.push(statusCode);
+        }
         if (statusCode >= 200 && statusCode < 300) progress.accepted += 1;
         if (now < deadline) {
           latencies.push(responseTime);
@@ -168,6 +193,13 @@ export function startLoad(o: LoadOptions): RunningLoad {
         realAnswered,
         unknown: realSent - realAnswered,
         tailAnswered,
+        timeline: o.timeline
+          ? {
+              start: Float64Array.from(tStart),
+              end: Float64Array.from(tEnd),
+              status: Uint16Array.from(tStatus),
+            }
+          : undefined,
       };
     })
     .finally(() => {

@@ -10,66 +10,38 @@
 //
 //   k6 run -e BASE_URL=http://localhost:8080 -e ADMIN_TOKEN=... loadtest/flash-sale.js
 
-import http from 'k6/http';
 import {
-  buy,
   commonThresholds,
+  droppedThreshold,
+  expectBuyerStatuses,
+  herdSale,
+  herdScenario,
   herdStages,
   loadConfig,
-  maxDropped,
-  plannedIterations,
-  startSale,
-  summaryTrendStats,
-  toDuration,
-  uniqueUserId,
-  verifyInvariants,
+  runOptions,
   writeSummary,
 } from './lib.js';
 
 const cfg = loadConfig({ stock: 10000, shards: 8, rate: 1000, duration: '30s' });
 
-// 409 and 429 are answers the contract promises, not failures: keep them out of
-// http_req_failed so that metric only shows transport errors and 5xx.
-http.setResponseCallback(http.expectedStatuses(202, 409, 429));
+expectBuyerStatuses();
 
 const stages = herdStages(cfg);
 
 /** @type {import('k6/options').Options} */
 export const options = {
-  scenarios: {
-    buyers: {
-      executor: 'ramping-arrival-rate',
-      startRate: 0,
-      timeUnit: '1s',
-      preAllocatedVUs: cfg.vus,
-      maxVUs: cfg.maxVus,
-      stages,
-      exec: 'buyer',
-    },
-  },
+  scenarios: { buyers: herdScenario(cfg, stages) },
   thresholds: {
     ...commonThresholds(cfg, cfg.stock),
-    dropped_iterations: [`count<=${maxDropped(plannedIterations(stages))}`],
+    dropped_iterations: droppedThreshold(stages),
   },
-  // teardown waits for the writer to drain before it checks anything.
-  teardownTimeout: toDuration(cfg.drainTimeoutSec + 60),
-  setupTimeout: toDuration(cfg.readyTimeoutSec + 60),
-  summaryTrendStats,
+  ...runOptions(cfg),
 };
 
-export function setup() {
-  return startSale(cfg, 'flash-sale');
-}
-
-/** @param {{ productId: string, runId: string }} data */
-export function buyer(data) {
-  buy(cfg, data.productId, uniqueUserId(data.runId));
-}
-
-/** @param {{ productId: string, runId: string }} data */
-export function teardown(data) {
-  verifyInvariants(cfg, data.productId, { total: cfg.stock });
-}
+const sale = herdSale(cfg, 'flash-sale', { total: cfg.stock });
+export const setup = sale.setup;
+export const buyer = sale.buyer;
+export const teardown = sale.teardown;
 
 /** @param {any} data */
 export function handleSummary(data) {

@@ -10,6 +10,9 @@ import { check, fail, sleep } from 'k6';
 import exec from 'k6/execution';
 import http from 'k6/http';
 import { Counter, Gauge, Rate, Trend } from 'k6/metrics';
+import { classifyAnswer, parseDuration } from './contract.js';
+
+export { parseDuration };
 
 // ---------------------------------------------------------------------------------------------
 // Configuration
@@ -96,28 +99,6 @@ export function envBool(name, fallback) {
   if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
   if (['0', 'false', 'no', 'off'].includes(raw)) return false;
   throw new Error(`${name} must be 1/0 (or true/false), got "${raw}"`);
-}
-
-/**
- * Seconds in a k6 duration string ("90s", "2m", "1h30m", "500ms").
- * @param {string} text
- * @returns {number}
- */
-export function parseDuration(text) {
-  const re = /(\d+(?:\.\d+)?)(ms|h|m|s)/g;
-  let seconds = 0;
-  let consumed = 0;
-  for (let match = re.exec(text); match !== null; match = re.exec(text)) {
-    const amount = Number(match[1]);
-    const unit = match[2];
-    seconds +=
-      unit === 'h' ? amount * 3600 : unit === 'm' ? amount * 60 : unit === 's' ? amount : amount / 1000;
-    consumed += match[0].length;
-  }
-  if (consumed !== text.length || consumed === 0) {
-    throw new Error(`not a duration: "${text}" (use e.g. 30s, 5m, 1h30m)`);
-  }
-  return seconds;
 }
 
 /**
@@ -209,6 +190,15 @@ export function maxDropped(planned) {
 }
 
 /**
+ * The dropped_iterations threshold of a scenario running these arrival-rate stages.
+ * @param {{ target: number, duration: string }[]} stages
+ * @returns {string[]}
+ */
+export function droppedThreshold(stages) {
+  return [`count<=${maxDropped(plannedIterations(stages))}`];
+}
+
+/**
  * A product id unique to this run (k6 runs setup() once, so all VUs share it through `data`).
  * @param {string} prefix
  * @returns {string}
@@ -278,10 +268,51 @@ export function commonThresholds(cfg, maxUnits) {
 /** Trend statistics printed and written to the JSON summary. */
 export const summaryTrendStats = ['avg', 'min', 'med', 'max', 'p(90)', 'p(95)', 'p(99)', 'count'];
 
+/**
+ * Options every scenario carries besides its scenarios and thresholds: setup() waits for the
+ * service to be ready and teardown() for the writer to drain, each with a minute to spare.
+ * @param {Config} cfg
+ */
+export function runOptions(cfg) {
+  return {
+    teardownTimeout: toDuration(cfg.drainTimeoutSec + 60),
+    setupTimeout: toDuration(cfg.readyTimeoutSec + 60),
+    summaryTrendStats,
+  };
+}
+
+/**
+ * The herd as a k6 scenario: arrivals along `stages` (herdStages), whether or not earlier
+ * answers came back (open model), each running the exported function `execName`.
+ * @param {Config} cfg
+ * @param {{ target: number, duration: string }[]} stages
+ * @param {string} [execName]
+ * @returns {import('k6/options').Scenario}
+ */
+export function herdScenario(cfg, stages, execName = 'buyer') {
+  return {
+    executor: 'ramping-arrival-rate',
+    startRate: 0,
+    timeUnit: '1s',
+    preAllocatedVUs: cfg.vus,
+    maxVUs: cfg.maxVus,
+    stages,
+    exec: execName,
+  };
+}
+
+/**
+ * 409 and 429 are answers the contract promises, not failures: keeps them out of
+ * http_req_failed, so that metric only shows transport errors and 5xx. Call in the init context.
+ */
+export function expectBuyerStatuses() {
+  http.setResponseCallback(http.expectedStatuses(202, 409, 429));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Buyer
 
-/** @typedef {'accepted' | 'sold_out' | 'busy' | 'unexpected'} Outcome */
+/** @typedef {import('./contract.js').Outcome} Outcome */
 
 // Per VU: each VU is its own JS runtime, so this caps the log at a few lines per VU.
 let unexpectedLogged = 0;
@@ -302,40 +333,14 @@ function jsonBody(res) {
 }
 
 /**
- * Sorts a response of POST /api/orders into the contract's outcomes. A status the contract
- * allows but with a body it does not (a 202 without orderId, a 409 that is not sold_out) counts
- * as unexpected too: the contract is status *and* body.
+ * Sorts a response of POST /api/orders into the contract's outcomes (contract.js).
  * @param {import('k6/http').RefinedResponse<any>} res
  * @param {string} productId
  * @param {string} userId
  * @returns {{ outcome: Outcome, reason: string }}
  */
 export function classify(res, productId, userId) {
-  const body = jsonBody(res);
-  if (res.status === 202) {
-    const ok =
-      body !== null &&
-      typeof body.orderId === 'string' &&
-      body.orderId !== '' &&
-      body.status === 'reserved' &&
-      body.productId === productId &&
-      body.userId === userId &&
-      body.quantity === 1;
-    return ok ? { outcome: 'accepted', reason: '' } : { outcome: 'unexpected', reason: 'bad_202_body' };
-  }
-  if (res.status === 409) {
-    if (body?.error === 'sold_out') return { outcome: 'sold_out', reason: '' };
-    // Every buyer is a distinct user buying one unit, so limit_exceeded means the per-user
-    // accounting leaked across users.
-    return { outcome: 'unexpected', reason: `409_${String(body?.error ?? 'no_body')}` };
-  }
-  if (res.status === 429) {
-    const retryAfter = res.headers['Retry-After'];
-    return body?.error === 'busy' && retryAfter !== undefined && retryAfter !== ''
-      ? { outcome: 'busy', reason: '' }
-      : { outcome: 'unexpected', reason: 'bad_429' };
-  }
-  return { outcome: 'unexpected', reason: res.status === 0 ? 'network_error' : `status_${res.status}` };
+  return classifyAnswer(res.status, jsonBody(res), res.headers['Retry-After'], productId, userId);
 }
 
 /**
@@ -386,6 +391,17 @@ export function buy(cfg, productId, userId) {
  */
 export function uniqueUserId(runId) {
   return `${runId}-${exec.scenario.name}-${exec.scenario.iterationInTest}`;
+}
+
+/** @typedef {{ productId: string, runId: string }} SaleData  what setup() hands every VU */
+
+/**
+ * One buyer not seen before in this run buys one unit of the run's sale.
+ * @param {Config} cfg
+ * @param {SaleData} data
+ */
+export function buyAsNewUser(cfg, data) {
+  return buy(cfg, data.productId, uniqueUserId(data.runId));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -468,7 +484,7 @@ export function waitForReady(cfg) {
  * @param {Config} cfg
  * @param {string} scenarioName
  * @param {{ stock?: number, shards?: number }} [overrides]
- * @returns {{ productId: string, runId: string }}
+ * @returns {SaleData}
  */
 export function startSale(cfg, scenarioName, overrides = {}) {
   if (cfg.adminToken === '')
@@ -487,6 +503,25 @@ export function startSale(cfg, scenarioName, overrides = {}) {
   }
   console.log(`sale ${productId}: stock ${stock} on ${shards} shards at ${cfg.baseUrl}`);
   return { productId, runId: Date.now().toString(36) };
+}
+
+/**
+ * The functions a herd scenario exports for k6: setup() creates the sale (startSale), buyer()
+ * is one new user buying one unit, teardown() checks the invariants with `expect`.
+ * @param {Config} cfg
+ * @param {string} scenarioName
+ * @param {Expectations} expect
+ */
+export function herdSale(cfg, scenarioName, expect) {
+  return {
+    setup: () => startSale(cfg, scenarioName),
+    /** @param {SaleData} data */
+    buyer: (data) => {
+      buyAsNewUser(cfg, data);
+    },
+    /** @param {SaleData} data */
+    teardown: (data) => verifyInvariants(cfg, data.productId, expect),
+  };
 }
 
 /**

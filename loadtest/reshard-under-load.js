@@ -8,24 +8,21 @@
 //   k6 run -e BASE_URL=http://localhost:8080 -e ADMIN_TOKEN=... loadtest/reshard-under-load.js
 
 import { check } from 'k6';
-import http from 'k6/http';
 import { Counter, Rate, Trend } from 'k6/metrics';
 import {
   admin,
-  buy,
   commonThresholds,
+  droppedThreshold,
   envInt,
+  expectBuyerStatuses,
+  herdSale,
+  herdScenario,
   herdStages,
   loadConfig,
-  maxDropped,
   metricValues,
   parseDuration,
-  plannedIterations,
-  startSale,
-  summaryTrendStats,
+  runOptions,
   toDuration,
-  uniqueUserId,
-  verifyInvariants,
   writeSummary,
 } from './lib.js';
 
@@ -35,7 +32,7 @@ const cfg = loadConfig({ stock: 25000, shards: 8, rate: 500, duration: '60s' });
 const reshardEverySec = envInt('RESHARD_EVERY', 3);
 const maxShards = envInt('MAX_SHARDS', 16);
 
-http.setResponseCallback(http.expectedStatuses(202, 409, 429));
+expectBuyerStatuses();
 
 const reshards = new Counter('reshards');
 const reshardOk = new Rate('reshard_ok');
@@ -47,15 +44,7 @@ const herdSec = stages.reduce((sum, stage) => sum + parseDuration(stage.duration
 /** @type {import('k6/options').Options} */
 export const options = {
   scenarios: {
-    buyers: {
-      executor: 'ramping-arrival-rate',
-      startRate: 0,
-      timeUnit: '1s',
-      preAllocatedVUs: cfg.vus,
-      maxVUs: cfg.maxVus,
-      stages,
-      exec: 'buyer',
-    },
+    buyers: herdScenario(cfg, stages),
     // One VU at most: reshards never overlap each other, only the buyers. A reshard slower
     // than the interval shows up as a dropped admin iteration, not as two concurrent reshards.
     admin: {
@@ -70,31 +59,25 @@ export const options = {
   },
   thresholds: {
     ...commonThresholds(cfg, cfg.stock),
-    'dropped_iterations{scenario:buyers}': [`count<=${maxDropped(plannedIterations(stages))}`],
+    'dropped_iterations{scenario:buyers}': droppedThreshold(stages),
     // Every reshard under load answers 200 with the requested count, a newer generation and
     // no more stock than before.
     reshard_ok: ['rate==1'],
     reshard_duration: [`p(95)<${envInt('RESHARD_P95_MS', 2000)}`],
   },
-  teardownTimeout: toDuration(cfg.drainTimeoutSec + 60),
-  setupTimeout: toDuration(cfg.readyTimeoutSec + 60),
-  summaryTrendStats,
+  ...runOptions(cfg),
 };
 
-export function setup() {
-  return startSale(cfg, 'reshard');
-}
-
-/** @param {{ productId: string, runId: string }} data */
-export function buyer(data) {
-  buy(cfg, data.productId, uniqueUserId(data.runId));
-}
+const sale = herdSale(cfg, 'reshard', { total: cfg.stock });
+export const setup = sale.setup;
+export const buyer = sale.buyer;
+export const teardown = sale.teardown;
 
 // State of the single admin VU across its iterations.
 let lastGeneration = -1;
 let lastAvailable = Number.POSITIVE_INFINITY;
 
-/** @param {{ productId: string, runId: string }} data */
+/** @param {import('./lib.js').SaleData} data */
 export function reshard(data) {
   const shards = 1 + Math.floor(Math.random() * maxShards);
   const started = Date.now();
@@ -122,11 +105,6 @@ export function reshard(data) {
   if (!ok) console.warn(`reshard to ${shards} answered ${res.status}: ${res.text.slice(0, 300)}`);
   if (typeof body.generation === 'number') lastGeneration = body.generation;
   if (typeof body.available === 'number') lastAvailable = body.available;
-}
-
-/** @param {{ productId: string, runId: string }} data */
-export function teardown(data) {
-  verifyInvariants(cfg, data.productId, { total: cfg.stock });
 }
 
 /** @param {any} data */

@@ -17,26 +17,27 @@
 
 import { check, sleep } from 'k6';
 import exec from 'k6/execution';
-import http from 'k6/http';
 import { Counter, Gauge, Rate, Trend } from 'k6/metrics';
 import {
   admin,
-  buy,
+  buyAsNewUser,
   commonThresholds,
   envInt,
   envNumber,
   envString,
+  expectBuyerStatuses,
   loadConfig,
   maxDropped,
   metricValues,
   parseDuration,
+  runOptions,
   startSale,
-  summaryTrendStats,
   toDuration,
-  uniqueUserId,
   verifyInvariants,
   writeSummary,
 } from './lib.js';
+
+/** @typedef {import('./lib.js').SaleData} SaleData */
 
 // Default stock: one interval of demand at the chosen rate.
 const rate = envInt('RATE', 100);
@@ -55,7 +56,7 @@ const restockSpanSec = cfg.durationSec - restockEverySec;
 const maxRestocks = restockSpanSec > 0 ? Math.ceil(restockSpanSec / restockEverySec) : 0;
 const maxUnits = cfg.stock + restockDelta * maxRestocks;
 
-http.setResponseCallback(http.expectedStatuses(202, 409, 429));
+expectBuyerStatuses();
 
 const acceptedByPhase = new Trend('soak_accepted_latency', true);
 const driftExceeded = new Rate('drift_exceeded');
@@ -105,9 +106,7 @@ export const options = {
     restock_ok: ['rate==1'],
     'dropped_iterations{scenario:buyers}': [`count<=${maxDropped(cfg.rate * cfg.durationSec)}`],
   },
-  teardownTimeout: toDuration(cfg.drainTimeoutSec + 60),
-  setupTimeout: toDuration(cfg.readyTimeoutSec + 60),
-  summaryTrendStats,
+  ...runOptions(cfg),
 };
 
 /**
@@ -126,9 +125,9 @@ export function setup() {
   return startSale(cfg, 'soak');
 }
 
-/** @param {{ productId: string, runId: string }} data */
+/** @param {SaleData} data */
 export function buyer(data) {
-  const { outcome, res } = buy(cfg, data.productId, uniqueUserId(data.runId));
+  const { outcome, res } = buyAsNewUser(cfg, data);
   if (outcome === 'accepted') acceptedByPhase.add(res.timings.duration, { phase: phaseNow() });
 }
 
@@ -139,11 +138,11 @@ const baseline = [];
 let baselineP99 = null;
 let baselineReported = false;
 
-/** @param {{ productId: string, runId: string }} data */
+/** @param {SaleData} data */
 export function probe(data) {
   const started = Date.now();
   const phase = phaseNow();
-  const { outcome, res } = buy(cfg, data.productId, uniqueUserId(data.runId));
+  const { outcome, res } = buyAsNewUser(cfg, data);
   if (outcome === 'accepted') {
     if (phase === 'early') {
       baseline.push(res.timings.duration);
@@ -169,7 +168,7 @@ export function probe(data) {
   if (rest > 0) sleep(rest);
 }
 
-/** @param {{ productId: string, runId: string }} data */
+/** @param {SaleData} data */
 export function restock(data) {
   const res = admin(
     cfg,
@@ -184,7 +183,7 @@ export function restock(data) {
   if (!ok) console.warn(`restock answered ${res.status}: ${res.text.slice(0, 300)}`);
 }
 
-/** @param {{ productId: string, runId: string }} data */
+/** @param {SaleData} data */
 export function teardown(data) {
   verifyInvariants(cfg, data.productId, {
     // Whole restocks only, and no more than were scheduled (one may have answered late).

@@ -10,25 +10,23 @@
 //
 //   k6 run -e BASE_URL=http://localhost:8080 -e ADMIN_TOKEN=... loadtest/sold-out-storm.js
 
-import http from 'k6/http';
 import { Rate } from 'k6/metrics';
 import {
-  buy,
+  buyAsNewUser,
   commonThresholds,
+  droppedThreshold,
   envInt,
   envNumber,
   envString,
+  expectBuyerStatuses,
+  herdSale,
+  herdScenario,
   herdStages,
   loadConfig,
-  maxDropped,
   metricValues,
   parseDuration,
-  plannedIterations,
-  startSale,
-  summaryTrendStats,
+  runOptions,
   toDuration,
-  uniqueUserId,
-  verifyInvariants,
   writeSummary,
 } from './lib.js';
 
@@ -39,7 +37,7 @@ const soldOutP95 = envNumber('SOLDOUT_P95_MS', 50);
 const soldOutP99 = envNumber('SOLDOUT_P99_MS', 100);
 const minSoldOutRate = envNumber('MIN_SOLD_OUT_RATE', 0.99);
 
-http.setResponseCallback(http.expectedStatuses(202, 409, 429));
+expectBuyerStatuses();
 
 /** Per storm answer: was it 409 sold_out? */
 const stormSoldOut = new Rate('storm_sold_out');
@@ -59,15 +57,9 @@ export const options = {
       exec: 'buyer',
     },
     storm: {
-      executor: 'ramping-arrival-rate',
+      ...herdScenario(cfg, stormStages, 'stormBuyer'),
       // A 2 s gap lets the rush's last answers land, so the storm meets a settled sold-out state.
       startTime: toDuration(parseDuration(rushDuration) + 2),
-      startRate: 0,
-      timeUnit: '1s',
-      preAllocatedVUs: cfg.vus,
-      maxVUs: cfg.maxVus,
-      stages: stormStages,
-      exec: 'stormBuyer',
     },
   },
   thresholds: {
@@ -76,12 +68,14 @@ export const options = {
     'http_req_duration{scenario:storm,status:409}': [`p(95)<${soldOutP95}`, `p(99)<${soldOutP99}`],
     // After the stock is gone the answer is sold_out, not busy and not an error.
     storm_sold_out: [`rate>=${minSoldOutRate}`],
-    'dropped_iterations{scenario:storm}': [`count<=${maxDropped(plannedIterations(stormStages))}`],
+    'dropped_iterations{scenario:storm}': droppedThreshold(stormStages),
   },
-  teardownTimeout: toDuration(cfg.drainTimeoutSec + 60),
-  setupTimeout: toDuration(cfg.readyTimeoutSec + 60),
-  summaryTrendStats,
+  ...runOptions(cfg),
 };
+
+const sale = herdSale(cfg, 'storm', { total: cfg.stock, soldOut: true });
+export const buyer = sale.buyer;
+export const teardown = sale.teardown;
 
 export function setup() {
   if (rushRate * parseDuration(rushDuration) < 2 * cfg.stock) {
@@ -89,23 +83,13 @@ export function setup() {
       'RUSH_RATE x RUSH_DURATION is under twice STOCK: the rush may not sell out before the storm',
     );
   }
-  return startSale(cfg, 'storm');
+  return sale.setup();
 }
 
-/** @param {{ productId: string, runId: string }} data */
-export function buyer(data) {
-  buy(cfg, data.productId, uniqueUserId(data.runId));
-}
-
-/** @param {{ productId: string, runId: string }} data */
+/** @param {import('./lib.js').SaleData} data */
 export function stormBuyer(data) {
-  const { outcome } = buy(cfg, data.productId, uniqueUserId(data.runId));
+  const { outcome } = buyAsNewUser(cfg, data);
   stormSoldOut.add(outcome === 'sold_out');
-}
-
-/** @param {{ productId: string, runId: string }} data */
-export function teardown(data) {
-  verifyInvariants(cfg, data.productId, { total: cfg.stock, soldOut: true });
 }
 
 /** @param {any} data */

@@ -2,36 +2,11 @@
 // what, before, after); reads write none; a refused change — bad token, bad input, unknown product,
 // not enough stock — writes none and changes nothing.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import pg from 'pg';
-import {
-  ADMIN_TOKEN,
-  admin,
-  call,
-  drained,
-  type Infra,
-  type Service,
-  spawnService,
-  startInfra,
-  startService,
-} from './support/service.ts';
+import { before, describe, it } from 'node:test';
+import { ADMIN_TOKEN, admin, call, createSale, drained, spawnService } from './support/service.ts';
+import { useService } from './support/suite.ts';
 
-let infra: Infra;
-let svc: Service;
-let pool: pg.Pool;
-
-before(async () => {
-  infra = await startInfra();
-  svc = await startService(infra);
-  pool = new pg.Pool({ connectionString: infra.database.url, max: 2 });
-  // The database is dropped WITH (FORCE) at the end; a closing idle connection must not crash the run.
-  pool.on('error', () => {});
-});
-after(async () => {
-  await pool?.end();
-  await svc?.stop();
-  await infra?.stop();
-});
+const { infra, svc } = useService();
 
 interface AuditRow {
   id: string;
@@ -46,8 +21,8 @@ interface AuditRow {
 
 async function auditRows(productId?: string): Promise<AuditRow[]> {
   const r = productId
-    ? await pool.query('select * from admin_audit where product_id = $1 order by id', [productId])
-    : await pool.query('select * from admin_audit order by id');
+    ? await infra.pool.query('select * from admin_audit where product_id = $1 order by id', [productId])
+    : await infra.pool.query('select * from admin_audit order by id');
   return r.rows as AuditRow[];
 }
 
@@ -136,17 +111,14 @@ describe('audit trail', () => {
 
   it('without an actor header the caller address is recorded', async () => {
     const P = 'anonymous';
-    assert.equal(
-      (await call(svc.url, 'PUT', `/admin/products/${P}`, { stock: 1, shards: 1 }, admin)).status,
-      201,
-    );
+    await createSale(svc.url, P, { stock: 1, shards: 1 });
     const [row] = await auditRows(P);
     assert.match(String(row?.actor), /127\.0\.0\.1/);
   });
 
   it('reads (status, reconcile) write no row', async () => {
     const P = 'read-only';
-    await call(svc.url, 'PUT', `/admin/products/${P}`, { stock: 5, shards: 1 }, admin);
+    await createSale(svc.url, P, { stock: 5, shards: 1 });
     const n = (await auditRows()).length;
     assert.equal((await call(svc.url, 'GET', `/admin/products/${P}`, undefined, admin)).status, 200);
     assert.equal(
@@ -168,10 +140,7 @@ describe('admin authentication and refused changes', () => {
   ];
 
   before(async () => {
-    assert.equal(
-      (await call(svc.url, 'PUT', `/admin/products/${P}`, { stock: 10, shards: 2 }, admin)).status,
-      201,
-    );
+    await createSale(svc.url, P, { stock: 10, shards: 2 });
   });
 
   const state = async () => ({

@@ -4,44 +4,26 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
 import { SaleAdmin } from '../src/inventory/admin.ts';
 import { LockClient, lockKeys } from '../src/lock/index.ts';
 import { createOrderQueue } from '../src/orders/queue.ts';
 import {
   admin,
   call,
+  createSale,
   drained,
-  type Infra,
-  type Service,
   type Spawned,
   spawnService,
   startInfra,
-  startService,
 } from './support/service.ts';
+import { useService } from './support/suite.ts';
 
-let infra: Infra;
-let svc: Service;
-let pool: pg.Pool;
-
-before(async () => {
-  infra = await startInfra();
-  svc = await startService(infra);
-  pool = new pg.Pool({ connectionString: infra.database.url, max: 2 });
-  // The database is dropped WITH (FORCE) at the end; a closing idle connection must not crash the run.
-  pool.on('error', () => {});
-});
-after(async () => {
-  await pool?.end();
-  await svc?.stop();
-  await infra?.stop();
-});
+const { infra, svc } = useService();
 
 // --- helpers ---
 
 type Body = Record<string, unknown>;
 
-const put = (url: string, id: string, body: Body) => call(url, 'PUT', `/admin/products/${id}`, body, admin);
 const reshard = (url: string, id: string, shards: unknown) =>
   call(url, 'POST', `/admin/products/${id}/reshard`, shards === undefined ? {} : { shards }, admin);
 const restock = (url: string, id: string, delta: number) =>
@@ -70,7 +52,7 @@ async function counter(url: string, name: string, match: string): Promise<number
 }
 
 async function rowIds(productId: string): Promise<string[]> {
-  const r = await pool.query('select id from orders where product_id = $1', [productId]);
+  const r = await infra.pool.query('select id from orders where product_id = $1', [productId]);
   return r.rows.map((row: { id: string }) => row.id);
 }
 
@@ -191,8 +173,7 @@ async function stormWithAdmin(t: TestContext, url: string) {
   const INITIAL = 4000;
   const RESTOCK = 250;
   const SUPPLY = INITIAL + 2 * RESTOCK;
-  const res = await put(url, P, { stock: INITIAL, shards: 8 });
-  assert.equal(res.status, 201);
+  await createSale(url, P, { stock: INITIAL, shards: 8 });
 
   const counts = [1, 16, 3, 8, 1, 12, 5, 16, 2, 7, 4, 16, 1, 9, 6, 13, 2, 10, 16, 4];
   const steps: Array<{ kind: 'reshard'; shards: number } | { kind: 'restock'; delta: number }> = [];
@@ -282,7 +263,7 @@ async function stormWithAdmin(t: TestContext, url: string) {
   // Stock only fell after the restocks (which found stock left), so it stayed above 0 until the
   // last unit went. A sold-out answer is only right after that, so none may come back before the
   // last accepted order even started (reserved_at is taken before its decrement; same clock).
-  const r = await pool.query(
+  const r = await infra.pool.query(
     'select (extract(epoch from max(reserved_at)) * 1000)::float8 as t from orders where product_id = $1',
     [P],
   );
@@ -325,7 +306,7 @@ async function stormWithAdmin(t: TestContext, url: string) {
 describe('reshard edge cases', () => {
   it('reshard to the same count: a new generation with the same stock, split evenly', async () => {
     const P = 'same-count';
-    await put(svc.url, P, { stock: 103, shards: 4 });
+    await createSale(svc.url, P, { stock: 103, shards: 4 });
     const accepted: string[] = [];
     for (let i = 0; i < 3; i++) accepted.push((await order(svc.url, P, `s${i}`)).body.orderId as string);
     const before = await saleStatus(svc.url, P);
@@ -355,7 +336,7 @@ describe('reshard edge cases', () => {
 
   it('reshard with 0 stock: shards of 0, orders answered sold out, a restock sells again', async () => {
     const P = 'zero-stock';
-    await put(svc.url, P, { stock: 2, shards: 2 });
+    await createSale(svc.url, P, { stock: 2, shards: 2 });
     assert.equal((await order(svc.url, P, 'a')).status, 202);
     assert.equal((await order(svc.url, P, 'b')).status, 202);
     assert.equal((await order(svc.url, P, 'c')).body.error, 'sold_out');
@@ -372,7 +353,7 @@ describe('reshard edge cases', () => {
     assert.equal(s.total, 2);
     assert.equal((await order(svc.url, P, 'd')).body.error, 'sold_out');
     // A sale created empty can be resharded too.
-    await put(svc.url, 'zero-from-start', { stock: 0, shards: 3 });
+    await createSale(svc.url, 'zero-from-start', { stock: 0, shards: 3 });
     const z = await reshard(svc.url, 'zero-from-start', 1);
     assert.equal(z.status, 200);
     assert.deepEqual(z.body, { productId: 'zero-from-start', shards: 1, generation: 2, available: 0 });
@@ -397,7 +378,7 @@ describe('reshard edge cases', () => {
 
   it('invalid shard counts (0, 1025, 2.5, "8", -1, null, missing, bad JSON): 400 and nothing changed', async () => {
     const P = 'invalid-count';
-    await put(svc.url, P, { stock: 40, shards: 4 });
+    await createSale(svc.url, P, { stock: 40, shards: 4 });
     await order(svc.url, P, 'x');
     await drained(svc.url, P);
     const snapshot = async () => ({
@@ -431,7 +412,7 @@ describe('reshard edge cases', () => {
 describe('concurrent admins', () => {
   it('two admins resharding at once: both finish, one after the other, state consistent', async () => {
     const P = 'two-admins';
-    await put(svc.url, P, { stock: 500, shards: 4 });
+    await createSale(svc.url, P, { stock: 500, shards: 4 });
     const g0 = Number((await saleStatus(svc.url, P)).generation);
     const [a, b] = await Promise.all([reshard(svc.url, P, 7), reshard(svc.url, P, 3)]);
     assert.equal(a.status, 200, JSON.stringify(a.body));
@@ -448,7 +429,7 @@ describe('concurrent admins', () => {
 
   it('eight admin changes at once (reshards and restocks) under orders: all finish, totals add up', async () => {
     const P = 'many-admins';
-    await put(svc.url, P, { stock: 1000, shards: 4 });
+    await createSale(svc.url, P, { stock: 1000, shards: 4 });
     const g0 = Number((await saleStatus(svc.url, P)).generation);
     const orders = storm({ urls: [svc.url], productId: P, inFlight: 50, minOrders: 400 });
     const changes = await Promise.all([
@@ -478,7 +459,7 @@ describe('concurrent admins', () => {
 
   it('a restock below 0 left is refused (409) and changes nothing', async () => {
     const P = 'restock-floor';
-    await put(svc.url, P, { stock: 10, shards: 3 });
+    await createSale(svc.url, P, { stock: 10, shards: 3 });
     const before = await saleStatus(svc.url, P);
     const r = await restock(svc.url, P, -11);
     assert.equal(r.status, 409);
@@ -495,7 +476,7 @@ describe('concurrent admins', () => {
 describe('orders and retired shards', () => {
   it('an order waiting on a shard that a reshard retires moves to the new generation (202, not refused)', async () => {
     const P = 'moved-over';
-    await put(svc.url, P, { stock: 10, shards: 1 });
+    await createSale(svc.url, P, { stock: 10, shards: 1 });
     const g = Number((await saleStatus(svc.url, P)).generation);
     const retiredBefore = await counter(svc.url, 'flashsale_shard_attempts_total', 'outcome="retired"');
     // Hold the only shard's lock, so the admin queues for it first and the order queues behind it.
@@ -531,10 +512,8 @@ describe('orders and retired shards', () => {
     const api = await spawnService(own, 'api');
     let worker: Spawned | undefined;
     const P = 'retired-res';
-    const ownPool = new pg.Pool({ connectionString: own.database.url, max: 1 });
-    ownPool.on('error', () => {});
     try {
-      assert.equal((await put(api.url, P, { stock: 100, shards: 4 })).status, 201);
+      await createSale(api.url, P, { stock: 100, shards: 4 });
       const accepted: string[] = [];
       const placeSome = async (n: number, tag: string) => {
         for (let i = 0; i < n; i++) {
@@ -566,7 +545,7 @@ describe('orders and retired shards', () => {
       const s = await drained(api.url, P, 60_000);
       assert.equal(s.confirmed, 30);
       assert.equal(Number(s.available) + Number(s.sold), s.total);
-      const rows = await ownPool.query('select id from orders where product_id = $1', [P]);
+      const rows = await own.pool.query('select id from orders where product_id = $1', [P]);
       assert.deepEqual(rows.rows.map((row: { id: string }) => row.id).sort(), [...accepted].sort());
       assert.equal((await reconcile(api.url, P)).body.ok, true);
       assert.equal((await call(api.url, 'GET', `/api/orders/${accepted[0]}`)).body.status, 'confirmed');
@@ -579,7 +558,6 @@ describe('orders and retired shards', () => {
     } finally {
       await worker?.stop();
       await api.stop();
-      await ownPool.end();
       await own.stop();
     }
   });
@@ -602,7 +580,7 @@ describe('several API processes', () => {
 
   it('orders through two API processes while both reshard: conserved, both follow every generation', async (t: TestContext) => {
     const P = 'multi-api';
-    assert.equal((await put(api1.url, P, { stock: 3000, shards: 8 })).status, 201);
+    await createSale(api1.url, P, { stock: 3000, shards: 8 });
     let adminsDone = false;
     const windows: Array<{ from: number; to: number; shards: number }> = [];
     const admins = (async () => {
@@ -675,7 +653,7 @@ describe('several API processes', () => {
 
   it('the other process learns a new generation by pub/sub: no retired answer needed', async () => {
     const P = 'pubsub-learn';
-    assert.equal((await put(api1.url, P, { stock: 100, shards: 2 })).status, 201);
+    await createSale(api1.url, P, { stock: 100, shards: 2 });
     // Warm api2's cache for P.
     assert.equal((await order(api2.url, P, 'warm')).status, 202);
     const retired0 = await counter(api2.url, 'flashsale_shard_attempts_total', 'outcome="retired"');
@@ -690,7 +668,7 @@ describe('several API processes', () => {
 
   it('without the event (pub/sub lost), the retired answer brings both processes to the new generation', async () => {
     const P = 'no-event';
-    assert.equal((await put(api1.url, P, { stock: 100, shards: 3 })).status, 201);
+    await createSale(api1.url, P, { stock: 100, shards: 3 });
     assert.equal((await order(api1.url, P, 'w1')).status, 202);
     assert.equal((await order(api2.url, P, 'w2')).status, 202);
     const before = await Promise.all(

@@ -3,35 +3,13 @@
 // launchers (bin/flashsale.js, npx flashsale, tsx src/cli.ts).
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { after, before, describe, it } from 'node:test';
-import pg from 'pg';
+import { describe, it } from 'node:test';
 import { type CliIo, main } from '../src/cli.ts';
 import { freePort } from './support/redis-server.ts';
-import {
-  ADMIN_TOKEN,
-  drained,
-  type Infra,
-  type Service,
-  startInfra,
-  startService,
-} from './support/service.ts';
+import { ADMIN_TOKEN, drained } from './support/service.ts';
+import { useService } from './support/suite.ts';
 
-let infra: Infra;
-let svc: Service;
-let pool: pg.Pool;
-
-before(async () => {
-  infra = await startInfra();
-  svc = await startService(infra);
-  pool = new pg.Pool({ connectionString: infra.database.url, max: 1 });
-  // The database is dropped WITH (FORCE) at the end; a closing idle connection must not crash the run.
-  pool.on('error', () => {});
-});
-after(async () => {
-  await pool?.end();
-  await svc?.stop();
-  await infra?.stop();
-});
+const { infra, svc } = useService();
 
 interface Run {
   code: number;
@@ -168,7 +146,7 @@ describe('flashsale CLI', () => {
     assert.equal(body.differences.length, 1);
     // A row lost from Postgres: sold no longer equals reserved + confirmed either.
     await infra.client.decrby(key, 5);
-    await pool.query(
+    await infra.pool.query(
       "delete from orders where id = (select id from orders where product_id = 'cli-c' limit 1)",
     );
     const lost = await cli(['reconcile', 'cli-c']);
@@ -255,7 +233,7 @@ describe('flashsale CLI', () => {
   it('changes are audited under the operator name', async () => {
     await cli(['sale', 'put', 'cli-e', '--stock', '5', '--shards', '1', '--actor', 'ops-carol']);
     await cli(['reshard', 'cli-e', '2']);
-    const rows = await pool.query(
+    const rows = await infra.pool.query(
       "select actor, action from admin_audit where product_id = 'cli-e' order by id",
     );
     assert.equal(rows.rows[0].actor, 'ops-carol');

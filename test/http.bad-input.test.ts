@@ -4,9 +4,8 @@
 // (every key, its type, TTL presence and DUMP) and the orders / admin_audit row counts are compared
 // with a snapshot taken before. A property-based part sends >= 2,000 generated bad order bodies.
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, it } from 'node:test';
+import { beforeEach, describe, it } from 'node:test';
 import fc from 'fast-check';
-import pg from 'pg';
 import { PRODUCT_ID_PATTERN } from '../src/inventory/keys.ts';
 import { type ApiOnly, startApiOnly } from './support/api-only.ts';
 import {
@@ -16,23 +15,21 @@ import {
   type SnapshotOptions,
   snapshotRedis,
 } from './support/redis-snapshot.ts';
-import { ADMIN_TOKEN, admin, call, type Infra, startInfra } from './support/service.ts';
+import { ADMIN_TOKEN, admin, call, createSale, type Reply, reply } from './support/service.ts';
+import { useInfra } from './support/suite.ts';
 
 const MAX_ORDER_QUANTITY = 100;
 const USER_ID = /^[A-Za-z0-9_.:@-]{1,128}$/;
 
-let infra: Infra;
+const { infra, setup, stopFirst } = useInfra();
 let api: ApiOnly;
-let db: pg.Pool;
 let baseline: RedisSnapshot;
 let baselineRows: { orders: number; audit: number };
 /** An order that exists (reserved), for GET /api/orders/:id. */
 let existingOrderId: string;
 
-type Reply = Awaited<ReturnType<typeof call>>;
-
 async function rowCounts() {
-  const r = await db.query<{ orders: number; audit: number }>(
+  const r = await infra.pool.query<{ orders: number; audit: number }>(
     'select (select count(*)::int from orders) as orders, (select count(*)::int from admin_audit) as audit',
   );
   return r.rows[0] as { orders: number; audit: number };
@@ -57,21 +54,11 @@ function assertRefused(r: Reply, status: number, code: string, context: string) 
 
 /** A request with full control over headers and body (no default content type). */
 async function raw(method: string, path: string, body: string | undefined, headers: Record<string, string>) {
-  const res = await fetch(`${api.url}${path}`, { method, headers, body });
-  const text = await res.text();
-  let parsed: Record<string, unknown> = {};
-  try {
-    parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
-  } catch {
-    parsed = { raw: text };
-  }
-  return { status: res.status, body: parsed, headers: res.headers };
+  return reply(await fetch(`${api.url}${path}`, { method, headers, body }));
 }
 
-before(async () => {
-  infra = await startInfra();
-  api = await startApiOnly(infra);
-  db = new pg.Pool({ connectionString: infra.database.url, max: 2 });
+setup(async () => {
+  api = stopFirst(await startApiOnly(infra));
   // Some state worth protecting: sales (one with a per-user limit, one sold out), reservations,
   // queued jobs, a remembered Idempotency-Key, buyer counters.
   for (const [id, spec] of [
@@ -79,8 +66,7 @@ before(async () => {
     ['limited', { stock: 10, shards: 2, perUserLimit: 2 }],
     ['gone', { stock: 1, shards: 1 }],
   ] as const) {
-    const r = await call(api.url, 'PUT', `/admin/products/${id}`, spec, admin);
-    assert.equal(r.status, 201);
+    await createSale(api.url, id, spec);
   }
   const o1 = await call(api.url, 'POST', '/api/orders', { productId: 'live', userId: 'alice', quantity: 2 });
   assert.equal(o1.status, 202);
@@ -111,12 +97,6 @@ beforeEach(async () => {
   baseline = await snapshotRedis(infra.client);
   baselineRows = await rowCounts();
   assert.ok(baseline.size > 20, `baseline has ${baseline.size} keys`);
-});
-
-after(async () => {
-  await db?.end();
-  await api?.stop();
-  await infra?.stop();
 });
 
 const BODY_ENDPOINTS: Array<{ method: string; path: string; headers: Record<string, string> }> = [

@@ -79,6 +79,18 @@ async function shardState() {
 }
 
 describe('reserve.lua', () => {
+  it('is idempotent per order id: a replayed call (ioredis resend) answers ok again and takes nothing', async () => {
+    await shard(10, { holder: OWNER });
+    assert.deepEqual(await reserve(OWNER, 7, 3, 'replayed'), [ShardStatus.ok, 7, 7]);
+    const after = await shardState();
+    // Same call again, even with a newer hold: same answer, stock and sold unchanged, one reservation.
+    assert.deepEqual(await reserve(OWNER, 9, 3, 'replayed'), [ShardStatus.ok, 7, 7]);
+    assert.deepEqual(await shardState(), after);
+    assert.equal(after.stock, '7');
+    assert.equal(after.sold, '3');
+    assert.equal(Object.keys(after.res).length, 1);
+  });
+
   it('refuses a caller that does not hold the shard lock (-1) and writes nothing', async () => {
     await shard(10, { holder: OTHER, fence: 3 });
     const before = await snapshotRedis(client);

@@ -1,34 +1,18 @@
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   LockAcquireTimeoutError,
-  type LockClient,
   LockLostError,
   LockNotHeldError,
   LockUnavailableError,
   lockKeys,
 } from '../src/lock/index.ts';
-import { lockClient, unhandledRejections } from './support/lock.ts';
+import { useLockServer } from './support/lock.ts';
 import { RedisServer } from './support/redis-server.ts';
 
-let server: RedisServer;
-const clients: LockClient[] = [];
-function newClient(options = {}) {
-  const c = lockClient(server, options);
-  clients.push(c.client);
-  return c;
-}
-
-before(async () => {
-  server = await RedisServer.start();
-});
-after(async () => {
-  await Promise.all(clients.map((c) => c.close()));
-  await server.stop();
-  assert.deepEqual(unhandledRejections(), [], 'no unhandled rejection during the lock tests');
-});
+const { newClient } = useLockServer('the lock tests');
 
 describe('mutual exclusion (the seeds’ counter check)', () => {
   for (const n of [10, 200]) {
@@ -256,8 +240,7 @@ describe('waiting', () => {
 
   it('Redis down at acquire gives LockUnavailableError, not a hang', async () => {
     const down = await RedisServer.start();
-    const c = lockClient(down);
-    clients.push(c.client);
+    const c = newClient({}, down);
     await down.kill();
     const t0 = performance.now();
     await assert.rejects(c.client.acquire('x', { waitMs: 1000, leaseMs: 1000 }), LockUnavailableError);

@@ -3,36 +3,25 @@
 import assert from 'node:assert/strict';
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import {
   FairLock,
   fairKeys,
   type LockClient,
+  type LockClientOptions,
   LockUnavailableError,
   lockKeys,
   withOwner,
 } from '../src/lock/index.ts';
-import { lockClient, unhandledRejections } from './support/lock.ts';
-import { RedisServer } from './support/redis-server.ts';
+import { useLockServer } from './support/lock.ts';
 
-let server: RedisServer;
-const clients: LockClient[] = [];
-function newFair(options: Parameters<typeof lockClient>[1] = {}, fairOptions = {}) {
-  const c = lockClient(server, options);
-  clients.push(c.client);
+const locks = useLockServer('the fair lock tests');
+function newFair(options: LockClientOptions = {}, fairOptions = {}) {
+  const c = locks.newClient(options);
   return { fair: new FairLock(c.client, fairOptions), client: c.client, redis: c.redis };
 }
-
-before(async () => {
-  server = await RedisServer.start();
-});
-after(async () => {
-  await Promise.all(clients.map((c) => c.close()));
-  await server.stop();
-  assert.deepEqual(unhandledRejections(), [], 'no unhandled rejection during the fair lock tests');
-});
 
 /** A waiter whose process is gone: its connections drop while it waits, nothing is withdrawn. */
 async function kill(w: { client: LockClient; redis: Redis }, pending: Promise<unknown>): Promise<void> {

@@ -7,10 +7,10 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
-import { LOCK_SCRIPTS, type LockClient, type LockHandle, lockKeys } from '../src/lock/index.ts';
+import { LOCK_SCRIPTS, type LockHandle, lockKeys } from '../src/lock/index.ts';
 import {
   acquireArgs,
   parseAcquireReply,
@@ -19,53 +19,19 @@ import {
   renewArgs,
 } from '../src/lock/scripts.ts';
 import { replyInt } from '../src/redis/lua.ts';
-import { lockClient, unhandledRejections } from './support/lock.ts';
-import { Recorder } from './support/pubsub.ts';
-import { RedisServer } from './support/redis-server.ts';
+import { track, until } from './support/async.ts';
+import { useLockServer } from './support/lock.ts';
+import { numsub, Recorder } from './support/pubsub.ts';
 import { ForeignRedisson, REDISSON_LOCK_SCRIPT, redissonChannelName } from './support/redisson.ts';
 import { RawRedis, type RespValue } from './support/resp.ts';
 
-let server: RedisServer;
-let admin: Redis;
-const clients: LockClient[] = [];
-const recorders: Recorder[] = [];
+const { server, admin, newClient: ours, closeAfter } = useLockServer('the compat tests');
 
-function ours() {
-  const c = lockClient(server);
-  clients.push(c.client);
-  return c;
-}
 function foreign(): ForeignRedisson {
   return new ForeignRedisson(server.client(), server.client());
 }
 async function record(...channels: string[]): Promise<Recorder> {
-  const r = await Recorder.on(server, channels);
-  recorders.push(r);
-  return r;
-}
-
-async function numsub(channel: string): Promise<number> {
-  const [, n] = (await admin.pubsub('NUMSUB', channel)) as [string, number];
-  return Number(n);
-}
-
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 3000): Promise<void> {
-  const end = performance.now() + timeoutMs;
-  while (performance.now() < end) {
-    if (await check()) return;
-    await sleep(10);
-  }
-  assert.fail(`timed out waiting for: ${what}`);
-}
-
-/** Tracks when a promise settles, so a test can assert it is still pending and time its outcome. */
-function track<T>(p: Promise<T>): { promise: Promise<T>; settledAt: () => number | undefined } {
-  let at: number | undefined;
-  const promise = p.finally(() => {
-    at = performance.now();
-  });
-  promise.catch(() => {});
-  return { promise, settledAt: () => at };
+  return closeAfter(await Recorder.on(server, channels));
 }
 
 function pairs(flat: RespValue[]): Map<RespValue, RespValue> {
@@ -82,17 +48,6 @@ function hashTag(key: string): string {
   if (close < 0 || close === open + 1) return key;
   return key.slice(open + 1, close);
 }
-
-before(async () => {
-  server = await RedisServer.start();
-  admin = server.client();
-});
-after(async () => {
-  await Promise.all(clients.map((c) => c.close()));
-  await Promise.all(recorders.map((r) => r.close()));
-  await server.stop();
-  assert.deepEqual(unhandledRejections(), [], 'no unhandled rejection during the compat tests');
-});
 
 describe('Redisson (seed 000 scripts) and this library exclude each other on one name', () => {
   it('(a) foreign holds: our tryAcquire gets null, our acquire waits; the foreign release (publish "0") wakes it well within the lease', async () => {
@@ -115,7 +70,10 @@ describe('Redisson (seed 000 scripts) and this library exclude each other on one
     assert.equal(await admin.zcard(lockKeys(name).queue), 0, 'a waiter that gave up left the queue');
 
     const waiting = track(client.acquire(name, { leaseMs: 5000, waitMs: 20_000 }));
-    await until('our waiter listens on the Redisson channel', async () => (await numsub(channel)) === 2);
+    await until(
+      'our waiter listens on the Redisson channel',
+      async () => (await numsub(admin, channel)) === 2,
+    );
     await sleep(300);
     assert.equal(waiting.settledAt(), undefined, 'still waiting while the foreign lock is held');
     assert.deepEqual(await admin.hgetall(name), { [java.lockName(1)]: '1' });
@@ -149,7 +107,7 @@ describe('Redisson (seed 000 scripts) and this library exclude each other on one
     assert.deepEqual(await admin.hgetall(name), { [h.owner]: '1' });
 
     const waiting = track(java.lock(name, 7, { leaseMs: 10_000, waitMs: 20_000 }));
-    await until('foreign waiter subscribed', async () => (await numsub(channel)) === 1);
+    await until('foreign waiter subscribed', async () => (await numsub(admin, channel)) === 1);
     assert.deepEqual(java.channels, [channel]);
     const attemptsBefore = java.attempts;
     await sleep(300);
@@ -209,7 +167,7 @@ describe('Redisson (seed 000 scripts) and this library exclude each other on one
         assert.equal(inner.holdCount, 2);
         assert.equal(await admin.hget(name, outer.owner), '2');
         foreignWaiting = track(java.lock(name, 3, { leaseMs: 10_000, waitMs: 20_000 }));
-        await until('foreign waiter subscribed', async () => (await numsub(channel)) === 2);
+        await until('foreign waiter subscribed', async () => (await numsub(admin, channel)) === 2);
       });
       innerReleasedAt = performance.now();
       assert.equal(await admin.hget(name, outer.owner), '1');
@@ -300,7 +258,7 @@ describe('Redisson (seed 000 scripts) and this library exclude each other on one
     assert.equal(await java.tryAcquireOnce(name, 1, 10_000), null);
     assert.equal(await client.tryAcquire(name, { leaseMs: 1000 }), null);
     const waiting = track(client.acquire(name, { leaseMs: 10_000, waitMs: 20_000 }));
-    await until('our waiter listens on the channel', async () => (await numsub(channel)) === 1);
+    await until('our waiter listens on the channel', async () => (await numsub(admin, channel)) === 1);
     await sleep(200);
     assert.equal(waiting.settledAt(), undefined);
     let released = performance.now();
@@ -312,7 +270,7 @@ describe('Redisson (seed 000 scripts) and this library exclude each other on one
     // We hold; the foreign waiter listens on its own computation of the channel and is woken by ours.
     assert.ok((await java.tryAcquireOnce(name, 1, 10_000)) !== null);
     const foreignWaiting = track(java.lock(name, 1, { leaseMs: 10_000, waitMs: 20_000 }));
-    await until('foreign waiter subscribed', async () => (await numsub(channel)) === 1);
+    await until('foreign waiter subscribed', async () => (await numsub(admin, channel)) === 1);
     await sleep(200);
     assert.equal(foreignWaiting.settledAt(), undefined);
     released = performance.now();

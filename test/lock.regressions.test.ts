@@ -16,7 +16,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Command, Redis } from 'ioredis';
 import type { LockEvent } from '../src/lock/client.ts';
 import { LockAcquireTimeoutError, LockClient, type LockHandle, lockKeys } from '../src/lock/index.ts';
+import { track, until } from './support/async.ts';
 import { unhandledRejections } from './support/lock.ts';
+import { numsub } from './support/pubsub.ts';
 import { RedisServer } from './support/redis-server.ts';
 import { ForeignRedisson, redissonChannelName } from './support/redisson.ts';
 
@@ -66,30 +68,6 @@ async function ours(server: RedisServer): Promise<Ours> {
   return { client, redis, log, events };
 }
 
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 3000): Promise<void> {
-  const end = performance.now() + timeoutMs;
-  while (performance.now() < end) {
-    if (await check()) return;
-    await sleep(5);
-  }
-  assert.fail(`timed out waiting for: ${what}`);
-}
-
-/** Tracks when a promise settles, so a test can assert it is still pending and time its outcome. */
-function track<T>(p: Promise<T>): { promise: Promise<T>; settledAt: () => number | undefined } {
-  let at: number | undefined;
-  const promise = p.finally(() => {
-    at = performance.now();
-  });
-  promise.catch(() => {});
-  return { promise, settledAt: () => at };
-}
-
-async function numsub(admin: Redis, channel: string): Promise<number> {
-  const [, n] = (await admin.pubsub('NUMSUB', channel)) as [string, number];
-  return Number(n);
-}
-
 /** INFO commandstats as {command: calls (+ rejected calls)}. */
 async function commandCalls(admin: Redis): Promise<Record<string, number>> {
   const info = await admin.info('commandstats');
@@ -106,21 +84,34 @@ async function thirdOwnerKeptOut(client: LockClient, name: string): Promise<void
   assert.equal(await client.tryAcquire(name, { leaseMs: 1000, owner: 'third-owner' }), null);
 }
 
+/**
+ * On a private server, a holder (a client of its own) takes `name` for holderLeaseMs; then wait 1
+ * (client c1, waitMs 8000) and wait 2 (client c2, `second`), both of owner "job", queue behind it,
+ * each one queued before the next starts. `third` is a fourth client, for a third owner.
+ */
+async function twoWaitsOfJob(
+  name: string,
+  holderLeaseMs: number,
+  second: { waitMs: number; signal?: AbortSignal },
+) {
+  const { server, admin } = await privateServer();
+  const k = lockKeys(name);
+  const holder = await ours(server);
+  const c1 = await ours(server);
+  const c2 = await ours(server);
+  const third = await ours(server);
+  const held = await holder.client.acquire(name, { leaseMs: holderLeaseMs });
+  const w1 = track(c1.client.acquire(name, { owner: 'job', leaseMs: 10_000, waitMs: 8000 }));
+  await until('wait 1 queued', async () => (await admin.zcard(k.queue)) === 1);
+  const w2 = track(c2.client.acquire(name, { owner: 'job', leaseMs: 10_000, ...second }));
+  await until('wait 2 queued', async () => (await admin.zcard(k.queue)) === 2);
+  return { admin, k, held, c1, c2, third, w1, w2 };
+}
+
 describe('(a) two waits of one owner', () => {
   it('explicit owner "job" on two clients behind a third: one is handed the lock (count 1), the other re-enters (count 2); the lock outlives the first release', async () => {
-    const { server, admin } = await privateServer();
     const name = 'reg:same-owner:two-clients';
-    const k = lockKeys(name);
-    const holder = await ours(server);
-    const c1 = await ours(server);
-    const c2 = await ours(server);
-    const third = await ours(server);
-
-    const held = await holder.client.acquire(name, { leaseMs: 2000 });
-    const w1 = track(c1.client.acquire(name, { owner: 'job', leaseMs: 10_000, waitMs: 8000 }));
-    await until('wait 1 queued', async () => (await admin.zcard(k.queue)) === 1);
-    const w2 = track(c2.client.acquire(name, { owner: 'job', leaseMs: 10_000, waitMs: 8000 }));
-    await until('wait 2 queued', async () => (await admin.zcard(k.queue)) === 2);
+    const { admin, k, held, c1, c2, third, w1, w2 } = await twoWaitsOfJob(name, 2000, { waitMs: 8000 });
     const waits = await admin.zrange(k.queue, 0, -1);
     assert.equal(new Set(waits).size, 2, `two queue entries, one per wait: ${waits}`);
     assert.ok(waits[0]?.startsWith(`${c1.client.clientId}:`), 'wait ids are per client and per call');
@@ -197,17 +188,7 @@ describe('(b) a wait that was not handed the lock withdraws', () => {
    * The long lease keeps wait 2 asleep (its timer is the PTTL, capped at the 5 s heartbeat).
    */
   async function handedToFirstOfTwo(name: string, second: { waitMs: number; signal?: AbortSignal }) {
-    const { server, admin } = await privateServer();
-    const k = lockKeys(name);
-    const holder = await ours(server);
-    const c1 = await ours(server);
-    const c2 = await ours(server);
-    const third = await ours(server);
-    const held = await holder.client.acquire(name, { leaseMs: 20_000 });
-    const w1 = track(c1.client.acquire(name, { owner: 'job', leaseMs: 10_000, waitMs: 8000 }));
-    await until('wait 1 queued', async () => (await admin.zcard(k.queue)) === 1);
-    const w2 = track(c2.client.acquire(name, { owner: 'job', leaseMs: 10_000, ...second }));
-    await until('wait 2 queued', async () => (await admin.zcard(k.queue)) === 2);
+    const { admin, k, held, c2, third, w1, w2 } = await twoWaitsOfJob(name, 20_000, second);
     await held.release();
     const h1 = await w1.promise;
     assert.equal(h1.holdCount, 1, 'wait 1 was handed the lock');

@@ -2,34 +2,22 @@
 // per-hold leases (a dead reader stops blocking after its own lease), no writer starvation.
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  type LockClient,
+  type LockClientOptions,
   type LockHandle,
   LockUpgradeError,
   ReadWriteLock,
   rwKeys,
 } from '../src/lock/index.ts';
-import { lockClient, unhandledRejections } from './support/lock.ts';
-import { RedisServer } from './support/redis-server.ts';
+import { useLockServer } from './support/lock.ts';
 
-let server: RedisServer;
-const clients: LockClient[] = [];
-function newRw(options: Parameters<typeof lockClient>[1] = {}) {
-  const c = lockClient(server, options);
-  clients.push(c.client);
+const locks = useLockServer('the read-write lock tests');
+function newRw(options: LockClientOptions = {}) {
+  const c = locks.newClient(options);
   return { rw: new ReadWriteLock(c.client), client: c.client, redis: c.redis };
 }
-
-before(async () => {
-  server = await RedisServer.start();
-});
-after(async () => {
-  await Promise.all(clients.map((c) => c.close()));
-  await server.stop();
-  assert.deepEqual(unhandledRejections(), [], 'no unhandled rejection during the read-write lock tests');
-});
 
 describe('sharing and exclusion', () => {
   it('readers share; a writer waits for them; readers and writers of others wait for the writer', async () => {

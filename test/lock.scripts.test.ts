@@ -51,6 +51,10 @@ function acquire(r: Acquire): Promise<unknown> {
     }),
   );
 }
+/** A queued acquire (mode 'wait'), eligible for a hand-off for 10 s unless the request says otherwise. */
+function wait(r: Acquire): Promise<unknown> {
+  return acquire({ mode: 'wait', eligibleMs: 10_000, ...r });
+}
 function release(
   name: string,
   owner: string,
@@ -158,7 +162,7 @@ describe('acquire.lua', () => {
     assert.equal(await foreignHold(name, 'java-uuid:1', 3000), null);
     const tried = bareTtl(await acquire({ name, owner: 'other', mode: 'try' }), 3000);
     assert.ok(tried > 2500);
-    bareTtl(await acquire({ name, owner: 'w1', mode: 'wait', waitId: 'w1:a', eligibleMs: 10_000 }), 3000);
+    bareTtl(await wait({ name, owner: 'w1', waitId: 'w1:a' }), 3000);
     assert.deepEqual(await redis.zrange(k.queue, 0, -1), ['w1:a'], 'the waiter is queued all the same');
     bareTtl(await acquire({ name, owner: 'w1', mode: 'retry', waitId: 'w1:a', eligibleMs: 10_000 }), 3000);
     assert.equal(await redis.exists(k.ours), 0, 'a foreign hold never sets the flag');
@@ -171,15 +175,7 @@ describe('acquire.lua', () => {
     const k = lockKeys(name);
     await acquire({ name, owner: 'holder', leaseMs: 3000 });
     const t0 = await serverMs();
-    const reply = await acquire({
-      name,
-      owner: 'w1',
-      waitId: 'cw1:w17',
-      clientId: 'cw1',
-      leaseMs: 7000,
-      mode: 'wait',
-      eligibleMs: 10_000,
-    });
+    const reply = await wait({ name, owner: 'w1', waitId: 'cw1:w17', clientId: 'cw1', leaseMs: 7000 });
     const t1 = await serverMs();
     heldByOurs(reply, 3000);
     assert.deepEqual(await redis.hgetall(name), { holder: '1' });
@@ -205,7 +201,7 @@ describe('acquire.lua', () => {
     const keep = 10_000 + 7000 + 60_000;
     for (const key of [k.queue, k.waiters]) await pttlWithin(key, keep - 1000, keep);
     // A later waiter with a shorter keep does not shorten it.
-    await acquire({ name, owner: 'w2', waitId: 'cw2:w1', leaseMs: 1000, mode: 'wait', eligibleMs: 0 });
+    await wait({ name, owner: 'w2', waitId: 'cw2:w1', leaseMs: 1000, eligibleMs: 0 });
     assert.ok((await redis.pttl(k.queue)) > 61_000 + 1000);
     assert.equal(await token(name), 1, 'waiting spends no token');
     assert.equal(await redis.exists(k.handed), 0);
@@ -215,15 +211,9 @@ describe('acquire.lua', () => {
     const name = 'a:two-waits';
     const k = lockKeys(name);
     await acquire({ name, owner: 'holder', leaseMs: 10_000 });
-    heldByOurs(
-      await acquire({ name, owner: 'job', waitId: 'cA:w1', clientId: 'cA', mode: 'wait', eligibleMs: 5000 }),
-      10_000,
-    );
+    heldByOurs(await wait({ name, owner: 'job', waitId: 'cA:w1', clientId: 'cA', eligibleMs: 5000 }), 10_000);
     await sleep(2);
-    heldByOurs(
-      await acquire({ name, owner: 'job', waitId: 'cB:w1', clientId: 'cB', mode: 'wait', eligibleMs: 5000 }),
-      10_000,
-    );
+    heldByOurs(await wait({ name, owner: 'job', waitId: 'cB:w1', clientId: 'cB', eligibleMs: 5000 }), 10_000);
     assert.deepEqual(await redis.zrange(k.queue, 0, -1), ['cA:w1', 'cB:w1']);
     const infos = await redis.hgetall(k.waiters);
     assert.match(infos['cA:w1'] ?? '', /^cA\|5000\|\d+\|job$/);
@@ -234,9 +224,9 @@ describe('acquire.lua', () => {
     const name = 'a:retry-place';
     const k = lockKeys(name);
     await acquire({ name, owner: 'holder', leaseMs: 10_000 });
-    await acquire({ name, owner: 'w1', waitId: 'w1:a', clientId: 'cw1', mode: 'wait', eligibleMs: 1000 });
+    await wait({ name, owner: 'w1', waitId: 'w1:a', clientId: 'cw1', eligibleMs: 1000 });
     await sleep(5);
-    await acquire({ name, owner: 'w2', waitId: 'w2:a', clientId: 'cw2', mode: 'wait', eligibleMs: 1000 });
+    await wait({ name, owner: 'w2', waitId: 'w2:a', clientId: 'cw2', eligibleMs: 1000 });
     const score1 = await redis.zscore(k.queue, 'w1:a');
     assert.notEqual(score1, null);
     await sleep(5);
@@ -260,7 +250,7 @@ describe('acquire.lua', () => {
     const name = 'a:retry-handed';
     const k = lockKeys(name);
     await acquire({ name, owner: 'holder' });
-    await acquire({ name, owner: 'w1', waitId: 'w1:a', leaseMs: 4000, mode: 'wait', eligibleMs: 10_000 });
+    await wait({ name, owner: 'w1', waitId: 'w1:a', leaseMs: 4000 });
     assert.equal(await release(name, 'holder'), 1);
     assert.deepEqual(await redis.hgetall(name), { w1: '1' }, 'handed to w1');
     const handed = await token(name);
@@ -284,8 +274,8 @@ describe('acquire.lua', () => {
     const name = 'a:retry-free';
     const k = lockKeys(name);
     await acquire({ name, owner: 'holder', leaseMs: 50 });
-    await acquire({ name, owner: 'w1', waitId: 'w1:a', mode: 'wait', eligibleMs: 10_000 });
-    await acquire({ name, owner: 'w2', waitId: 'w2:a', mode: 'wait', eligibleMs: 10_000 });
+    await wait({ name, owner: 'w1', waitId: 'w1:a' });
+    await wait({ name, owner: 'w2', waitId: 'w2:a' });
     await sleep(80); // the holder's lease lapses; no release, so no hand-off
     assert.equal(await redis.exists(name, k.ours), 0, 'lock and flag lapsed together');
     assert.deepEqual(
@@ -302,9 +292,9 @@ describe('acquire.lua', () => {
     const name = 'a:same-owner';
     const k = lockKeys(name);
     await acquire({ name, owner: 'holder' });
-    await acquire({ name, owner: 'job', waitId: 'cA:w1', clientId: 'cA', mode: 'wait', eligibleMs: 10_000 });
+    await wait({ name, owner: 'job', waitId: 'cA:w1', clientId: 'cA' });
     await sleep(2);
-    await acquire({ name, owner: 'job', waitId: 'cB:w1', clientId: 'cB', mode: 'wait', eligibleMs: 10_000 });
+    await wait({ name, owner: 'job', waitId: 'cB:w1', clientId: 'cB' });
     const rec = await record(wake('cA'), wake('cB'));
 
     assert.equal(await release(name, 'holder'), 1);
@@ -401,25 +391,9 @@ describe('release.lua', () => {
     const name = 'r:handoff';
     const k = lockKeys(name);
     await acquire({ name, owner: 'holder', leaseMs: 3000 });
-    await acquire({
-      name,
-      owner: 'o1',
-      waitId: 'cw1:w5',
-      clientId: 'cw1',
-      leaseMs: 7777,
-      mode: 'wait',
-      eligibleMs: 10_000,
-    });
+    await wait({ name, owner: 'o1', waitId: 'cw1:w5', clientId: 'cw1', leaseMs: 7777 });
     await sleep(2);
-    await acquire({
-      name,
-      owner: 'o2',
-      waitId: 'cw2:w9',
-      clientId: 'cw2',
-      leaseMs: 8888,
-      mode: 'wait',
-      eligibleMs: 10_000,
-    });
+    await wait({ name, owner: 'o2', waitId: 'cw2:w9', clientId: 'cw2', leaseMs: 8888 });
     const rec = await record(k.channel, wake('cw1'), wake('cw2'));
     const before = await token(name);
 
@@ -451,8 +425,8 @@ describe('release.lua', () => {
     const name = 'r:handed-release';
     const k = lockKeys(name);
     await acquire({ name, owner: 'holder' });
-    await acquire({ name, owner: 'o1', waitId: 'c1:w1', mode: 'wait', eligibleMs: 10_000 });
-    await acquire({ name, owner: 'o2', waitId: 'c2:w1', mode: 'wait', eligibleMs: 10_000 });
+    await wait({ name, owner: 'o1', waitId: 'c1:w1' });
+    await wait({ name, owner: 'o2', waitId: 'c2:w1' });
     assert.equal(await release(name, 'holder'), 1);
     assert.equal(await redis.hexists(k.handed, 'c1:w1'), 1);
     assert.equal(await release(name, 'o1', { waitId: 'c1:w1' }), 1, 'released, and handed on to o2');
@@ -467,24 +441,9 @@ describe('release.lua', () => {
     const k = lockKeys(name);
     await acquire({ name, owner: 'holder' });
     await redis.zadd(k.queue, 0, 'ghost'); // oldest of all, but no info: a crashed half-write
-    await acquire({
-      name,
-      owner: 'stale',
-      waitId: 'cstale:w1',
-      clientId: 'cstale',
-      mode: 'wait',
-      eligibleMs: 1,
-    });
+    await wait({ name, owner: 'stale', waitId: 'cstale:w1', clientId: 'cstale', eligibleMs: 1 });
     await sleep(20);
-    await acquire({
-      name,
-      owner: 'live',
-      waitId: 'clive:w1',
-      clientId: 'clive',
-      leaseMs: 6000,
-      mode: 'wait',
-      eligibleMs: 10_000,
-    });
+    await wait({ name, owner: 'live', waitId: 'clive:w1', clientId: 'clive', leaseMs: 6000 });
     const rec = await record(k.channel, wake('cstale'), wake('clive'));
     assert.deepEqual(await redis.zrange(k.queue, 0, -1), ['ghost', 'cstale:w1', 'clive:w1']);
 
@@ -499,14 +458,7 @@ describe('release.lua', () => {
     assert.deepEqual(rec.on(k.channel), []);
 
     // Only ineligible waiters left: the lock is deleted and Redisson's "0" published instead.
-    await acquire({
-      name,
-      owner: 'stale2',
-      waitId: 'cstale:w2',
-      clientId: 'cstale',
-      mode: 'wait',
-      eligibleMs: 1,
-    });
+    await wait({ name, owner: 'stale2', waitId: 'cstale:w2', clientId: 'cstale', eligibleMs: 1 });
     await sleep(20);
     assert.equal(await release(name, 'live', { waitId: 'clive:w1' }), 1);
     assert.equal(await redis.exists(name, k.ours), 0);
@@ -546,8 +498,8 @@ describe('release.lua', () => {
     const name = 'r:cancel';
     const k = lockKeys(name);
     await acquire({ name, owner: 'holder' });
-    await acquire({ name, owner: 'w1', waitId: 'w1:a', mode: 'wait', eligibleMs: 10_000 });
-    await acquire({ name, owner: 'w2', waitId: 'w2:a', mode: 'wait', eligibleMs: 10_000 });
+    await wait({ name, owner: 'w1', waitId: 'w1:a' });
+    await wait({ name, owner: 'w2', waitId: 'w2:a' });
     assert.equal(await release(name, 'w1', { mode: 'cancel', waitId: 'w1:a' }), null, 'w1 held nothing');
     assert.deepEqual(await redis.zrange(k.queue, 0, -1), ['w2:a']);
     assert.equal(await redis.hget(k.waiters, 'w1:a'), null);
@@ -560,17 +512,9 @@ describe('release.lua', () => {
     const name = 'r:cancel-handed';
     const k = lockKeys(name);
     await acquire({ name, owner: 'holder' });
-    await acquire({ name, owner: 'w1', waitId: 'cw1:w1', clientId: 'cw1', mode: 'wait', eligibleMs: 10_000 });
+    await wait({ name, owner: 'w1', waitId: 'cw1:w1', clientId: 'cw1' });
     await sleep(2);
-    await acquire({
-      name,
-      owner: 'w2',
-      waitId: 'cw2:w1',
-      clientId: 'cw2',
-      leaseMs: 4444,
-      mode: 'wait',
-      eligibleMs: 10_000,
-    });
+    await wait({ name, owner: 'w2', waitId: 'cw2:w1', clientId: 'cw2', leaseMs: 4444 });
     const rec = await record(k.channel, wake('cw1'), wake('cw2'));
     assert.equal(await release(name, 'holder'), 1);
     assert.deepEqual(await redis.hgetall(name), { w1: '1' });
@@ -598,9 +542,9 @@ describe('release.lua', () => {
     const name = 'r:cancel-same-owner';
     const k = lockKeys(name);
     await acquire({ name, owner: 'holder' });
-    await acquire({ name, owner: 'job', waitId: 'cA:w1', clientId: 'cA', mode: 'wait', eligibleMs: 10_000 });
+    await wait({ name, owner: 'job', waitId: 'cA:w1', clientId: 'cA' });
     await sleep(2);
-    await acquire({ name, owner: 'job', waitId: 'cB:w1', clientId: 'cB', mode: 'wait', eligibleMs: 10_000 });
+    await wait({ name, owner: 'job', waitId: 'cB:w1', clientId: 'cB' });
     assert.equal(await release(name, 'holder'), 1);
     assert.deepEqual(await redis.hgetall(name), { job: '1' }, 'handed to wait A');
     const rec = await record(k.channel);
@@ -628,15 +572,7 @@ describe('release.lua', () => {
     await acquire({ name, owner: 'holder' });
     await acquire({ name, owner: 'holder' });
     await acquire({ name, owner: 'holder' });
-    await acquire({
-      name,
-      owner: 'w1',
-      waitId: 'cw1:w1',
-      clientId: 'cw1',
-      leaseMs: 6000,
-      mode: 'wait',
-      eligibleMs: 10_000,
-    });
+    await wait({ name, owner: 'w1', waitId: 'cw1:w1', clientId: 'cw1', leaseMs: 6000 });
     assert.equal(await token(name), 3);
 
     assert.equal(await release(name, '', { mode: 'force' }), 1);
@@ -705,7 +641,7 @@ describe('fencing counter', () => {
     };
     await grab('a');
     await grab('a');
-    await acquire({ name, owner: 'b', mode: 'wait', eligibleMs: 10_000 });
+    await wait({ name, owner: 'b' });
     await release(name, 'a');
     await release(name, 'a'); // hand-off to b
     seen.push(await token(name));

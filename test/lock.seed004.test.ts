@@ -6,26 +6,13 @@
 // the same interleaving is then run against this library, which must grant the lock to one owner only.
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { type LockClient, type LockHandle, LockLostError, LockNotHeldError } from '../src/lock/index.ts';
-import { lockClient, unhandledRejections } from './support/lock.ts';
-import { RedisServer } from './support/redis-server.ts';
+import { useLockServer } from './support/lock.ts';
 
-let server: RedisServer;
-let admin: Redis;
-const clients: LockClient[] = [];
-
-before(async () => {
-  server = await RedisServer.start();
-  admin = server.client();
-});
-after(async () => {
-  await Promise.all(clients.map((c) => c.close()));
-  await server.stop();
-  assert.deepEqual(unhandledRejections(), [], 'no unhandled rejection during the seed 004 tests');
-});
+const { server, admin, newClient } = useLockServer('the seed 004 tests');
 
 /**
  * The naive scheme needs no Redis TTL at all: whether a lock is "expired" is decided only by the
@@ -207,12 +194,6 @@ describe('seed 004, naive SETNX/timestamp lock (test-only reproduction)', () => 
 });
 
 describe('the same interleaving against this library', () => {
-  function newClient(options = {}) {
-    const c = lockClient(server, options);
-    clients.push(c.client);
-    return c;
-  }
-
   async function untilGone(name: string, timeoutMs = 3000): Promise<void> {
     const end = performance.now() + timeoutMs;
     while ((await admin.exists(name)) === 1) {

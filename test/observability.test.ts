@@ -3,24 +3,15 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import express from 'express';
 import { requestLog } from '../src/http/request-log.ts';
 import { LockClient } from '../src/lock/index.ts';
 import { createLogger, requestLogger } from '../src/log.ts';
 import { boot, shutdown, startApi } from '../src/runtime.ts';
-import {
-  admin,
-  call,
-  drained,
-  type Infra,
-  type Service,
-  type Spawned,
-  spawnService,
-  startInfra,
-  startService,
-} from './support/service.ts';
+import { admin, call, createSale, drained, type Spawned, spawnService } from './support/service.ts';
+import { useInfra, useService } from './support/suite.ts';
 
 /** Samples of a Prometheus text exposition: `name{labels}` -> value. */
 async function scrape(url: string): Promise<Map<string, number>> {
@@ -51,22 +42,10 @@ const order = (url: string, productId: string, userId: string, headers: Record<s
   call(url, 'POST', '/api/orders', { productId, userId }, headers);
 
 describe('metrics of the API + writer process', () => {
-  let infra: Infra;
-  let svc: Service;
-  before(async () => {
-    infra = await startInfra();
-    svc = await startService(infra);
-  });
-  after(async () => {
-    await svc?.stop();
-    await infra?.stop();
-  });
+  const { infra, svc } = useService();
 
   it('N accepted orders grow the accepted counter, the latency histogram, the shard picks and the lock histograms by N', async () => {
-    assert.equal(
-      (await call(svc.url, 'PUT', '/admin/products/m-acc', { stock: 50, shards: 4 }, admin)).status,
-      201,
-    );
+    await createSale(svc.url, 'm-acc', { stock: 50, shards: 4 });
     const before = await scrape(svc.url);
     const n = 13;
     for (let i = 0; i < n; i++) assert.equal((await order(svc.url, 'm-acc', `u${i}`)).status, 202);
@@ -95,7 +74,7 @@ describe('metrics of the API + writer process', () => {
   });
 
   it('sold out: every refusal counts as sold_out; after the first full miss the fast path answers', async () => {
-    await call(svc.url, 'PUT', '/admin/products/m-so', { stock: 2, shards: 2 }, admin);
+    await createSale(svc.url, 'm-so', { stock: 2, shards: 2 });
     const before = await scrape(svc.url);
     const statuses: number[] = [];
     for (let i = 0; i < 5; i++) statuses.push((await order(svc.url, 'm-so', `u${i}`)).status);
@@ -120,7 +99,7 @@ describe('metrics of the API + writer process', () => {
   });
 
   it('invalid, unknown-product and replayed orders are counted under their own outcome', async () => {
-    await call(svc.url, 'PUT', '/admin/products/m-misc', { stock: 5, shards: 1 }, admin);
+    await createSale(svc.url, 'm-misc', { stock: 5, shards: 1 });
     const before = await scrape(svc.url);
     assert.equal((await call(svc.url, 'POST', '/api/orders', { productId: 'm-misc' })).status, 400);
     assert.equal((await call(svc.url, 'POST', '/api/orders', '{"productId":')).status, 400);
@@ -139,7 +118,7 @@ describe('metrics of the API + writer process', () => {
   });
 
   it('a reshard counts; orders that waited for a held shard lock show as hand-offs and lock wait', async () => {
-    await call(svc.url, 'PUT', '/admin/products/m-lock', { stock: 10, shards: 1 }, admin);
+    await createSale(svc.url, 'm-lock', { stock: 10, shards: 1 });
     const before = await scrape(svc.url);
     const r = await call(svc.url, 'POST', '/admin/products/m-lock/reshard', { shards: 1 }, admin);
     assert.equal(r.status, 200);
@@ -192,13 +171,7 @@ describe('metrics of the API + writer process', () => {
 });
 
 describe('queue depth and outstanding reservations (API without a writer, then a worker process)', () => {
-  let infra: Infra;
-  before(async () => {
-    infra = await startInfra();
-  });
-  after(async () => {
-    await infra?.stop();
-  });
+  const { infra } = useInfra();
 
   it('N accepted orders wait in the queue and as reservations until a writer persists them', async () => {
     const rt = await boot('test-api', infra.env);
@@ -206,7 +179,7 @@ describe('queue depth and outstanding reservations (API without a writer, then a
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     let worker: Spawned | undefined;
     try {
-      await call(url, 'PUT', '/admin/products/q1', { stock: 20, shards: 3 }, admin);
+      await createSale(url, 'q1', { stock: 20, shards: 3 });
       const n = 7;
       for (let i = 0; i < n; i++) assert.equal((await order(url, 'q1', `u${i}`)).status, 202);
       const waiting = await scrape(url);
@@ -236,13 +209,7 @@ describe('queue depth and outstanding reservations (API without a writer, then a
 });
 
 describe('request logs', () => {
-  let infra: Infra;
-  before(async () => {
-    infra = await startInfra();
-  });
-  after(async () => {
-    await infra?.stop();
-  });
+  const { infra } = useInfra();
 
   /** The JSON lines of a process's output that carry this request id. */
   const linesOf = (output: string, reqId: string) =>
@@ -255,7 +222,7 @@ describe('request logs', () => {
   it('at debug, a request logs a line with its request id, echoed in X-Request-Id; a bad id is replaced', async () => {
     const svc = await spawnService(infra, 'main', { LOG_LEVEL: 'debug' });
     try {
-      await call(svc.url, 'PUT', '/admin/products/l1', { stock: 5, shards: 1 }, admin);
+      await createSale(svc.url, 'l1', { stock: 5, shards: 1 });
       const ok = await order(svc.url, 'l1', 'u1', { 'x-request-id': 'obs-debug-1' });
       assert.equal(ok.status, 202);
       assert.equal(ok.headers.get('x-request-id'), 'obs-debug-1');
@@ -280,7 +247,7 @@ describe('request logs', () => {
   it('at info, a successful order logs nothing, and a 503 logs a line with its request id', async () => {
     const svc = await spawnService(infra, 'main', { LOG_LEVEL: 'info' });
     try {
-      await call(svc.url, 'PUT', '/admin/products/l2', { stock: 5, shards: 1 }, admin);
+      await createSale(svc.url, 'l2', { stock: 5, shards: 1 });
       assert.equal((await order(svc.url, 'l2', 'u1', { 'x-request-id': 'obs-info-ok' })).status, 202);
       await sleep(200);
       assert.deepEqual(linesOf(svc.output(), 'obs-info-ok'), []);

@@ -1,31 +1,13 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import {
-  admin,
-  call,
-  drained,
-  type Infra,
-  type Service,
-  startInfra,
-  startService,
-} from './support/service.ts';
+import { describe, it } from 'node:test';
+import { admin, call, createSale, drained } from './support/service.ts';
+import { useService } from './support/suite.ts';
 
-let infra: Infra;
-let svc: Service;
-
-before(async () => {
-  infra = await startInfra();
-  svc = await startService(infra);
-});
-after(async () => {
-  await svc?.stop();
-  await infra?.stop();
-});
+const { infra, svc } = useService();
 
 describe('order path over HTTP', () => {
   it('2,000 concurrent orders for 500 units over 8 shards: exactly 500 accepted, 500 rows, 0 left', async () => {
-    const put = await call(svc.url, 'PUT', '/admin/products/storm', { stock: 500, shards: 8 }, admin);
-    assert.equal(put.status, 201);
+    await createSale(svc.url, 'storm', { stock: 500, shards: 8 });
     const statuses = new Map<number, number>();
     const inFlight = 400;
     let next = 0;

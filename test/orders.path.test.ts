@@ -4,7 +4,7 @@
 // the outbox sweeper, and 429 busy on a shard held by someone else.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { insertOrders } from '../src/db/orders-repo.ts';
 import { Catalog } from '../src/inventory/catalog.ts';
@@ -15,17 +15,8 @@ import type { OrderRecord } from '../src/orders/order.ts';
 import { createOrderQueue, enqueueOrder } from '../src/orders/queue.ts';
 import { type ApiOnly, startApiOnly } from './support/api-only.ts';
 import { commandCalls, diffSnapshots, dropUnlockLatches, snapshotRedis } from './support/redis-snapshot.ts';
-import {
-  admin,
-  call,
-  drained,
-  type Infra,
-  type Service,
-  startInfra,
-  startService,
-} from './support/service.ts';
-
-type Reply = Awaited<ReturnType<typeof call>>;
+import { admin, call, createSale, drained, type Reply } from './support/service.ts';
+import { useInfra, useService } from './support/suite.ts';
 
 async function soon<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -70,26 +61,11 @@ const order = (url: string, productId: string, userId: string, quantity?: number
     headers,
   );
 
-async function putSale(url: string, productId: string, spec: Record<string, unknown>): Promise<number> {
-  const r = await call(url, 'PUT', `/admin/products/${productId}`, spec, admin);
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-  return r.body.generation as number;
-}
-
 const newOrderId = (productId: string, gen: number, index: number) =>
   `${productId}.${gen}.${index}.${randomBytes(12).toString('hex')}`;
 
 describe('order path: API + writer + sweeper in one process', () => {
-  let infra: Infra;
-  let svc: Service;
-  before(async () => {
-    infra = await startInfra();
-    svc = await startService(infra, { SWEEP_AGE_MS: '200', SWEEP_INTERVAL_MS: '200' });
-  });
-  after(async () => {
-    await svc?.stop();
-    await infra?.stop();
-  });
+  const { infra, svc } = useService({ SWEEP_AGE_MS: '200', SWEEP_INTERVAL_MS: '200' });
 
   async function reconciled(productId: string) {
     const status = await drained(svc.url, productId);
@@ -99,7 +75,7 @@ describe('order path: API + writer + sweeper in one process', () => {
   }
 
   it('no phantom sold-out: with stock on one shard only, orders succeed until it is empty', async () => {
-    const gen = await putSale(svc.url, 'one-left', { stock: 40, shards: 4 });
+    const gen = await createSale(svc.url, 'one-left', { stock: 40, shards: 4 });
     // Empty shards 0..2 (and take their units off the total, so conservation still holds).
     for (let i = 0; i < 3; i++) await infra.client.set(shardStockKey('one-left', gen, i), 0);
     await infra.client.hincrby(saleKey('one-left'), 'total', -30);
@@ -117,7 +93,7 @@ describe('order path: API + writer + sweeper in one process', () => {
   });
 
   it('no phantom sold-out for several units: a shard holding enough serves; lots too small answer sold_out', async () => {
-    const gen = await putSale(svc.url, 'lots', { stock: 20, shards: 4 });
+    const gen = await createSale(svc.url, 'lots', { stock: 20, shards: 4 });
     for (let i = 0; i < 3; i++) await infra.client.set(shardStockKey('lots', gen, i), 1);
     await infra.client.hincrby(saleKey('lots'), 'total', -12);
     // Several rounds so that the round-robin starts on every shard at least once.
@@ -137,7 +113,7 @@ describe('order path: API + writer + sweeper in one process', () => {
   });
 
   it('multi-unit orders under concurrency never drive a shard negative nor oversell', async () => {
-    await putSale(svc.url, 'multi', { stock: 101, shards: 5 });
+    await createSale(svc.url, 'multi', { stock: 101, shards: 5 });
     let sampling = true;
     const negatives: string[] = [];
     const sampler = (async () => {
@@ -183,7 +159,7 @@ describe('order path: API + writer + sweeper in one process', () => {
   });
 
   it('fencing: a holder whose lease lapsed cannot decrement, even if its owner entry comes back', async () => {
-    const gen = await putSale(svc.url, 'fence', { stock: 10, shards: 1 });
+    const gen = await createSale(svc.url, 'fence', { stock: 10, shards: 1 });
     const stockKey = shardStockKey('fence', gen, 0);
     const k = shardKeys(stockKey);
     const inv = withInventoryScripts(infra.client);
@@ -267,7 +243,7 @@ describe('order path: API + writer + sweeper in one process', () => {
     const queue = createOrderQueue(infra.env.REDIS_URL as string);
     try {
       // An order through the whole path, persisted; then its job delivered again under other job ids.
-      await putSale(svc.url, 'dup', { stock: 5, shards: 1 });
+      await createSale(svc.url, 'dup', { stock: 5, shards: 1 });
       const placed = await order(svc.url, 'dup', 'd1');
       assert.equal(placed.status, 202);
       await drained(svc.url, 'dup');
@@ -314,7 +290,7 @@ describe('order path: API + writer + sweeper in one process', () => {
   });
 
   it('GET /api/products/:id answers {productId, available, soldOut}; 404 for an unknown product', async () => {
-    await putSale(svc.url, 'view', { stock: 10, shards: 3 });
+    await createSale(svc.url, 'view', { stock: 10, shards: 3 });
     assert.deepEqual((await call(svc.url, 'GET', '/api/products/view')).body, {
       productId: 'view',
       available: 10,
@@ -338,7 +314,7 @@ describe('order path: API + writer + sweeper in one process', () => {
   });
 
   it('per-user limit: 20 concurrent orders of one user with limit 2 -> exactly 2 units', async () => {
-    await putSale(svc.url, 'limited', { stock: 100, shards: 4, perUserLimit: 2 });
+    await createSale(svc.url, 'limited', { stock: 100, shards: 4, perUserLimit: 2 });
     const replies = await pool(20, 20, () => order(svc.url, 'limited', 'alice'));
     assert.deepEqual(tally(replies), { '202': 2, '409 limit_exceeded': 18 });
     assert.equal(await infra.client.get(buyerKey('limited', 'alice')), '2');
@@ -353,7 +329,7 @@ describe('order path: API + writer + sweeper in one process', () => {
   });
 
   it('per-user limit: an order refused for sold out gives its claim back', async () => {
-    await putSale(svc.url, 'lim-so', { stock: 3, shards: 1, perUserLimit: 5 });
+    await createSale(svc.url, 'lim-so', { stock: 3, shards: 1, perUserLimit: 5 });
     assert.equal((await order(svc.url, 'lim-so', 'dave', 2)).status, 202);
     assert.equal(await infra.client.get(buyerKey('lim-so', 'dave')), '2');
     // 1 unit left: 2 more does not fit -> sold_out (slow path, the claim was taken then returned).
@@ -375,7 +351,7 @@ describe('order path: API + writer + sweeper in one process', () => {
   });
 
   it('Idempotency-Key: 50 concurrent identical requests make one order; another body is 422', async () => {
-    await putSale(svc.url, 'idem', { stock: 100, shards: 4 });
+    await createSale(svc.url, 'idem', { stock: 100, shards: 4 });
     const headers = { 'idempotency-key': 'checkout-7f3a' };
     const replies = await pool(50, 50, () => order(svc.url, 'idem', 'ike', 2, headers));
     assert.deepEqual(tally(replies), { '202': 50 });
@@ -409,7 +385,7 @@ describe('order path: API + writer + sweeper in one process', () => {
   });
 
   it('sweeper: a reservation with no job becomes a row; one whose row exists is dropped', async () => {
-    const gen = await putSale(svc.url, 'swept', { stock: 5, shards: 1 });
+    const gen = await createSale(svc.url, 'swept', { stock: 5, shards: 1 });
     const k = shardKeys(shardStockKey('swept', gen, 0));
     const record = (userId: string): OrderRecord => ({
       orderId: newOrderId('swept', gen, 0),
@@ -451,20 +427,14 @@ describe('order path: API + writer + sweeper in one process', () => {
 });
 
 describe('order path: API processes without a writer', () => {
-  let infra: Infra;
+  const { infra, setup, stopFirst } = useInfra();
   /** Default settings. */
   let a: ApiOnly;
   /** A second process, LOCK_WAIT_MS=0: a busy shard answers 429 at once. */
   let b: ApiOnly;
-  before(async () => {
-    infra = await startInfra();
-    a = await startApiOnly(infra);
-    b = await startApiOnly(infra, { LOCK_WAIT_MS: '0' });
-  });
-  after(async () => {
-    await b?.stop();
-    await a?.stop();
-    await infra?.stop();
+  setup(async () => {
+    a = stopFirst(await startApiOnly(infra));
+    b = stopFirst(await startApiOnly(infra, { LOCK_WAIT_MS: '0' }));
   });
 
   /** Holds a shard lock as a foreign owner (e.g. Java Redisson), Redisson layout. */
@@ -474,7 +444,7 @@ describe('order path: API processes without a writer', () => {
   }
 
   it('sold-out fast path: 100 orders after sell-out cost no Redis script call; a restock elsewhere clears it', async () => {
-    await putSale(a.url, 'fast', { stock: 3, shards: 2 });
+    await createSale(a.url, 'fast', { stock: 3, shards: 2 });
     const first = await pool(4, 1, (i) => order(a.url, 'fast', `f${i}`));
     assert.deepEqual(tally(first), { '202': 3, '409 sold_out': 1 });
     const fastBefore = (await a.rt.metrics.soldOutFastPath.get()).values[0]?.value ?? 0;
@@ -506,7 +476,7 @@ describe('order path: API processes without a writer', () => {
   it("a sold-out verdict reached before a restock's event does not stick after it", async () => {
     // The interleaving inside StockReserver.reserveIn: request R1 reads every shard empty, a restock
     // lands and its event makes R2 reload the sale, then R1 marks the product sold out with its old view.
-    await putSale(a.url, 'race', { stock: 0, shards: 2 });
+    await createSale(a.url, 'race', { stock: 0, shards: 2 });
     const sub = infra.client.duplicate();
     const catalog = new Catalog(infra.client, sub);
     try {
@@ -528,7 +498,7 @@ describe('order path: API processes without a writer', () => {
   });
 
   it('busy: a shard lock held by a foreign owner answers 429 busy with Retry-After and changes nothing', async () => {
-    const gen = await putSale(a.url, 'busy', { stock: 5, shards: 1 });
+    const gen = await createSale(a.url, 'busy', { stock: 5, shards: 1 });
     const lock = shardKeys(shardStockKey('busy', gen, 0)).lock;
     await holdForeign(lock);
     await dropUnlockLatches(infra.client);
@@ -551,7 +521,7 @@ describe('order path: API processes without a writer', () => {
   });
 
   it('busy: with one shard held, orders go to the other shard instead of answering 429', async () => {
-    const gen = await putSale(a.url, 'busy2', { stock: 10, shards: 2 });
+    const gen = await createSale(a.url, 'busy2', { stock: 10, shards: 2 });
     const lock0 = shardKeys(shardStockKey('busy2', gen, 0)).lock;
     await holdForeign(lock0);
     try {
@@ -568,7 +538,7 @@ describe('order path: API processes without a writer', () => {
   it('Idempotency-Key: the in-progress claim is short-lived, so a crashed first attempt does not block retries for 24 h', {
     todo: 'BUG: the claim is SET with EX 86400 before the order runs; a crash leaves request_in_progress for 24 h',
   }, async () => {
-    const gen = await putSale(a.url, 'idem-ttl', { stock: 5, shards: 1 });
+    const gen = await createSale(a.url, 'idem-ttl', { stock: 5, shards: 1 });
     const lock = shardKeys(shardStockKey('idem-ttl', gen, 0)).lock;
     await holdForeign(lock);
     try {
@@ -588,7 +558,7 @@ describe('order path: API processes without a writer', () => {
   });
 
   it('GET /api/orders/:id: reserved while no writer runs, confirmed once one does; 404 unknown_order', async () => {
-    await putSale(a.url, 'rc', { stock: 5, shards: 2 });
+    await createSale(a.url, 'rc', { stock: 5, shards: 2 });
     const placed = await order(a.url, 'rc', 'rita', 2);
     assert.equal(placed.status, 202);
     const id = placed.body.orderId as string;

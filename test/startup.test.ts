@@ -8,15 +8,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from './support/redis-server.ts';
 import {
   ADMIN_TOKEN,
-  admin,
   call,
+  createSale,
   drained,
   type Infra,
-  type Service,
   spawnService,
   startInfra,
   startService,
 } from './support/service.ts';
+import { useInfra } from './support/suite.ts';
 
 interface Exit {
   code: number | null;
@@ -179,8 +179,7 @@ describe('graceful shutdown (SIGTERM) under load', () => {
   // accepted orders it gets SIGTERM; the clients go on until the process has exited (a load balancer
   // that is slow to notice). Afterwards a fresh service on the same infra drains what is left.
   const SHUTDOWN_TIMEOUT_MS = 4000;
-  let infra: Infra;
-  let drainer: Service | undefined;
+  const { infra, setup, stopFirst } = useInfra();
   const accepted = new Set<string>();
   const statuses = new Map<string, number>();
   let code: number | null = null;
@@ -200,12 +199,9 @@ describe('graceful shutdown (SIGTERM) under load', () => {
     return n;
   };
 
-  before(async () => {
-    infra = await startInfra();
+  setup(async () => {
     const main = await spawnService(infra, 'main', { SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS) });
-    const put = await call(main.url, 'PUT', '/admin/products/term', { stock: 100_000, shards: 4 }, admin);
-    assert.equal(put.status, 201);
-    generation = put.body.generation as number;
+    generation = await createSale(main.url, 'term', { stock: 100_000, shards: 4 });
     let stop = false;
     let n = 0;
     const clients = Array.from({ length: 32 }, async () => {
@@ -246,19 +242,10 @@ describe('graceful shutdown (SIGTERM) under load', () => {
     rowsAtExit = await infra.rows('term');
     reservationsAtExit = await reservations('term', 4);
 
-    drainer = await startService(infra, { SWEEP_AGE_MS: '200', SWEEP_INTERVAL_MS: '200' });
+    const drainer = stopFirst(await startService(infra, { SWEEP_AGE_MS: '200', SWEEP_INTERVAL_MS: '200' }));
     finalStatus = await drained(drainer.url, 'term');
-    const pool = new (await import('pg')).default.Pool({ connectionString: infra.env.DATABASE_URL, max: 1 });
-    try {
-      const r = await pool.query<{ id: string }>("select id from orders where product_id = 'term'");
-      finalIds = new Set(r.rows.map((row) => row.id));
-    } finally {
-      await pool.end();
-    }
-  });
-  after(async () => {
-    await drainer?.stop();
-    await infra?.stop();
+    const r = await infra.pool.query<{ id: string }>("select id from orders where product_id = 'term'");
+    finalIds = new Set(r.rows.map((row) => row.id));
   });
 
   const summary = () =>
@@ -304,21 +291,11 @@ describe('graceful shutdown (SIGTERM) under load', () => {
 });
 
 describe('graceful shutdown (SIGTERM) when idle', () => {
-  let infra: Infra;
-  let drainer: Service | undefined;
-  before(async () => {
-    infra = await startInfra();
-  });
-  after(async () => {
-    await drainer?.stop();
-    await infra?.stop();
-  });
+  const { infra, stopFirst } = useInfra();
 
   it('exits 0 promptly; orders accepted before SIGTERM are rows or queued, and rows once drained', async () => {
     const main = await spawnService(infra, 'main');
-    const put = await call(main.url, 'PUT', '/admin/products/idle', { stock: 1000, shards: 2 }, admin);
-    assert.equal(put.status, 201);
-    const gen = put.body.generation as number;
+    const gen = await createSale(main.url, 'idle', { stock: 1000, shards: 2 });
     const ids = await Promise.all(
       Array.from({ length: 100 }, async (_, i) => {
         const r = await call(main.url, 'POST', '/api/orders', { productId: 'idle', userId: `v${i}` });
@@ -339,7 +316,7 @@ describe('graceful shutdown (SIGTERM) when idle', () => {
       (await infra.client.hlen(`stock:{idle:${gen}:0}:res`)) +
       (await infra.client.hlen(`stock:{idle:${gen}:1}:res`));
     assert.equal(rows + left, 100, `rows ${rows}, reservations ${left}`);
-    drainer = await startService(infra);
+    const drainer = stopFirst(await startService(infra));
     const status = await drained(drainer.url, 'idle');
     assert.equal(await infra.rows('idle'), 100);
     assert.equal(status.confirmed, 100);

@@ -11,8 +11,9 @@
 // rather than dropping arrivals.
 import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
+import { classifyAnswer, type Outcome } from '../contract.js';
 
-export type Outcome = 'accepted' | 'sold_out' | 'busy' | 'unexpected';
+export type { Outcome };
 
 export interface Segment {
   /** Arrivals per second. */
@@ -83,11 +84,7 @@ interface Ctx {
   userId?: string;
 }
 
-/**
- * Sorts an answer of POST /api/orders like loadtest/lib.js classify(): status *and* body must be
- * the contract's (202 with the order, 409 sold_out, 429 busy with Retry-After); anything else,
- * limit_exceeded included (every buyer is a distinct user), is unexpected.
- */
+/** Sorts an answer of POST /api/orders into the contract's outcomes, as the k6 scripts do (contract.js). */
 export function classify(
   status: number,
   text: string,
@@ -103,28 +100,8 @@ export function classify(
   } catch {
     body = null;
   }
-  if (status === 202) {
-    const ok =
-      body !== null &&
-      typeof body.orderId === 'string' &&
-      body.orderId !== '' &&
-      body.status === 'reserved' &&
-      body.productId === productId &&
-      body.userId === userId &&
-      body.quantity === 1;
-    return ok ? { outcome: 'accepted', reason: '' } : { outcome: 'unexpected', reason: 'bad_202_body' };
-  }
-  if (status === 409) {
-    if (body?.error === 'sold_out') return { outcome: 'sold_out', reason: '' };
-    return { outcome: 'unexpected', reason: `409_${String(body?.error ?? 'no_body')}` };
-  }
-  if (status === 429) {
-    const retryAfter = Object.entries(headers).find(([k]) => k.toLowerCase() === 'retry-after')?.[1];
-    return body?.error === 'busy' && retryAfter !== undefined && retryAfter !== ''
-      ? { outcome: 'busy', reason: '' }
-      : { outcome: 'unexpected', reason: 'bad_429' };
-  }
-  return { outcome: 'unexpected', reason: `status_${status}` };
+  const retryAfter = Object.entries(headers).find(([k]) => k.toLowerCase() === 'retry-after')?.[1];
+  return classifyAnswer(status, body, retryAfter, productId, userId);
 }
 
 export interface BuyerOptions {

@@ -3,6 +3,8 @@
 // `--rate 200` is RATE=200, `--reshard-every 2` is RESHARD_EVERY=2, a bare `--thresholds` is 1.
 // Durations take k6 notation (30s, 2m, 1h30m) or plain seconds (20).
 
+import { parseDuration as parseK6Duration } from '../contract.js';
+
 export class UsageError extends Error {}
 
 export interface Options {
@@ -90,18 +92,5 @@ export class Vars {
 /** Seconds in "20", "90s", "2m", "1h30m", "500ms". */
 export function parseDuration(text: string): number {
   if (/^\d+(\.\d+)?$/.test(text)) return Number(text);
-  const re = /(\d+(?:\.\d+)?)(ms|h|m|s)/g;
-  let seconds = 0;
-  let consumed = 0;
-  for (let match = re.exec(text); match !== null; match = re.exec(text)) {
-    const amount = Number(match[1]);
-    const unit = match[2];
-    seconds +=
-      unit === 'h' ? amount * 3600 : unit === 'm' ? amount * 60 : unit === 's' ? amount : amount / 1000;
-    consumed += match[0].length;
-  }
-  if (consumed !== text.length || consumed === 0) {
-    throw new Error(`not a duration: "${text}" (use e.g. 20, 30s, 5m, 1h30m)`);
-  }
-  return seconds;
+  return parseK6Duration(text, '20, 30s, 5m, 1h30m');
 }

@@ -52,6 +52,9 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Kyse
   });
   // Without a listener, an idle client's error (server restart, network drop) crashes the process.
   pool.on('error', options.onPoolError ?? (() => {}));
+  // pg-pool removes its listener while a client is checked out, and kysely adds none: Postgres dying
+  // mid-transaction would emit an unhandled 'error'. The query itself still fails and is retried.
+  pool.on('connect', (client) => client.on('error', () => {}));
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }
 

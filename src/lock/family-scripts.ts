@@ -57,23 +57,33 @@ export interface QueuedAcquire {
   heartbeatMs: number;
 }
 
-export function fairAcquireArgs(r: QueuedAcquire): Arg[] {
-  const k = fairKeys(r.name);
+/** The waiter-queue keys every queued script takes (scripts/queue.lua), in its order. */
+function queueKeys(k: { queue: string; deadlines: string; waiters: string }): string[] {
+  return [k.queue, k.deadlines, k.waiters];
+}
+
+/**
+ * The arguments of a queued acquire script: its keys, then the request (with the read-write
+ * lock's kind after the mode), ending with the wake channel prefix and the lock name.
+ */
+function queuedAcquireArgs(keys: Arg[], r: QueuedAcquire, kind?: RwKind): Arg[] {
   return [
-    k.lock,
-    k.token,
-    k.queue,
-    k.deadlines,
-    k.waiters,
+    ...keys,
     r.leaseMs,
     r.owner,
     r.mode,
+    ...(kind === undefined ? [] : [kind]),
     r.clientId,
     Math.ceil(r.eligibleMs),
     Math.ceil(r.heartbeatMs),
     wakeChannelPrefix,
     r.name,
   ];
+}
+
+export function fairAcquireArgs(r: QueuedAcquire): Arg[] {
+  const k = fairKeys(r.name);
+  return queuedAcquireArgs([k.lock, k.token, ...queueKeys(k)], r);
 }
 
 export function fairReleaseArgs(
@@ -84,44 +94,15 @@ export function fairReleaseArgs(
   requestId: string,
 ): Arg[] {
   const k = fairKeys(name);
-  return [
-    k.lock,
-    k.channel,
-    k.token,
-    k.queue,
-    k.deadlines,
-    k.waiters,
-    k.latch(requestId),
-    owner,
-    leaseMs,
-    mode,
-    wakeChannelPrefix,
-    UNLOCK_LATCH_MS,
-    name,
-  ];
+  const keys = [k.lock, k.channel, k.token, ...queueKeys(k), k.latch(requestId)];
+  return [...keys, owner, leaseMs, mode, wakeChannelPrefix, UNLOCK_LATCH_MS, name];
 }
 
 export type RwKind = 'r' | 'w';
 
 export function rwAcquireArgs(r: QueuedAcquire & { kind: RwKind }): Arg[] {
   const k = rwKeys(r.name);
-  return [
-    k.lock,
-    k.holds,
-    k.token,
-    k.queue,
-    k.deadlines,
-    k.waiters,
-    r.leaseMs,
-    r.owner,
-    r.mode,
-    r.kind,
-    r.clientId,
-    Math.ceil(r.eligibleMs),
-    Math.ceil(r.heartbeatMs),
-    wakeChannelPrefix,
-    r.name,
-  ];
+  return queuedAcquireArgs([k.lock, k.holds, k.token, ...queueKeys(k)], r, r.kind);
 }
 
 export function rwReleaseArgs(
@@ -132,22 +113,8 @@ export function rwReleaseArgs(
   requestId: string,
 ): Arg[] {
   const k = rwKeys(name);
-  return [
-    k.lock,
-    k.holds,
-    k.token,
-    k.queue,
-    k.deadlines,
-    k.waiters,
-    k.latch(requestId),
-    k.channel,
-    owner,
-    kind,
-    mode,
-    wakeChannelPrefix,
-    UNLOCK_LATCH_MS,
-    name,
-  ];
+  const keys = [k.lock, k.holds, k.token, ...queueKeys(k), k.latch(requestId), k.channel];
+  return [...keys, owner, kind, mode, wakeChannelPrefix, UNLOCK_LATCH_MS, name];
 }
 
 export function rwRenewArgs(name: string, owner: string, kind: RwKind, leaseMs: number): Arg[] {
@@ -157,22 +124,7 @@ export function rwRenewArgs(name: string, owner: string, kind: RwKind, leaseMs: 
 
 export function redlockAcquireArgs(r: QueuedAcquire): Arg[] {
   const k = redlockKeys(r.name);
-  return [
-    k.lock,
-    k.token,
-    k.queue,
-    k.deadlines,
-    k.waiters,
-    k.reservation,
-    r.leaseMs,
-    r.owner,
-    r.mode,
-    r.clientId,
-    Math.ceil(r.eligibleMs),
-    Math.ceil(r.heartbeatMs),
-    wakeChannelPrefix,
-    r.name,
-  ];
+  return queuedAcquireArgs([k.lock, k.token, ...queueKeys(k), k.reservation], r);
 }
 
 export type RedlockReleaseMode = 'release' | 'rollback' | 'cancel';
@@ -186,22 +138,8 @@ export function redlockReleaseArgs(
   reservationMs: number,
 ): Arg[] {
   const k = redlockKeys(name);
-  return [
-    k.lock,
-    k.channel,
-    k.latch(requestId),
-    k.queue,
-    k.deadlines,
-    k.waiters,
-    k.reservation,
-    owner,
-    leaseMs,
-    UNLOCK_LATCH_MS,
-    mode,
-    wakeChannelPrefix,
-    name,
-    Math.ceil(reservationMs),
-  ];
+  const keys = [k.lock, k.channel, k.latch(requestId), ...queueKeys(k), k.reservation];
+  return [...keys, owner, leaseMs, UNLOCK_LATCH_MS, mode, wakeChannelPrefix, name, Math.ceil(reservationMs)];
 }
 
 export type QueuedReply =

@@ -2,6 +2,7 @@
 // processes that are always reaped, a load generator that tells "refused" (never delivered, safe to
 // send again) from "no answer" (delivered or not: ambiguous), and the end-of-run check of
 // DESIGN.md §5 from the client's answers, the Postgres rows and the service's own accounting.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
@@ -158,19 +159,22 @@ export async function startFaultInfra(options: InfraOptions = {}): Promise<Fault
       return stopping;
     },
   };
-  liveInfra.add(infra);
+  liveInfra.set(infra, scenarioScope.getStore());
   return infra;
 }
 
 // --- child processes -----------------------------------------------------------------------------
 
-const live = new Set<Spawned>();
-const liveInfra = new Set<FaultInfra>();
+/** The scenario the current async chain belongs to (scenarios may run side by side). */
+export const scenarioScope = new AsyncLocalStorage<string>();
+const live = new Map<Spawned, string | undefined>();
+const liveInfra = new Map<FaultInfra, string | undefined>();
 process.once('exit', () => {
   // The runner is going away (normally, on a signal, or after a scenario hung): never leave a
   // service process, a redis-server or a Postgres cluster behind.
-  for (const s of live) if (s.proc.exitCode === null && s.proc.signalCode === null) s.proc.kill('SIGKILL');
-  for (const infra of liveInfra) {
+  for (const s of live.keys())
+    if (s.proc.exitCode === null && s.proc.signalCode === null) s.proc.kill('SIGKILL');
+  for (const infra of liveInfra.keys()) {
     try {
       execFileSync('redis-cli', ['-p', String(infra.redis.port), 'shutdown', 'nosave'], {
         stdio: 'ignore',
@@ -183,10 +187,12 @@ process.once('exit', () => {
   }
 });
 
-/** Stops every process and store still running (after a scenario timed out). */
-export async function reapEverything(): Promise<void> {
-  for (const s of live) if (s.proc.exitCode === null && s.proc.signalCode === null) s.proc.kill('SIGKILL');
-  await Promise.all([...liveInfra].map((infra) => infra.stop()));
+/** Stops every process and store a scenario left running (after it timed out). */
+export async function reapScenario(id: string): Promise<void> {
+  for (const [s, owner] of live) {
+    if (owner === id && s.proc.exitCode === null && s.proc.signalCode === null) s.proc.kill('SIGKILL');
+  }
+  await Promise.all([...liveInfra].filter(([, owner]) => owner === id).map(([infra]) => infra.stop()));
 }
 
 /** Every process a scenario started; `reapAll` kills those still running. */
@@ -204,7 +210,7 @@ export class Processes {
     const s = await spawnService(infra, entry, { ...FAULT_ENV, ...env });
     this.all.push(s);
     if (this.closed) await s.kill();
-    live.add(s);
+    live.set(s, scenarioScope.getStore());
     void new Promise((resolve) => s.proc.once('exit', resolve)).then(() => live.delete(s));
     return s;
   }
@@ -751,6 +757,12 @@ export async function verifyOrders(
       }
     }
     result.details.orphanUsersWereTold = told;
+  }
+  const catchUp = Number(result.details.catchUpMs ?? 0);
+  if (catchUp > 15_000) {
+    result.notes.push(
+      `orders stayed "reserved" ${(catchUp / 1000).toFixed(0)} s after the load: jobs a dead writer (or a lost reply) left active wait for BullMQ's stalled-job check (lockDuration/stalledInterval 30 s, not configurable)`,
+    );
   }
   result.lost += lost.length;
   result.doubled += doubledIds + doubledUsers.length;

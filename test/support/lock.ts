@@ -1,19 +1,58 @@
-// Helpers for lock tests: a lock client per connection, and a guard that fails the test on any
-// unhandled rejection (the library must never leak one from a timer or a background renewal).
+// Helpers for lock tests: a private redis-server per test file with lock clients that are closed
+// after it, and a guard that fails the file on any unhandled rejection (the library must never leak
+// one from a timer or a background renewal).
+import assert from 'node:assert/strict';
+import { after, before } from 'node:test';
 import type { Redis } from 'ioredis';
 import { LockClient, type LockClientOptions } from '../../src/lock/index.ts';
-import type { RedisServer } from './redis-server.ts';
-
-export function lockClient(
-  server: RedisServer,
-  options: LockClientOptions = {},
-): { client: LockClient; redis: Redis } {
-  const redis = server.client();
-  return { client: new LockClient(redis, options), redis };
-}
+import { handle } from './handle.ts';
+import { RedisServer } from './redis-server.ts';
 
 const unhandled: unknown[] = [];
 process.on('unhandledRejection', (reason) => unhandled.push(reason));
 export function unhandledRejections(): unknown[] {
   return unhandled;
+}
+
+export interface LockServer {
+  /** The file's private redis-server. */
+  server: RedisServer;
+  /** A connection of its own for assertions (made on first use). */
+  admin: Redis;
+  /** A lock client on a connection of its own (to this server unless told otherwise), closed after the tests. */
+  newClient(options?: LockClientOptions, on?: RedisServer): { client: LockClient; redis: Redis };
+  /** Closes `c` after the tests, before the server stops; returns it. */
+  closeAfter<T extends { close(): Promise<void> }>(c: T): T;
+}
+
+/**
+ * A private redis-server for a lock test file, started before its tests. After them every lock
+ * client and whatever was given to closeAfter() is closed, the server stopped, and the file fails
+ * if any promise rejection went unhandled meanwhile (`what`: the tests, for that message).
+ */
+export function useLockServer(what: string): LockServer {
+  let server: RedisServer | undefined;
+  let admin: Redis | undefined;
+  const closers: Array<{ close(): Promise<void> }> = [];
+  before(async () => {
+    server = await RedisServer.start();
+  });
+  after(async () => {
+    await Promise.all(closers.splice(0).map((c) => c.close()));
+    await server?.stop();
+    assert.deepEqual(unhandledRejections(), [], `no unhandled rejection during ${what}`);
+  });
+  const suite: LockServer = {
+    server: handle('server', () => server),
+    admin: handle('admin', () => (admin ??= server?.client())),
+    newClient(options = {}, on = suite.server) {
+      const redis = on.client();
+      return { client: suite.closeAfter(new LockClient(redis, options)), redis };
+    },
+    closeAfter(c) {
+      closers.push(c);
+      return c;
+    },
+  };
+  return suite;
 }

@@ -6,6 +6,12 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { RedisServer } from './redis-server.ts';
 
+/** Subscribers of `channel` (PUBSUB NUMSUB). */
+export async function numsub(redis: Redis, channel: string): Promise<number> {
+  const [, n] = (await redis.pubsub('NUMSUB', channel)) as [string, number];
+  return Number(n);
+}
+
 export interface Message {
   channel: string;
   message: string;

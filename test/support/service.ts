@@ -1,6 +1,7 @@
 // The service under test, on private infrastructure: a private redis-server and a fresh Postgres
 // database per test file. `startService` runs API + writer in this process (fast, inspectable);
 // `spawnService` runs an entry point as a real child process (for kill -9 and restart scenarios).
+import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -18,6 +19,8 @@ export interface Infra {
   env: Record<string, string>;
   /** A client on the private Redis for assertions. */
   client: Redis;
+  /** A pool on the private database for assertions (closed by stop()). */
+  pool: pg.Pool;
   /** Rows in the orders table (optionally of one product). */
   rows(productId?: string): Promise<number>;
   stop(): Promise<void>;
@@ -43,6 +46,7 @@ export async function startInfra(extraEnv: Record<string, string> = {}): Promise
     database,
     env,
     client: redis.client(),
+    pool,
     async rows(productId?: string) {
       const r = productId
         ? await pool.query('select count(*)::int as n from orders where product_id = $1', [productId])
@@ -135,6 +139,13 @@ async function healthy(url: string): Promise<boolean> {
   }
 }
 
+export interface Reply {
+  status: number;
+  /** The parsed JSON body; `{ raw }` when the body is not JSON, `{}` when there is none. */
+  body: Record<string, unknown>;
+  headers: Headers;
+}
+
 /** JSON request helper: returns status, parsed body and headers. */
 export async function call(
   url: string,
@@ -142,12 +153,17 @@ export async function call(
   path: string,
   body?: unknown,
   headers: Record<string, string> = {},
-): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> {
+): Promise<Reply> {
   const res = await fetch(`${url}${path}`, {
     method,
     headers: { 'content-type': 'application/json', ...headers },
     body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
   });
+  return reply(res);
+}
+
+/** Reads a response as status, parsed body and headers. */
+export async function reply(res: Response): Promise<Reply> {
   const text = await res.text();
   let parsed: Record<string, unknown> = {};
   try {
@@ -159,6 +175,17 @@ export async function call(
 }
 
 export const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+
+/** Creates a sale (PUT /admin/products/:id), asserting 201 Created; returns its generation. */
+export async function createSale(
+  url: string,
+  productId: string,
+  spec: Record<string, unknown>,
+): Promise<number> {
+  const r = await call(url, 'PUT', `/admin/products/${productId}`, spec, admin);
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+  return r.body.generation as number;
+}
 
 /** Waits until the writer has persisted every reservation of the product (reserved == 0). */
 export async function drained(

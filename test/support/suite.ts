@@ -1,0 +1,62 @@
+// Suite lifecycles for the service tests: private infrastructure (and the service on it) started
+// before the enclosing suite — the test file, or the describe the helper is called in — and stopped
+// after it. The handles are returned at once, so `const { infra, svc } = useService();` stands where
+// the tests can see it; they forward to the real objects once the suite's before hook has run.
+//
+// Everything a suite starts on the infrastructure goes through setup(): Node 20 runs a file's
+// top-level before hooks concurrently, so a hook of its own could not count on the infrastructure.
+import { after, before } from 'node:test';
+import { handle } from './handle.ts';
+import { type Infra, type Service, startInfra, startService } from './service.ts';
+
+interface Stoppable {
+  stop(): Promise<unknown>;
+}
+
+export interface InfraSuite {
+  infra: Infra;
+  /** Runs `fn` in the suite's before hook, once the infrastructure and earlier setups are up. */
+  setup(fn: () => Promise<void>): void;
+  /** Stops `started` after the suite, before the infrastructure (the last one registered first). */
+  stopFirst<T extends Stoppable>(started: T): T;
+}
+
+export interface ServiceSuite extends InfraSuite {
+  /** API + writer + sweeper in this process (startService). */
+  svc: Service;
+}
+
+/** A private Redis and a fresh Postgres database for the enclosing suite. */
+export function useInfra(): InfraSuite {
+  let infra: Infra | undefined;
+  const setups: Array<() => Promise<void>> = [];
+  const started: Stoppable[] = [];
+  before(async () => {
+    infra = await startInfra();
+    for (const fn of setups) await fn();
+  });
+  after(async () => {
+    for (const s of started.splice(0).reverse()) await s.stop();
+    await infra?.stop();
+  });
+  return {
+    infra: handle('infra', () => infra),
+    setup(fn) {
+      setups.push(fn);
+    },
+    stopFirst(s) {
+      started.push(s);
+      return s;
+    },
+  };
+}
+
+/** useInfra() and the service on it, started with `env` on top of the infrastructure's. */
+export function useService(env: Record<string, string> = {}): ServiceSuite {
+  const suite = useInfra();
+  let svc: Service | undefined;
+  suite.setup(async () => {
+    svc = suite.stopFirst(await startService(suite.infra, env));
+  });
+  return { ...suite, svc: handle('svc', () => svc) };
+}

@@ -16,6 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { idempotencyKey } from '../inventory/keys.ts';
 import { IdempotencyKeyReusedError, RequestInProgressError } from '../orders/errors.ts';
+import { defineScripts, luaScript } from '../redis/lua.ts';
 
 export interface Answer {
   status: number;
@@ -36,33 +37,19 @@ const WAIT_FOR_FIRST_MS = 5000;
 /** How long storing an answer or releasing a claim is retried while Redis is unreachable. */
 const SETTLE_RETRY_MS = 60_000;
 
-/**
- * KEYS[1] idem:{key}; ARGV[1] attempt id; ARGV[2] the record to store ('' = delete the claim).
- * Acts only while the key is still this attempt's claim; returns 1 if it acted, else 0.
- */
-const SETTLE_LUA = `
-local raw = redis.call('get', KEYS[1])
-if not raw then return 0 end
-local ok, stored = pcall(cjson.decode, raw)
-if not ok or type(stored) ~= 'table' or stored.attempt ~= ARGV[1] then return 0 end
-if ARGV[2] == '' then
-  redis.call('del', KEYS[1])
-else
-  redis.call('set', KEYS[1], ARGV[2], 'KEEPTTL')
-end
-return 1
-`;
+const SETTLE = luaScript(
+  'flashsaleIdempotencySettle',
+  1,
+  new URL('./scripts/idempotency-settle.lua', import.meta.url),
+);
 
 type SettleRedis = Redis & {
   flashsaleIdempotencySettle(key: string, attempt: string, record: string): Promise<unknown>;
 };
 
 function withSettle(redis: Redis): SettleRedis {
-  const r = redis as SettleRedis;
-  if (typeof r.flashsaleIdempotencySettle !== 'function') {
-    redis.defineCommand('flashsaleIdempotencySettle', { numberOfKeys: 1, lua: SETTLE_LUA });
-  }
-  return r;
+  defineScripts(redis, [SETTLE]);
+  return redis as SettleRedis;
 }
 
 export function fingerprint(value: unknown): string {

@@ -1,0 +1,46 @@
+// idempotency-settle.lua on its own: it acts only for the attempt that holds the claim.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Redis } from 'ioredis';
+import { defineScripts, luaScript } from '../src/redis/lua.ts';
+import { RedisServer } from './support/redis-server.ts';
+
+const SETTLE = luaScript('settle', 1, new URL('../src/http/scripts/idempotency-settle.lua', import.meta.url));
+type SettleRedis = Redis & { settle(key: string, attempt: string, record: string): Promise<unknown> };
+
+let server: RedisServer;
+let redis: SettleRedis;
+before(async () => {
+  server = await RedisServer.start();
+  redis = server.client() as SettleRedis;
+  defineScripts(redis, [SETTLE]);
+});
+after(() => server.stop());
+
+describe('idempotency-settle.lua', () => {
+  it('stores the answer for the owning attempt and keeps the TTL', async () => {
+    await redis.set('idem:{a}', JSON.stringify({ fingerprint: 'f', attempt: 'A' }), 'EX', 100);
+    const record = JSON.stringify({ fingerprint: 'f', attempt: 'A', answer: { status: 202, body: {} } });
+    assert.equal(await redis.settle('idem:{a}', 'A', record), 1);
+    assert.equal(await redis.get('idem:{a}'), record);
+    assert.ok((await redis.ttl('idem:{a}')) > 90);
+  });
+
+  it('refuses another attempt: neither store nor delete', async () => {
+    const claim = JSON.stringify({ fingerprint: 'f', attempt: 'B' });
+    await redis.set('idem:{b}', claim, 'EX', 100);
+    assert.equal(await redis.settle('idem:{b}', 'A', '{"x":1}'), 0);
+    assert.equal(await redis.settle('idem:{b}', 'A', ''), 0);
+    assert.equal(await redis.get('idem:{b}'), claim);
+  });
+
+  it('deletes the claim for the owning attempt; a missing or garbled key is left alone', async () => {
+    await redis.set('idem:{c}', JSON.stringify({ fingerprint: 'f', attempt: 'C' }));
+    assert.equal(await redis.settle('idem:{c}', 'C', ''), 1);
+    assert.equal(await redis.exists('idem:{c}'), 0);
+    assert.equal(await redis.settle('idem:{gone}', 'C', ''), 0);
+    await redis.set('idem:{d}', 'not json');
+    assert.equal(await redis.settle('idem:{d}', 'C', ''), 0);
+    assert.equal(await redis.get('idem:{d}'), 'not json');
+  });
+});

@@ -86,6 +86,11 @@ describe('reserve.lua', () => {
     // Same call again, even with a newer hold: same answer, stock and sold unchanged, one reservation.
     assert.deepEqual(await reserve(OWNER, 9, 3, 'replayed'), [ShardStatus.ok, 7, 7]);
     assert.deepEqual(await shardState(), after);
+    // ...and even when the resent acquire lost the lock to someone else meanwhile.
+    await client.del(K.lock);
+    await client.hset(K.lock, OTHER, 1);
+    assert.deepEqual(await reserve(OWNER, 9, 3, 'replayed'), [ShardStatus.ok, 7, 7]);
+    assert.deepEqual(await shardState(), after);
     assert.equal(after.stock, '7');
     assert.equal(after.sold, '3');
     assert.equal(Object.keys(after.res).length, 1);

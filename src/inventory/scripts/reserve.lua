@@ -16,16 +16,17 @@
 -- Idempotent per order id (a replayed call answers 1 again and changes nothing).
 -- Returns {status, stockLeft, token}: status 1 reserved, 0 not enough stock in this shard,
 -- -1 caller does not hold the lock, -2 stale fencing token, -3 shard retired by a reshard.
-if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
-  return {-1, 0, 0}
-end
-local token = tonumber(ARGV[2]) or tonumber(redis.call('get', KEYS[2]) or '0')
 -- ioredis sends a pipeline again after a reconnect when its replies were lost: the same order id
--- must not take stock twice, so an order already reserved answers as it did the first time.
+-- must not take stock twice, so an order already reserved answers as it did the first time, even
+-- when the resent acquire found the lock taken by someone else meanwhile.
 local existing = redis.call('hget', KEYS[6], ARGV[4])
 if existing then
   return {1, tonumber(redis.call('get', KEYS[3]) or '0'), cjson.decode(existing).token}
 end
+if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
+  return {-1, 0, 0}
+end
+local token = tonumber(ARGV[2]) or tonumber(redis.call('get', KEYS[2]) or '0')
 local stock = redis.call('get', KEYS[3])
 if not stock then
   -- Checked before the fence so a late order leaves no key behind on a retired shard.

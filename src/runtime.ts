@@ -16,6 +16,7 @@ import { LockClient } from './lock/index.ts';
 import { createLogger, type Logger, requestLogger } from './log.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { BuyerLimits } from './orders/buyer-limit.ts';
+import { failedJobsOf } from './orders/failed-jobs.ts';
 import { OrderIntake } from './orders/intake.ts';
 import { createOrderQueue } from './orders/queue.ts';
 import { startSweeper } from './orders/sweeper.ts';
@@ -122,6 +123,7 @@ export async function startApi(rt: Runtime): Promise<Server> {
     logger,
     adminToken: config.ADMIN_TOKEN,
     maxOrderQuantity: config.MAX_ORDER_QUANTITY,
+    failedJobsOf: (productId) => failedJobsOf(queue, productId),
     bench: config.BENCH_ENDPOINTS
       ? { redis, catalog, queue, maxOrderQuantity: config.MAX_ORDER_QUANTITY }
       : undefined,

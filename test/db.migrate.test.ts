@@ -40,7 +40,7 @@ async function columnTypes(db: Kysely<Database>, table: string): Promise<Record<
 describe('migrations', () => {
   test('creates orders and admin_audit with the contract columns, indexes and checks', async () => {
     await withDatabase(async (db) => {
-      assert.deepEqual(await migrateToLatest(db), ['0001_orders']);
+      assert.deepEqual(await migrateToLatest(db), ['0001_orders', '0002_per_user_limit']);
 
       assert.deepEqual(await columnTypes(db, 'orders'), {
         id: 'text not null',
@@ -87,13 +87,17 @@ describe('migrations', () => {
       const instances = Array.from({ length: 4 }, () => createDatabase(tdb.url, { max: 2 }));
       try {
         const applied = await Promise.all(instances.map((db) => migrateToLatest(db)));
-        assert.deepEqual(applied.flat(), ['0001_orders'], 'exactly one instance applied the migration');
+        assert.deepEqual(
+          applied.flat(),
+          ['0001_orders', '0002_per_user_limit'],
+          'exactly one instance applied each migration',
+        );
         const [first] = instances;
         assert.ok(first);
         const { rows } = await sql<{ name: string }>`select name from kysely_migration`.execute(first);
         assert.deepEqual(
           rows.map((r) => r.name),
-          ['0001_orders'],
+          ['0001_orders', '0002_per_user_limit'],
         );
       } finally {
         await Promise.all(instances.map((db) => db.destroy()));
@@ -173,7 +177,7 @@ describe('migrate CLI', () => {
   test('applies the migrations and prints one line', async () => {
     await withDatabase(async (_db, tdb) => {
       const first = await cli({ DATABASE_URL: tdb.url });
-      assert.equal(first.stdout, 'migrations applied: 0001_orders\n');
+      assert.equal(first.stdout, 'migrations applied: 0001_orders, 0002_per_user_limit\n');
       const second = await cli({ DATABASE_URL: tdb.url });
       assert.match(second.stdout, /^database schema is up to date/);
     });

@@ -30,9 +30,16 @@ export interface AdminAuditTable {
   request: JSONColumnType<object | null, string | null, never>;
 }
 
+export interface SaleLimitsTable {
+  product_id: string;
+  per_user_limit: number;
+  updated_at: ColumnType<Date, never, Date>;
+}
+
 export interface Database {
   orders: OrdersTable;
   admin_audit: AdminAuditTable;
+  sale_limits: SaleLimitsTable;
 }
 
 export interface DatabaseOptions {

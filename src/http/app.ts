@@ -6,6 +6,7 @@ import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { writeAudit } from '../db/audit-repo.ts';
 import { checkDatabase, type Database } from '../db/database.ts';
+import { upsertSaleLimit } from '../db/limits-repo.ts';
 import { FlashsaleError, isConnectionError, UnavailableError } from '../errors.ts';
 import type { SaleAdmin } from '../inventory/admin.ts';
 import type { Catalog } from '../inventory/catalog.ts';
@@ -13,6 +14,7 @@ import { UnknownProductError } from '../inventory/errors.ts';
 import { reconcile, saleStatus } from '../inventory/status.ts';
 import type { Logger } from '../log.ts';
 import { type Metrics, orderOutcome } from '../metrics.ts';
+import type { FailedJobsOf } from '../orders/failed-jobs.ts';
 import type { OrderIntake } from '../orders/intake.ts';
 import { adminAuth } from './admin-auth.ts';
 import { type BenchDeps, benchRouter } from './bench-routes.ts';
@@ -39,12 +41,14 @@ export interface AppDeps {
   logger: Logger;
   adminToken: string;
   maxOrderQuantity: number;
+  /** The order queue's failed jobs of a product, shown on GET /admin/products/:productId. */
+  failedJobsOf: FailedJobsOf;
   /** Benchmark-only /bench endpoints (BENCH_ENDPOINTS=1); absent: not mounted. */
   bench?: BenchDeps;
 }
 
 export function createApp(deps: AppDeps): express.Express {
-  const { redis, db, catalog, intake, admin, metrics, logger } = deps;
+  const { redis, db, catalog, intake, admin, metrics, logger, failedJobsOf } = deps;
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -156,6 +160,8 @@ export function createApp(deps: AppDeps): express.Express {
     const r = await audited(req, 'put', productId, () =>
       admin.put(productId, { stock: spec.stock, shards: spec.shards, perUserLimit: spec.perUserLimit ?? 0 }),
     );
+    // Postgres' backstop for the per-user limit (migrations/0002) follows the sale's limit.
+    await upsertSaleLimit(db, productId, r.sale.perUserLimit);
     res.status(r.created ? 201 : 200).json({
       productId,
       total: r.sale.total,
@@ -189,7 +195,12 @@ export function createApp(deps: AppDeps): express.Express {
     });
   });
   adminRouter.get('/products/:productId', async (req, res) => {
-    res.json(await saleStatus(redis, db, productParam(req)));
+    const productId = productParam(req);
+    const [status, failedJobs] = await Promise.all([
+      saleStatus(redis, db, productId),
+      failedJobsOf(productId),
+    ]);
+    res.json({ ...status, failedJobs });
   });
   adminRouter.get('/products/:productId/reconcile', async (req, res) => {
     const status = await saleStatus(redis, db, productParam(req));

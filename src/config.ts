@@ -66,3 +66,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   return { ...c, ADMIN_TOKEN: token, devToken: token === DEV_ADMIN_TOKEN };
 }
+
+/** The URL without its password, safe to print; `fallback` when it cannot be parsed. */
+export function redactUrl(url: string, fallback = url): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return fallback;
+  }
+}

@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
-import { type Config, ConfigError, loadConfig } from './config.ts';
+import { type Config, ConfigError, loadConfig, redactUrl } from './config.ts';
 import { checkDatabase, createDatabase, type Database } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { createApp } from './http/app.ts';
@@ -269,14 +269,4 @@ export async function run(role: string, start: (rt: Runtime) => Promise<void>): 
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
-}
-
-function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return url;
-  }
 }

@@ -1,21 +1,11 @@
 // `tsx src/db/migrate-cli.ts` / `node dist/src/db/migrate-cli.js`: applies pending migrations to
 // DATABASE_URL and prints one line, so operators and CI see a result, not a stack trace.
+import { redactUrl } from '../config.ts';
 import { UnavailableError } from '../errors.ts';
 import { checkDatabase, createDatabase } from './database.ts';
 import { migrateToLatest } from './migrate.ts';
 
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
-
-/** The URL without its password, safe to print. */
-function redact(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return '<unparseable DATABASE_URL>';
-  }
-}
 
 function causeMessage(err: Error): string {
   const cause = err.cause;
@@ -38,7 +28,7 @@ async function main(): Promise<number> {
   } catch (err) {
     if (err instanceof UnavailableError) {
       console.error(
-        `Postgres is unreachable at ${redact(url)} (${causeMessage(err)}): start PostgreSQL or set DATABASE_URL`,
+        `Postgres is unreachable at ${redactUrl(url, '<unparseable DATABASE_URL>')} (${causeMessage(err)}): start PostgreSQL or set DATABASE_URL`,
       );
     } else {
       console.error(`migration failed: ${err instanceof Error ? err.message : String(err)}`);

@@ -845,3 +845,72 @@ export function spreadPoints(n: number, lo: number, hi: number): number[] {
   const span = (hi - lo) / n;
   return Array.from({ length: n }, (_, k) => Math.floor(lo + span * k + Math.random() * span * 0.8));
 }
+
+// --- scenario scaffolding ------------------------------------------------------------------------
+
+/** Records an exception that escaped a scenario as a failure of it. */
+export function scenarioError(result: ScenarioResult, err: unknown): void {
+  result.ok = false;
+  result.failures.push(`scenario error: ${(err as Error).stack ?? err}`);
+}
+
+/**
+ * Runs a scenario body on fresh fault infrastructure: an exception becomes a failure of `result`;
+ * afterwards every process the body started is reaped and the infrastructure stopped.
+ */
+export async function withFaultInfra(
+  result: ScenarioResult,
+  options: InfraOptions,
+  body: (infra: FaultInfra, procs: Processes) => Promise<void>,
+): Promise<ScenarioResult> {
+  const infra = await startFaultInfra(options);
+  const procs = new Processes();
+  try {
+    await body(infra, procs);
+  } catch (err) {
+    scenarioError(result, err);
+  } finally {
+    await procs.reapAll();
+    await infra.stop();
+  }
+  return result;
+}
+
+export interface SaleSetup {
+  worker: Spawned;
+  api: Spawned;
+  targets: Targets;
+  productId: string;
+}
+
+/** A worker and one API process, and a sale (product id `<prefix>-…`) created through that API. */
+export async function startSale(
+  infra: FaultInfra,
+  procs: Processes,
+  prefix: string,
+  sale: { stock: number; shards: number; perUserLimit?: number },
+  env: { worker?: Record<string, string>; api?: Record<string, string> } = {},
+): Promise<SaleSetup> {
+  const worker = await procs.spawn(infra, 'worker', env.worker);
+  const api = await procs.spawn(infra, 'api', env.api);
+  const targets = new Targets([api.url]);
+  const productId = randomId(prefix);
+  await putSale(targets, productId, sale);
+  return { worker, api, targets, productId };
+}
+
+/** Order i: one unit for user `u<i>` (or `u<i % users>`), with its own Idempotency-Key. */
+export function unitOrder(productId: string, users?: number): (i: number) => OrderSpec {
+  return (i) => ({
+    userId: `u${users === undefined ? i : i % users}`,
+    quantity: 1,
+    key: `${productId}-k${i}`,
+  });
+}
+
+/** Notes Idempotency-Keys left "request_in_progress" after `after`. */
+export function noteStuckKeys(result: ScenarioResult, stuck: OrderLog[], after: string): void {
+  if (stuck.length === 0) return;
+  result.notes.push(`${stuck.length} Idempotency-Keys stuck "request_in_progress" after ${after}`);
+  result.details.stuckKeys = stuck.length;
+}

@@ -9,16 +9,14 @@ import {
   Load,
   log,
   orderRows,
-  Processes,
-  putSale,
-  randomId,
   retryUnanswered,
   type ScenarioResult,
   sleep,
   spreadPoints,
-  startFaultInfra,
-  Targets,
+  startSale,
+  unitOrder,
   verifyOrders,
+  withFaultInfra,
 } from './lib.ts';
 
 const STOCK = 2000;
@@ -27,21 +25,17 @@ const KILLS = 5;
 
 export async function apiKill(): Promise<ScenarioResult> {
   const result = emptyResult('1', 'API kill -9 ×5 under load');
-  const infra = await startFaultInfra();
-  const procs = new Processes();
-  try {
-    await procs.spawn(infra, 'worker');
-    let api = await procs.spawn(infra, 'api');
-    const targets = new Targets([api.url]);
-    const productId = randomId('s1');
-    await putSale(targets, productId, { stock: STOCK, shards: 8 });
+  return withFaultInfra(result, {}, async (infra, procs) => {
+    const sale = await startSale(infra, procs, 's1', { stock: STOCK, shards: 8 });
+    const { targets, productId } = sale;
+    let api = sale.api;
 
     const load = new Load({
       targets,
       productId,
       orders: ORDERS,
       concurrency: 64,
-      order: (i) => ({ userId: `u${i}`, quantity: 1, key: `${productId}-k${i}` }),
+      order: unitOrder(productId),
     });
     const killedAt: number[] = [];
     const chaos = (async () => {
@@ -76,12 +70,5 @@ export async function apiKill(): Promise<ScenarioResult> {
         `${stuck.length} Idempotency-Keys stay "request_in_progress" (for 24 h) after the API that claimed them was killed; ${hiding} of them hide an order that was placed, whose id the client can never learn`,
       );
     }
-  } catch (err) {
-    result.ok = false;
-    result.failures.push(`scenario error: ${(err as Error).stack ?? err}`);
-  } finally {
-    await procs.reapAll();
-    await infra.stop();
-  }
-  return result;
+  });
 }

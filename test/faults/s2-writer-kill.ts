@@ -7,14 +7,12 @@ import {
   emptyResult,
   Load,
   log,
-  Processes,
-  putSale,
-  randomId,
   type ScenarioResult,
   sleep,
-  startFaultInfra,
-  Targets,
+  startSale,
+  unitOrder,
   verifyOrders,
+  withFaultInfra,
 } from './lib.ts';
 
 const STOCK = 2000;
@@ -25,14 +23,10 @@ const WRITER_ENV = { WRITER_BATCH_MS: '100' };
 
 export async function writerKill(): Promise<ScenarioResult> {
   const result = emptyResult('2', 'writer kill -9 ×3 mid-batch');
-  const infra = await startFaultInfra();
-  const procs = new Processes();
-  try {
-    let worker = await procs.spawn(infra, 'worker', WRITER_ENV);
-    const api = await procs.spawn(infra, 'api');
-    const targets = new Targets([api.url]);
-    const productId = randomId('s2');
-    await putSale(targets, productId, { stock: STOCK, shards: 8 });
+  return withFaultInfra(result, {}, async (infra, procs) => {
+    const sale = await startSale(infra, procs, 's2', { stock: STOCK, shards: 8 }, { worker: WRITER_ENV });
+    const { targets, productId } = sale;
+    let worker = sale.worker;
 
     const load = new Load({
       targets,
@@ -40,7 +34,7 @@ export async function writerKill(): Promise<ScenarioResult> {
       orders: ORDERS,
       concurrency: 48,
       ratePerSec: 120,
-      order: (i) => ({ userId: `u${i}`, quantity: 1, key: `${productId}-k${i}` }),
+      order: unitOrder(productId),
     });
     const kills: Array<{ atMs: number; dispatched: number; activeJobs: number; rowsBefore: number }> = [];
     const chaos = (async () => {
@@ -85,12 +79,5 @@ export async function writerKill(): Promise<ScenarioResult> {
       // next stalled check (every 30 s) runs.
       drainTimeoutMs: 100_000,
     });
-  } catch (err) {
-    result.ok = false;
-    result.failures.push(`scenario error: ${(err as Error).stack ?? err}`);
-  } finally {
-    await procs.reapAll();
-    await infra.stop();
-  }
-  return result;
+  });
 }

@@ -10,16 +10,16 @@ import {
   fail,
   Load,
   log,
-  Processes,
   putSale,
   randomId,
   type ScenarioResult,
   Supervised,
   sleep,
-  startFaultInfra,
   Targets,
   tally,
+  unitOrder,
   verifyOrders,
+  withFaultInfra,
 } from './lib.ts';
 
 const STOCK = 2400;
@@ -32,14 +32,10 @@ export async function postgresDown(): Promise<ScenarioResult> {
   const result = emptyResult('3', 'Postgres down 20 s under load');
   // Commits wait 50 ms for their WAL flush (a slow disk), so the writer often has a transaction
   // open; Postgres is cut at such a moment: mid-batch, the worst one for the writer.
-  const infra = await startFaultInfra({
-    privatePostgres: true,
-    pgSettings: { commit_delay: '50000', commit_siblings: '0' },
-  });
-  const cluster = infra.pg;
-  if (!cluster) throw new Error('no private Postgres cluster');
-  const procs = new Processes();
-  try {
+  const options = { privatePostgres: true, pgSettings: { commit_delay: '50000', commit_siblings: '0' } };
+  return withFaultInfra(result, options, async (infra, procs) => {
+    const cluster = infra.pg;
+    if (!cluster) throw new Error('no private Postgres cluster');
     // Both processes run under a supervisor: a process that dies while Postgres is away is restarted
     // (as systemd or Kubernetes would), and the crash is reported.
     const worker = await Supervised.start(procs, infra, 'worker');
@@ -64,7 +60,7 @@ export async function postgresDown(): Promise<ScenarioResult> {
       orders: ORDERS,
       concurrency: 32,
       ratePerSec: RATE,
-      order: (i) => ({ userId: `u${i}`, quantity: 1, key: `${productId}-k${i}` }),
+      order: unitOrder(productId),
     });
     const window = { stoppedAt: 0, startedAt: 0, rowsAtStop: 0, caughtUpMs: -1 };
     const chaos = (async () => {
@@ -153,12 +149,5 @@ export async function postgresDown(): Promise<ScenarioResult> {
       );
     }
     result.details.crashes = [...worker.crashes, ...api.crashes];
-  } catch (err) {
-    result.ok = false;
-    result.failures.push(`scenario error: ${(err as Error).stack ?? err}`);
-  } finally {
-    await procs.reapAll();
-    await infra.stop();
-  }
-  return result;
+  });
 }

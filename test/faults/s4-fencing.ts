@@ -30,6 +30,7 @@ import {
   putSale,
   randomId,
   type ScenarioResult,
+  scenarioError,
   sleep,
   startFaultInfra,
   Targets,
@@ -248,8 +249,7 @@ export async function fencing(): Promise<ScenarioResult> {
     await libraryLevel(result);
     await httpLevel(result);
   } catch (err) {
-    result.ok = false;
-    result.failures.push(`scenario error: ${(err as Error).stack ?? err}`);
+    scenarioError(result, err);
   }
   return result;
 }

@@ -9,15 +9,14 @@ import {
   emptyResult,
   Load,
   log,
-  Processes,
-  putSale,
-  randomId,
+  noteStuckKeys,
   retryUnanswered,
   type ScenarioResult,
   sleep,
-  startFaultInfra,
-  Targets,
+  startSale,
+  unitOrder,
   verifyOrders,
+  withFaultInfra,
 } from './lib.ts';
 import { FaultProxy } from './proxy.ts';
 
@@ -28,14 +27,10 @@ const KILLS = 3;
 
 export async function redisKill(): Promise<ScenarioResult> {
   const result = emptyResult('5', 'Redis (AOF always) kill -9 ×3');
-  const infra = await startFaultInfra({ redisArgs: ['--appendonly', 'yes', '--appendfsync', 'always'] });
-  const procs = new Processes();
-  try {
-    await procs.spawn(infra, 'worker');
-    const api = await procs.spawn(infra, 'api');
-    const targets = new Targets([api.url]);
-    const productId = randomId('s5');
-    await putSale(targets, productId, { stock: STOCK, shards: 8, perUserLimit: 1 });
+  const redisArgs = ['--appendonly', 'yes', '--appendfsync', 'always'];
+  return withFaultInfra(result, { redisArgs }, async (infra, procs) => {
+    const sale = { stock: STOCK, shards: 8, perUserLimit: 1 };
+    const { targets, productId } = await startSale(infra, procs, 's5', sale);
 
     const load = new Load({
       targets,
@@ -43,7 +38,7 @@ export async function redisKill(): Promise<ScenarioResult> {
       orders: ORDERS,
       concurrency: 64,
       ratePerSec: 300,
-      order: (i) => ({ userId: `u${i % USERS}`, quantity: 1, key: `${productId}-k${i}` }),
+      order: unitOrder(productId, USERS),
     });
     const outages: number[] = [];
     const chaos = (async () => {
@@ -62,23 +57,13 @@ export async function redisKill(): Promise<ScenarioResult> {
     result.faults = `${outages.length} Redis kills (down ${outages.join('/')} ms), ${retried} retries with the same key`;
     result.details.outagesMs = outages;
     result.details.retriedWithSameKey = retried;
-    if (stuck.length > 0) {
-      result.notes.push(`${stuck.length} Idempotency-Keys stuck "request_in_progress" after the Redis kills`);
-      result.details.stuckKeys = stuck.length;
-    }
+    noteStuckKeys(result, stuck, 'the Redis kills');
     await verifyOrders(result, infra, targets, load.logs, {
       productId,
       total: STOCK,
       perUserLimit: 1,
     });
-  } catch (err) {
-    result.ok = false;
-    result.failures.push(`scenario error: ${(err as Error).stack ?? err}`);
-  } finally {
-    await procs.reapAll();
-    await infra.stop();
-  }
-  return result;
+  });
 }
 
 // Scenario 5b: the same order path, but instead of Redis dying, the API's connections to Redis break
@@ -87,47 +72,38 @@ export async function redisKill(): Promise<ScenarioResult> {
 // lost must not take effect twice when the client reconnects.
 export async function redisReplyLost(): Promise<ScenarioResult> {
   const result = emptyResult('5b', 'Redis connections cut, replies in flight ×5');
-  const infra = await startFaultInfra();
-  const proxy = await FaultProxy.start(infra.redis.port);
-  const procs = new Processes();
-  try {
-    await procs.spawn(infra, 'worker');
-    const api = await procs.spawn(infra, 'api', { REDIS_URL: `redis://127.0.0.1:${proxy.port}` });
-    const targets = new Targets([api.url]);
-    const productId = randomId('s5b');
-    await putSale(targets, productId, { stock: STOCK, shards: 8, perUserLimit: 1 });
-    const load = new Load({
-      targets,
-      productId,
-      orders: ORDERS,
-      concurrency: 64,
-      ratePerSec: 400,
-      order: (i) => ({ userId: `u${i % USERS}`, quantity: 1, key: `${productId}-k${i}` }),
-    });
-    let cuts = 0;
-    const chaos = (async () => {
-      for (let k = 0; k < 5; k++) {
-        await load.reached(Math.floor(ORDERS * (0.08 + 0.16 * k + Math.random() * 0.06)));
-        await proxy.cut(30);
-        cuts += 1;
-      }
-    })();
-    await Promise.all([load.done, chaos]);
-    const { retried, stuck } = await retryUnanswered(targets, productId, load.logs, 1);
-    result.faults = `${cuts} cuts of the API's Redis connections (${proxy.cutConnections} connections) with replies in flight, ${retried} retries with the same key`;
-    result.details.retriedWithSameKey = retried;
-    if (stuck.length > 0) {
-      result.notes.push(`${stuck.length} Idempotency-Keys stuck "request_in_progress" after the cuts`);
-      result.details.stuckKeys = stuck.length;
+  return withFaultInfra(result, {}, async (infra, procs) => {
+    const proxy = await FaultProxy.start(infra.redis.port);
+    try {
+      const api = { REDIS_URL: `redis://127.0.0.1:${proxy.port}` };
+      const sale = { stock: STOCK, shards: 8, perUserLimit: 1 };
+      const { targets, productId } = await startSale(infra, procs, 's5b', sale, { api });
+      const load = new Load({
+        targets,
+        productId,
+        orders: ORDERS,
+        concurrency: 64,
+        ratePerSec: 400,
+        order: unitOrder(productId, USERS),
+      });
+      let cuts = 0;
+      const chaos = (async () => {
+        for (let k = 0; k < 5; k++) {
+          await load.reached(Math.floor(ORDERS * (0.08 + 0.16 * k + Math.random() * 0.06)));
+          await proxy.cut(30);
+          cuts += 1;
+        }
+      })();
+      await Promise.all([load.done, chaos]);
+      const { retried, stuck } = await retryUnanswered(targets, productId, load.logs, 1);
+      result.faults = `${cuts} cuts of the API's Redis connections (${proxy.cutConnections} connections) with replies in flight, ${retried} retries with the same key`;
+      result.details.retriedWithSameKey = retried;
+      noteStuckKeys(result, stuck, 'the cuts');
+      await verifyOrders(result, infra, targets, load.logs, { productId, total: STOCK, perUserLimit: 1 });
+    } finally {
+      // The API goes before its proxy does.
+      await procs.reapAll();
+      await proxy.close();
     }
-    await verifyOrders(result, infra, targets, load.logs, { productId, total: STOCK, perUserLimit: 1 });
-  } catch (err) {
-    result.ok = false;
-    result.failures.push(`scenario error: ${(err as Error).stack ?? err}`);
-  } finally {
-    await procs.reapAll();
-    await proxy.close();
-    await infra.stop();
-  }
-  return result;
+  });
 }

@@ -12,14 +12,13 @@ import {
   emptyResult,
   type OrderLog,
   type Outcome,
-  Processes,
   putSale,
   randomId,
   type ScenarioResult,
-  startFaultInfra,
   submitOrder,
   Targets,
   verifyOrders,
+  withFaultInfra,
 } from './lib.ts';
 import { FaultProxy } from './proxy.ts';
 
@@ -66,9 +65,7 @@ async function claimReplyLost(result: ScenarioResult): Promise<void> {
 
 export async function duplicates(): Promise<ScenarioResult> {
   const result = emptyResult('6', 'same Idempotency-Key ×50 concurrently');
-  const infra = await startFaultInfra();
-  const procs = new Processes();
-  try {
+  return withFaultInfra(result, {}, async (infra, procs) => {
     await procs.spawn(infra, 'worker');
     const apis = await Promise.all([procs.spawn(infra, 'api'), procs.spawn(infra, 'api')]);
     const targets = new Targets(apis.map((a) => a.url));
@@ -138,12 +135,5 @@ export async function duplicates(): Promise<ScenarioResult> {
     check(result, result.rows === KEYS, `${result.rows} rows for ${KEYS} keys`);
     await claimReplyLost(result);
     result.faults += '; a claim whose reply was lost (connection cut)';
-  } catch (err) {
-    result.ok = false;
-    result.failures.push(`scenario error: ${(err as Error).stack ?? err}`);
-  } finally {
-    await procs.reapAll();
-    await infra.stop();
-  }
-  return result;
+  });
 }

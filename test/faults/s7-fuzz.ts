@@ -14,13 +14,12 @@ import {
   emptyResult,
   type FaultInfra,
   log,
-  Processes,
   putSale,
   randomId,
   request,
   type ScenarioResult,
-  startFaultInfra,
   Targets,
+  withFaultInfra,
 } from './lib.ts';
 
 const RUNS = 10_000;
@@ -446,9 +445,7 @@ const isLockBookkeeping = (key: string) => /^(flashsale_lock__|redisson_)/.test(
 export async function fuzz(): Promise<ScenarioResult> {
   const result = emptyResult('7', 'fuzz: bad requests on every endpoint');
   const seed = Number(process.env.FAULTS_SEED ?? Math.floor(Math.random() * 2 ** 31));
-  const infra = await startFaultInfra();
-  const procs = new Processes();
-  try {
+  return withFaultInfra(result, {}, async (infra, procs) => {
     const main = await procs.spawn(infra, 'main', { LOG_LEVEL: 'warn' });
     const targets = new Targets([main.url]);
     const existing = randomId('s7');
@@ -527,12 +524,5 @@ export async function fuzz(): Promise<ScenarioResult> {
       );
     }
     log('7', `statuses ${JSON.stringify(statuses)}`);
-  } catch (err) {
-    result.ok = false;
-    result.failures.push(`scenario error: ${(err as Error).stack ?? err}`);
-  } finally {
-    await procs.reapAll();
-    await infra.stop();
-  }
-  return result;
+  });
 }

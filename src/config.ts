@@ -23,6 +23,9 @@ const schema = z.object({
   WRITER_CONCURRENCY: int(256, 1, 10_000),
   WRITER_BATCH_SIZE: int(128, 1, 5000),
   WRITER_BATCH_MS: int(5, 1, 10_000),
+  /** BullMQ job lock: a killed writer's jobs are retaken within about WRITER_LOCK_MS + WRITER_STALLED_INTERVAL_MS. */
+  WRITER_LOCK_MS: int(10_000, 1000, 600_000),
+  WRITER_STALLED_INTERVAL_MS: int(5000, 100, 600_000),
   /** Reservations older than this with no Postgres row are re-enqueued by the sweeper. */
   SWEEP_AGE_MS: int(5000, 100, 3_600_000),
   SWEEP_INTERVAL_MS: int(2000, 100, 3_600_000),

@@ -168,6 +168,8 @@ export function startWorker(rt: Runtime): void {
     concurrency: config.WRITER_CONCURRENCY,
     batchSize: config.WRITER_BATCH_SIZE,
     batchMaxWaitMs: config.WRITER_BATCH_MS,
+    lockDurationMs: config.WRITER_LOCK_MS,
+    stalledIntervalMs: config.WRITER_STALLED_INTERVAL_MS,
     logger,
     onBatch: (s) => {
       metrics.writerBatchSize.observe(s.size);

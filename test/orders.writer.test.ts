@@ -1,11 +1,14 @@
 // The BullMQ writer against a private redis-server and a fresh Postgres database: batching,
-// idempotency, Postgres outages, poison jobs and graceful close, plus its retry schedule.
+// idempotency, Postgres outages, poison jobs, graceful close, a writer killed mid-batch and its
+// lock settings, plus its retry schedule.
 import assert from 'node:assert/strict';
+import { createServer, type Socket } from 'node:net';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { type Kysely, sql } from 'kysely';
+import { ConfigError, loadConfig } from '../src/config.ts';
 import { createDatabase, type Database } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
 import { countOrders, existingOrderIds, findOrder, sumQuantity } from '../src/db/orders-repo.ts';
@@ -22,6 +25,7 @@ import {
 import { type BatchStats, startWriter, type Writer, type WriterOptions } from '../src/orders/writer.ts';
 import { createTestDatabase, type TestDatabase } from './support/postgres.ts';
 import { freePort, RedisServer } from './support/redis-server.ts';
+import { ADMIN_TOKEN, type Spawned, spawnService, startInfra } from './support/service.ts';
 
 const PRODUCT = 'P1';
 const SHARDS = 4;
@@ -319,6 +323,147 @@ describe('writer', () => {
     world.start();
     await waitUntilDrained(records.length, 30_000);
     assert.deepEqual(await world.reservationsLeft(), new Set());
+  });
+});
+
+describe('writer crash and job locks', () => {
+  test('a writer killed with SIGKILL mid-batch: the next writer persists its jobs once their short lock lapses, each once, none failed', async (t) => {
+    // Real processes: only a SIGKILLed one stops renewing its locks without releasing its jobs.
+    const infra = await startInfra();
+    const queue = createOrderQueue(infra.redis.url);
+    const spawned: Spawned[] = [];
+    try {
+      const env = {
+        WRITER_LOCK_MS: '2000',
+        WRITER_STALLED_INTERVAL_MS: '500',
+        WRITER_CONCURRENCY: '150',
+        WRITER_BATCH_SIZE: '100',
+      };
+      const records = orders(450);
+      // The 50 jobs left after four full batches wait for a fifth that never fills: the kill finds
+      // them held in an open batch.
+      spawned.push(await spawnService(infra, 'worker', { ...env, WRITER_BATCH_MS: '10000' }));
+      await queue.addBulk(records.map((r) => ({ name: 'order', data: r, opts: { jobId: r.orderId } })));
+      await waitFor(
+        '400 rows and 50 jobs held',
+        async () => (await infra.rows(PRODUCT)) === 400 && (await queue.getActiveCount()) === 50,
+      );
+      const held = (await queue.getJobs(['active'], 0, -1)).map((j) => j.id);
+
+      await spawned[0]?.kill();
+      const killedAt = performance.now();
+      assert.equal(await infra.rows(PRODUCT), 400, 'the held batch was not committed before the kill');
+      spawned.push(await spawnService(infra, 'worker', env));
+      // BullMQ's defaults (30 s lock, 30 s stalled check) would take 30 to 60 s here.
+      await waitFor(
+        '450 rows and an empty queue',
+        async () =>
+          (await infra.rows(PRODUCT)) === 450 &&
+          pendingOf(await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')) === 0,
+        20_000,
+      );
+      t.diagnostic(
+        `the killed writer's jobs were persisted ${Math.round(performance.now() - killedAt)} ms after the kill`,
+      );
+
+      const { rows } = await infra.pool.query<{ id: string }>('select id from orders where product_id = $1', [
+        PRODUCT,
+      ]);
+      assert.equal(rows.length, records.length);
+      assert.deepEqual(new Set(rows.map((r) => r.id)), new Set(records.map((r) => r.orderId)));
+      const counts = await queue.getJobCounts('completed', 'failed');
+      assert.equal(counts.failed, 0, 'no job failed');
+      assert.equal(counts.completed, records.length);
+      for (const id of held) {
+        const job = await queue.getJob(id as string);
+        assert.equal(await job?.getState(), 'completed');
+        assert.equal(job?.stalledCounter, 1, `${id} came back through the stalled check, once`);
+      }
+    } finally {
+      await Promise.all(spawned.map((s) => s.kill()));
+      await queue.close();
+      await infra.stop();
+    }
+  });
+
+  test('a batch waiting on a hung Postgres keeps its locks: no job of a live writer is taken as stalled', async () => {
+    // Accepts connections and never answers, like a frozen server: the batch's connect waits.
+    const sockets = new Set<Socket>();
+    const blackHole = createServer((socket) => {
+      sockets.add(socket);
+      socket.on('error', () => {});
+    });
+    await new Promise<void>((resolve) => blackHole.listen(0, '127.0.0.1', resolve));
+    const { port } = blackHole.address() as { port: number };
+    try {
+      const hungDb = createDatabase(`postgres://postgres@127.0.0.1:${port}/none`, {
+        connectionTimeoutMillis: 5000,
+      });
+      world.extraDbs.push(hungDb);
+      const records = orders(20);
+      await world.reserve(records);
+      await Promise.all(records.map((r) => enqueueOrder(world.queue, r)));
+      const stalled: string[] = [];
+      const writer = world.start({ db: hungDb, lockDurationMs: 1000, stalledIntervalMs: 100 });
+      writer.worker.on('stalled', (id) => stalled.push(id));
+
+      await waitFor('the 20 jobs to be held', async () => (await world.counts()).active === 20);
+      // Several lock durations and dozens of stalled checks while the batch waits on Postgres.
+      await sleep(3500);
+      assert.equal((await world.counts()).active, 20, 'the jobs are still held by the writer');
+      assert.deepEqual(stalled, []);
+      const jobs = await world.queue.getJobs(['active'], 0, -1);
+      assert.ok(
+        jobs.every((j) => j.stalledCounter === 0),
+        jobs.map((j) => j.stalledCounter).join(','),
+      );
+
+      await writer.close();
+      assert.deepEqual(stalled, []);
+      world.start();
+      await waitUntilDrained(records.length);
+      assert.equal((await world.counts()).failed, 0);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      blackHole.close();
+    }
+  });
+
+  test('lock settings: defaults reach BullMQ, invalid values stop the start naming the variable', () => {
+    const base = { ADMIN_TOKEN };
+    const config = loadConfig(base);
+    assert.equal(config.WRITER_LOCK_MS, 10_000);
+    assert.equal(config.WRITER_STALLED_INTERVAL_MS, 5_000);
+    const { opts } = world.start().worker;
+    assert.equal(opts.lockDuration, config.WRITER_LOCK_MS);
+    assert.equal(opts.stalledInterval, config.WRITER_STALLED_INTERVAL_MS);
+    assert.ok((opts.maxStalledCount ?? 0) >= 1_000_000, 'a crashed writer never fails a job');
+
+    for (const [name, value] of [
+      ['WRITER_STALLED_INTERVAL_MS', '0'],
+      ['WRITER_STALLED_INTERVAL_MS', '-1'],
+      ['WRITER_STALLED_INTERVAL_MS', 'often'],
+      ['WRITER_LOCK_MS', '999'],
+      ['WRITER_LOCK_MS', '2500.5'],
+      ['WRITER_LOCK_MS', '3600000'],
+    ] as const) {
+      assert.throws(
+        () => loadConfig({ ...base, [name]: value }),
+        (err: unknown) =>
+          err instanceof ConfigError &&
+          err.message.startsWith(`invalid configuration: ${name}=`) &&
+          !err.message.includes('\n'),
+        `${name}=${value}`,
+      );
+    }
+    assert.throws(
+      () => startWriter({ connection: world.redis.url, db: world.db, lockDurationMs: 999 }),
+      RangeError,
+    );
+    assert.throws(
+      () => startWriter({ connection: world.redis.url, db: world.db, stalledIntervalMs: 0 }),
+      RangeError,
+    );
   });
 });
 

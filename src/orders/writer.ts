@@ -32,6 +32,15 @@ export interface WriterOptions {
   batchSize?: number;
   /** Longest a job waits for its batch to fill. Default 5 ms. */
   batchMaxWaitMs?: number;
+  /**
+   * BullMQ lock of each held job, renewed every quarter to half of it while the job is held (also
+   * while its batch waits on Postgres). A killed writer's jobs go back to the queue once their locks
+   * have lapsed and a stalled check has seen that: about lockDurationMs + stalledIntervalMs after the
+   * kill, one interval more if the dead writer had run the last check. Default 10 s (BullMQ: 30 s).
+   */
+  lockDurationMs?: number;
+  /** How often this writer looks for jobs whose lock lapsed (any writer's). Default 5 s (BullMQ: 30 s). */
+  stalledIntervalMs?: number;
   logger?: Logger;
   /** Called after every committed batch (metrics, tests). */
   onBatch?: (stats: BatchStats) => void;
@@ -43,11 +52,26 @@ export interface Writer {
   close(): Promise<void>;
 }
 
-export const WRITER_DEFAULTS = { concurrency: 256, batchSize: 128, batchMaxWaitMs: 5 } as const;
+export const WRITER_DEFAULTS = {
+  concurrency: 256,
+  batchSize: 128,
+  batchMaxWaitMs: 5,
+  lockDurationMs: 10_000,
+  stalledIntervalMs: 5_000,
+} as const;
 
-function positiveInt(name: string, value: number, max: number): number {
-  if (!Number.isInteger(value) || value < 1 || value > max) {
-    throw new RangeError(`writer option ${name} must be an integer in 1..${max}, got ${value}`);
+/**
+ * Shortest lock. A healthy writer loses a job only if its event loop or Redis stalls for over half
+ * the lock; under a second, a long GC pause or a Redis hiccup would do, and the renewal of every
+ * held job would run several times a second.
+ */
+const MIN_LOCK_MS = 1_000;
+/** Shortest stalled-check period: each check reads the whole active list. */
+const MIN_STALLED_INTERVAL_MS = 100;
+
+function intOption(name: string, value: number, min: number, max: number): number {
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new RangeError(`writer option ${name} must be an integer in ${min}..${max}, got ${value}`);
   }
   return value;
 }
@@ -65,16 +89,30 @@ function uniqueByOrderId(records: OrderRecord[]): OrderRecord[] {
 }
 
 export function startWriter(options: WriterOptions): Writer {
-  const concurrency = positiveInt('concurrency', options.concurrency ?? WRITER_DEFAULTS.concurrency, 10_000);
-  const batchSize = positiveInt(
+  const concurrency = intOption('concurrency', options.concurrency ?? WRITER_DEFAULTS.concurrency, 1, 10_000);
+  const batchSize = intOption(
     'batchSize',
     options.batchSize ?? WRITER_DEFAULTS.batchSize,
+    1,
     MAX_ORDERS_PER_INSERT,
   );
-  const batchMaxWaitMs = positiveInt(
+  const batchMaxWaitMs = intOption(
     'batchMaxWaitMs',
     options.batchMaxWaitMs ?? WRITER_DEFAULTS.batchMaxWaitMs,
+    1,
     60_000,
+  );
+  const lockDurationMs = intOption(
+    'lockDurationMs',
+    options.lockDurationMs ?? WRITER_DEFAULTS.lockDurationMs,
+    MIN_LOCK_MS,
+    600_000,
+  );
+  const stalledIntervalMs = intOption(
+    'stalledIntervalMs',
+    options.stalledIntervalMs ?? WRITER_DEFAULTS.stalledIntervalMs,
+    MIN_STALLED_INTERVAL_MS,
+    600_000,
   );
   const { db, onBatch } = options;
   const logger = options.logger ?? pino({ level: 'silent' });
@@ -152,8 +190,13 @@ export function startWriter(options: WriterOptions): Writer {
   const worker = new Worker<unknown, void>(ORDER_QUEUE, processor, {
     connection: redisOptions,
     concurrency,
-    // A job whose writer died mid-batch is put back; the default (1) would fail it on the second
-    // crash and, with jobId = orderId, the order could then never be enqueued again.
+    // Lock renewal is a timer of BullMQ's, independent of the processor: a job whose batch waits on
+    // a slow or hung Postgres keeps its lock, so only a dead (or frozen) writer's jobs are retaken.
+    lockDuration: lockDurationMs,
+    stalledInterval: stalledIntervalMs,
+    // A job whose writer died mid-batch is put back; past maxStalledCount BullMQ fails it instead
+    // (default 1: on the second crash) and, with jobId = orderId, the order could then never be
+    // enqueued again. Being retaken is harmless: the insert is idempotent on the order id.
     maxStalledCount: 1_000_000,
     settings: {
       backoffStrategy: (attemptsMade: number, type?: string) => {

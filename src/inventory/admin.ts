@@ -9,8 +9,15 @@
 // every shard of this generation empty" and lets a process keep sold-out flags per generation.
 //
 // While the shard locks are held, orders on those shards queue behind the admin, so the locked part
-// is kept to two round trips (retire; write + switch) plus the release; the announcement follows.
-// (An order that reaches a retired shard before hearing it reloads the shard list by itself.)
+// is kept to two round trips (journal + retire; write + switch) plus the release; the announcement
+// follows. (An order that reaches a retired shard before hearing it reloads the shard list by itself.)
+//
+// An admin can die between the two round trips. Nothing is lost then, and the change is finished
+// exactly once: the change is journaled in the product's slot before any shard is retired (the switch
+// removes the journal), and a retire records what it handed back in the shard's slot, answering the
+// same numbers when it is run again. The next change of the product — or recover(), for a caller that
+// does not want to change anything — finds the journal and runs that change again first: its retires
+// answer the recorded numbers and the switch, guarded by the generation, counts them once.
 import type { Redis } from 'ioredis';
 import type { LockClient, LockHandle } from '../lock/index.ts';
 import { AdminLockLostError, InsufficientStockError, UnknownProductError } from './errors.ts';
@@ -36,8 +43,29 @@ export interface AdminResult {
   available: number;
 }
 
+/** A change as journaled: what another admin needs to finish it once the shards are retired. */
+export type Change =
+  | { action: 'put'; stock: number; shards: number; perUserLimit: number }
+  | { action: 'reshard'; shards: number }
+  | { action: 'restock'; delta: number };
+
+/** The journal of a change that has not switched yet; `since` is when it was first journaled (ms). */
+export type PendingChange = Change & { since: number };
+
+/** Reads the journal (the sale hash's `pending` field): null when no change is pending. */
+export function parsePending(raw: string | null | undefined): PendingChange | null {
+  return raw ? (JSON.parse(raw) as PendingChange) : null;
+}
+
 /** Admin locks wait behind queued orders (the shard locks are FIFO); this bounds that wait. */
 const ADMIN_WAIT_MS = 30_000;
+
+/** What the retired shards handed back, and the generation reserved for their successor. */
+interface Retired {
+  stock: number;
+  sold: number;
+  generation: number;
+}
 
 /** What a change hands to `switchTo`: the new generation's stock and how the sale's totals move. */
 interface NextGeneration {
@@ -45,6 +73,56 @@ interface NextGeneration {
   perUserLimit: number;
   /** Change of `total` (units put on sale or taken off). */
   totalDelta: number;
+}
+
+interface Planned {
+  kind: SaleEvent['kind'];
+  available: number;
+  next: NextGeneration;
+}
+
+/**
+ * How `change` turns the retired stock into the next generation. Decided before anything is written,
+ * so a change of an unknown product is refused without a journal.
+ */
+function planFor(productId: string, change: Change, sale: Sale | null): (retired: Retired) => Planned {
+  if (change.action === 'put') {
+    return (retired) => ({
+      kind: sale ? 'replaced' : 'created',
+      available: change.stock,
+      next: {
+        stocks: splitEvenly(change.stock, change.shards),
+        perUserLimit: change.perUserLimit,
+        totalDelta: change.stock - retired.stock,
+      },
+    });
+  }
+  if (!sale) throw new UnknownProductError(productId);
+  if (change.action === 'reshard') {
+    return (retired) => ({
+      kind: 'resharded',
+      available: retired.stock,
+      next: {
+        stocks: splitEvenly(retired.stock, change.shards),
+        perUserLimit: sale.perUserLimit,
+        totalDelta: 0,
+      },
+    });
+  }
+  // Like a reshard, a restock moves the stock into a new generation (same shard count) instead of
+  // adjusting shards in place: see the header.
+  return (retired) => {
+    const available = Math.max(0, retired.stock + change.delta);
+    return {
+      kind: 'restocked',
+      available,
+      next: {
+        stocks: splitEvenly(available, sale.shardKeys.length),
+        perUserLimit: sale.perUserLimit,
+        totalDelta: available - retired.stock,
+      },
+    };
+  };
 }
 
 export class SaleAdmin {
@@ -59,31 +137,20 @@ export class SaleAdmin {
 
   /** Creates the sale, or replaces it: a new generation holding `stock` units; units sold so far stay sold. */
   async put(productId: string, spec: SaleSpec): Promise<AdminResult & { created: boolean }> {
-    return this.change(productId, async (old, holds) => {
-      const retired = old ? await this.retire(productId, old, holds) : { stock: 0, sold: 0, generation: 0 };
-      const generation = await this.switchTo(productId, old, retired, {
-        stocks: splitEvenly(spec.stock, spec.shards),
-        perUserLimit: spec.perUserLimit ?? 0,
-        totalDelta: spec.stock - retired.stock,
-      });
-      const kind = old ? 'replaced' : 'created';
-      return { generation, kind, result: { available: spec.stock, created: !old } };
+    const { sale, available, kind } = await this.change(productId, {
+      action: 'put',
+      stock: spec.stock,
+      shards: spec.shards,
+      perUserLimit: spec.perUserLimit ?? 0,
     });
+    return { sale, available, created: kind === 'created' };
   }
 
   /** Moves the remaining stock into `shards` new shards, live: orders waiting on old shards move over. */
   async reshard(productId: string, shards: number): Promise<AdminResult> {
     await this.mustExist(productId);
-    return this.change(productId, async (old, holds) => {
-      const sale = old ?? this.unknown(productId);
-      const retired = await this.retire(productId, sale, holds);
-      const generation = await this.switchTo(productId, sale, retired, {
-        stocks: splitEvenly(retired.stock, shards),
-        perUserLimit: sale.perUserLimit,
-        totalDelta: 0,
-      });
-      return { generation, kind: 'resharded', result: { available: retired.stock } };
-    });
+    const { sale, available } = await this.change(productId, { action: 'reshard', shards });
+    return { sale, available };
   }
 
   /**
@@ -94,62 +161,39 @@ export class SaleAdmin {
    */
   async restock(productId: string, delta: number): Promise<AdminResult> {
     await this.mustExist(productId);
-    return this.change(productId, async (old, holds) => {
-      const sale = old ?? this.unknown(productId);
-      if (delta < 0) {
-        // Under every shard lock the stock cannot move: refuse before anything is changed.
-        const available = (await this.readStocks(sale)).reduce((a, b) => a + b, 0);
-        if (available + delta < 0) throw new InsufficientStockError(productId, available, delta);
-      }
-      const retired = await this.retire(productId, sale, holds);
-      const available = Math.max(0, retired.stock + delta);
-      const generation = await this.switchTo(productId, sale, retired, {
-        stocks: splitEvenly(available, sale.shardKeys.length),
-        perUserLimit: sale.perUserLimit,
-        totalDelta: available - retired.stock,
-      });
-      return { generation, kind: 'restocked', result: { available } };
-    });
+    const { sale, available } = await this.change(productId, { action: 'restock', delta });
+    return { sale, available };
   }
 
   /**
-   * Runs one change: under the product's admin lock, takes the locks of all current shards at once
-   * (safe from deadlock: admins are serialised by the first lock, and an order never holds two shard
-   * locks, nor waits while holding one), runs `apply`, and releases the shard locks as soon as it is
-   * done. Then, still under the admin lock so events and answers follow the order of the changes,
-   * announces the new generation and reads the sale back for the answer.
+   * Finishes a change whose admin died between retiring and switching (every change does this first
+   * anyway). Resolves to the generation it switched to, or null when no change was pending.
    */
-  private async change<R extends object>(
+  async recover(productId: string): Promise<number | null> {
+    return this.locks.withLock(adminLockName(productId), { waitMs: ADMIN_WAIT_MS }, (admin) =>
+      this.finishPending(productId, admin),
+    );
+  }
+
+  /**
+   * Runs one change under the product's admin lock: first a change left pending by an admin that
+   * died, then this one; then, still under the admin lock so answers follow the order of the
+   * changes, reads the sale back for the answer.
+   */
+  private async change(
     productId: string,
-    apply: (
-      sale: Sale | null,
-      holds: LockHandle[],
-    ) => Promise<{ generation: number; kind: SaleEvent['kind']; result: R }>,
-  ): Promise<R & { sale: Sale }> {
+    change: Change,
+  ): Promise<{ sale: Sale; available: number; kind: SaleEvent['kind'] }> {
     const answer = await this.locks.withLock(
       adminLockName(productId),
       { waitMs: ADMIN_WAIT_MS },
-      async () => {
-        const sale = await loadSale(this.redis, productId);
-        const settled = await Promise.allSettled(
-          (sale?.shardKeys ?? []).map((key) =>
-            this.locks.acquire(shardKeys(key).lock, { waitMs: ADMIN_WAIT_MS }),
-          ),
-        );
-        const holds = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
-        let done: Awaited<ReturnType<typeof apply>>;
-        try {
-          const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-          if (failed) throw failed.reason;
-          done = await apply(sale, holds);
-        } finally {
-          await Promise.allSettled(holds.map((h) => h.release()));
-        }
-        await publishSaleEvent(this.redis, { productId, kind: done.kind, generation: done.generation });
+      async (admin) => {
+        await this.finishPending(productId, admin);
+        const done = await this.apply(productId, admin, { ...change, since: Date.now() }, true);
         // The change is made: never answer it with an error that invites doing it again.
         const after = await loadSale(this.redis, productId);
         if (!after) throw new UnknownProductError(productId);
-        return { ...done.result, sale: after };
+        return { ...done, sale: after };
       },
     );
     await this.pruneRetired(productId).catch(() => {
@@ -158,8 +202,52 @@ export class SaleAdmin {
     return answer;
   }
 
-  private unknown(productId: string): never {
-    throw new UnknownProductError(productId);
+  /** Under the admin lock: runs the journaled change again, if one is pending. */
+  private async finishPending(productId: string, admin: LockHandle): Promise<number | null> {
+    const pending = parsePending(await this.redis.hget(saleKey(productId), 'pending'));
+    return pending ? (await this.apply(productId, admin, pending, false)).generation : null;
+  }
+
+  /**
+   * Applies `change` to the current generation: takes the locks of all current shards at once (safe
+   * from deadlock: admins are serialised by the admin lock, and an order never holds two shard
+   * locks, nor waits while holding one), journals and retires, writes and switches, releases the
+   * shard locks as soon as that is done, and announces the new generation. A change resumed from
+   * the journal (`fresh` false) is not checked again: it was when it was journaled, and its retired
+   * shards no longer show their stock.
+   */
+  private async apply(
+    productId: string,
+    admin: LockHandle,
+    change: PendingChange,
+    fresh: boolean,
+  ): Promise<{ generation: number; kind: SaleEvent['kind']; available: number }> {
+    const sale = await loadSale(this.redis, productId);
+    const plan = planFor(productId, change, sale);
+    const settled = await Promise.allSettled(
+      (sale?.shardKeys ?? []).map((key) =>
+        this.locks.acquire(shardKeys(key).lock, { waitMs: ADMIN_WAIT_MS }),
+      ),
+    );
+    const holds = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+    let done: { generation: number; kind: SaleEvent['kind']; available: number };
+    try {
+      const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+      if (failed) throw failed.reason;
+      if (fresh && sale && change.action === 'restock' && change.delta < 0) {
+        // Under every shard lock the stock cannot move: refuse before anything is changed.
+        const available = (await this.readStocks(sale)).reduce((a, b) => a + b, 0);
+        if (available + change.delta < 0)
+          throw new InsufficientStockError(productId, available, change.delta);
+      }
+      const retired = await this.retire(productId, sale, holds, admin, change);
+      const { kind, available, next } = plan(retired);
+      done = { generation: await this.switchTo(productId, sale, retired, next), kind, available };
+    } finally {
+      await Promise.allSettled(holds.map((h) => h.release()));
+    }
+    await publishSaleEvent(this.redis, { productId, kind: done.kind, generation: done.generation });
+    return done;
   }
 
   /**
@@ -168,7 +256,7 @@ export class SaleAdmin {
    * (Sales are never deleted, so one that exists now still exists under the lock.)
    */
   private async mustExist(productId: string): Promise<void> {
-    if (!(await loadSale(this.redis, productId))) this.unknown(productId);
+    if (!(await loadSale(this.redis, productId))) throw new UnknownProductError(productId);
   }
 
   private async readStocks(sale: Sale): Promise<number[]> {
@@ -182,12 +270,23 @@ export class SaleAdmin {
   }
 
   /**
-   * Forgets retired shards whose reservations are all persisted. A retired shard never takes a
-   * reservation again (its stock key is gone), so once its reservation hash is empty it stays empty;
-   * without this the set, which every status read walks, would grow with every change.
+   * Forgets retired shards whose reservations are all persisted, with their retired markers. A
+   * retired shard never takes a reservation again (its stock key is gone), so once its reservation
+   * hash is empty it stays empty; without this the set, which every status read walks, would grow
+   * with every change. Shards still in the current list are kept: a switch cut off between adding
+   * them to the set and switching leaves them there, and their markers are what finishing that
+   * change replays. (A shard that has left the list never comes back to it.)
    */
   private async pruneRetired(productId: string): Promise<void> {
-    const retired = await this.redis.smembers(retiredShardsKey(productId));
+    const [[listErr, list], [setErr, members]] = (await this.redis
+      .pipeline()
+      .lrange(shardListKey(productId), 0, -1)
+      .smembers(retiredShardsKey(productId))
+      .exec()) as [[Error | null, string[]], [Error | null, string[]]];
+    if (listErr) throw listErr;
+    if (setErr) throw setErr;
+    const current = new Set(list);
+    const retired = members.filter((key) => !current.has(key));
     if (retired.length === 0) return;
     const p = this.redis.pipeline();
     for (const key of retired) p.exists(shardKeys(key).reservations);
@@ -196,54 +295,69 @@ export class SaleAdmin {
       const [err, n] = replies[i] ?? [new Error('no reply')];
       return !err && Number(n) === 0;
     });
-    if (done.length > 0) await this.redis.srem(retiredShardsKey(productId), ...done);
+    if (done.length === 0) return;
+    await this.redis
+      .pipeline()
+      .srem(retiredShardsKey(productId), ...done)
+      .del(...done.map((key) => shardKeys(key).retired))
+      .exec();
   }
 
   /**
-   * Empties and deletes every shard of the sale (under our locks), returning what they held, and in
-   * the same round trip reserves the number of the generation that will replace them.
+   * Journals the change and empties every shard of the sale (under our locks) in one round trip,
+   * returning what the shards held — recorded, so a shard that an admin which died already retired
+   * answers the same numbers — and the number reserved for the generation that will replace them.
    */
   private async retire(
     productId: string,
-    sale: Sale,
+    sale: Sale | null,
     holds: LockHandle[],
-  ): Promise<{ stock: number; sold: number; generation: number }> {
+    admin: LockHandle,
+    change: PendingChange,
+  ): Promise<Retired> {
     const p = this.redis.pipeline() as InventoryPipeline;
-    sale.shardKeys.forEach((key, i) => {
+    p.flashsaleJournal(
+      saleKey(productId),
+      adminLockName(productId),
+      admin.owner,
+      sale?.generation ?? 0,
+      JSON.stringify(change),
+    );
+    sale?.shardKeys.forEach((key, i) => {
       const k = shardKeys(key);
-      p.flashsaleRetire(k.lock, k.stock, k.sold, (holds[i] as LockHandle).owner);
+      p.flashsaleRetireRecorded(k.lock, k.stock, k.sold, k.retired, (holds[i] as LockHandle).owner);
     });
-    p.hincrby(saleKey(productId), 'nextGen', 1);
-    const replies = (await p.exec()) ?? [];
-    const [genErr, generation] = replies.pop() ?? [new Error('no reply')];
-    if (genErr) throw genErr;
+    const [journaled, ...replies] = (await p.exec()) ?? [];
+    const [journalErr, generation] = journaled ?? [new Error('no reply')];
+    if (journalErr) throw journalErr;
     let stock = 0;
     let sold = 0;
     replies.forEach(([err, reply], i) => {
       if (err) throw err;
       const [status, s, n] = replyInts(reply);
-      if (status === ShardStatus.ok) {
-        stock += s ?? 0;
-        sold += n ?? 0;
-      } else if (status !== ShardStatus.retired) {
-        throw new AdminLockLostError(productId, sale.shardKeys[i] as string);
+      if (status !== ShardStatus.ok && status !== ShardStatus.retired) {
+        throw new AdminLockLostError(productId, sale?.shardKeys[i] as string);
       }
+      stock += s ?? 0;
+      sold += n ?? 0;
     });
+    // Refused: the admin lock lapsed, or another change switched meanwhile. Any shard retired
+    // anyway keeps its numbers in its marker for whichever change switches next.
+    if (Number(generation) === 0) throw new AdminLockLostError(productId, adminLockName(productId));
     return { stock, sold, generation: Number(generation) };
   }
 
   /**
    * Writes the new generation's shards and then — in the same pipeline, so in this order — switches
-   * the list and the sale hash together in one script.
+   * the list and the sale hash together in one script, which also ends the journal.
    */
   private async switchTo(
     productId: string,
     old: Sale | null,
-    retired: { sold: number; generation: number },
+    retired: Retired,
     next: NextGeneration,
   ): Promise<number> {
-    // A new sale has no retire step to reserve its generation number.
-    const generation = old ? retired.generation : await this.redis.hincrby(saleKey(productId), 'nextGen', 1);
+    const { generation } = retired;
     const keys = next.stocks.map((_, i) => shardStockKey(productId, generation, i));
     const p = this.redis.pipeline() as InventoryPipeline;
     keys.forEach((key, i) => p.set(key, next.stocks[i] ?? 0));

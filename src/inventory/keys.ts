@@ -20,6 +20,8 @@ export function shardKeys(stockKey: string) {
     fence: `${stockKey}:fence`,
     sold: `${stockKey}:sold`,
     reservations: `${stockKey}:res`,
+    /** What the retire handed back (JSON {stock, sold}), kept until the retired shard is pruned. */
+    retired: `${stockKey}:retired`,
   };
 }
 export type ShardKeys = ReturnType<typeof shardKeys>;

@@ -6,6 +6,8 @@ const SCRIPTS = [
   luaScript('flashsaleReserve', 6, new URL('./scripts/reserve.lua', import.meta.url)),
   luaScript('flashsaleAdjust', 2, new URL('./scripts/adjust.lua', import.meta.url)),
   luaScript('flashsaleRetire', 3, new URL('./scripts/retire.lua', import.meta.url)),
+  luaScript('flashsaleRetireRecorded', 4, new URL('./scripts/retire-recorded.lua', import.meta.url)),
+  luaScript('flashsaleJournal', 2, new URL('./scripts/journal.lua', import.meta.url)),
   luaScript('flashsaleSwitch', 2, new URL('./scripts/switch.lua', import.meta.url)),
 ] as const;
 
@@ -14,6 +16,8 @@ type InventoryCommands<R> = {
   flashsaleReserve(...args: Arg[]): R;
   flashsaleAdjust(...args: Arg[]): R;
   flashsaleRetire(...args: Arg[]): R;
+  flashsaleRetireRecorded(...args: Arg[]): R;
+  flashsaleJournal(...args: Arg[]): R;
   flashsaleSwitch(...args: Arg[]): R;
 };
 export type InventoryRedis = Redis & InventoryCommands<Promise<unknown>>;

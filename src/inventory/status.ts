@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { existingOrderIds, sumQuantity } from '../db/orders-repo.ts';
+import { type PendingChange, parsePending } from './admin.ts';
 import { BusyError, UnknownProductError } from './errors.ts';
 import { retiredShardsKey, saleKey, shardKeys } from './keys.ts';
 import { loadSale, type Sale } from './sale.ts';
@@ -14,6 +15,8 @@ export interface ShardView {
   key: string;
   stock: number;
   sold: number;
+  /** Retired by a change that has not switched yet: stock and sold are what the retire recorded. */
+  retired?: true;
 }
 
 export interface SaleStatus {
@@ -30,6 +33,12 @@ export interface SaleStatus {
   /** Reservations whose row already exists (the writer died before clearing them; the sweeper will). */
   staleReservations: number;
   shards: ShardView[];
+  /**
+   * A change journaled but not switched yet: one in progress, or one whose admin died (the next
+   * change of the product, or SaleAdmin.recover, finishes it). Its retired shards still count: their
+   * units are in transit to the next generation, so conservation holds throughout.
+   */
+  pending: PendingChange | null;
 }
 
 export interface Difference {
@@ -43,10 +52,11 @@ export interface Difference {
 const SNAPSHOT_ATTEMPTS = 20;
 
 /**
- * The sale as one consistent picture. Stock and sold of a shard are read together (one MGET in the
- * shard's slot), and the sale hash is read again after the shards: if an admin change retired a shard
- * or switched the generation meanwhile, the read is repeated, so a status taken during a reshard never
- * shows stock that was "missing" only because it was in flight between generations.
+ * The sale as one consistent picture. Stock, sold and retired marker of a shard are read together
+ * (one MGET in the shard's slot): a shard that a change retired without switching yet shows what its
+ * retire recorded, so a status taken during a reshard, or after its admin died, never shows stock
+ * that was "missing" only because it was in flight between generations. The sale hash is read again
+ * after the shards: if the generation switched meanwhile, the read is repeated.
  */
 export async function saleStatus(redis: Redis, db: Kysely<Database>, productId: string): Promise<SaleStatus> {
   for (let attempt = 1; ; attempt++) {
@@ -61,6 +71,7 @@ interface Snapshot {
   sale: Sale;
   shards: ShardView[];
   reservations: { orderId: string; quantity: number }[];
+  pending: PendingChange | null;
 }
 
 /** The Redis side of the status, or null when an admin change ran while it was being read. */
@@ -69,32 +80,45 @@ async function readSnapshot(redis: Redis, productId: string): Promise<Snapshot |
   if (!sale) throw new UnknownProductError(productId);
   const retired = await redis.smembers(retiredShardsKey(productId));
   const p = redis.pipeline();
-  for (const key of sale.shardKeys) p.mget(key, shardKeys(key).sold);
-  for (const key of [...sale.shardKeys, ...retired]) p.hvals(shardKeys(key).reservations);
-  p.hmget(saleKey(productId), 'gen', 'total', 'retiredSold');
+  for (const key of sale.shardKeys) p.mget(key, shardKeys(key).sold, shardKeys(key).retired);
+  // A switch cut off after adding the current shards to the retired set lists them twice.
+  for (const key of new Set([...sale.shardKeys, ...retired])) p.hvals(shardKeys(key).reservations);
+  p.hmget(saleKey(productId), 'gen', 'total', 'retiredSold', 'pending');
   const replies = ((await p.exec()) ?? []).map(([err, v]) => {
     if (err) throw err;
     return v;
   });
   const n = sale.shardKeys.length;
-  const pairs = replies.slice(0, n) as [string | null, string | null][];
-  // A shard whose stock key is gone was retired after we read the shard list.
-  if (pairs.some(([stock]) => stock === null)) return null;
-  const [gen, total, retiredSold] = (replies.at(-1) as (string | null)[]).map((v) => Number(v ?? 0));
-  if (gen !== sale.generation || total !== sale.total || retiredSold !== sale.retiredSold) return null;
-  const shards = sale.shardKeys.map((key, index) => {
-    const [stock, sold] = pairs[index] ?? [null, null];
-    return { index, key, stock: Number(stock ?? 0), sold: Number(sold ?? 0) };
-  });
+  const shards = (replies.slice(0, n) as (string | null)[][]).map((values, index) =>
+    shardView(index, sale.shardKeys[index] as string, values),
+  );
+  const [gen, total, retiredSold, pending] = replies.at(-1) as (string | null)[];
+  if (
+    Number(gen ?? 0) !== sale.generation ||
+    Number(total ?? 0) !== sale.total ||
+    Number(retiredSold ?? 0) !== sale.retiredSold
+  ) {
+    return null;
+  }
+  // Retired with no marker: the shard left the list, and was pruned, after we read the list.
+  if (!shards.every((s): s is ShardView => s !== null)) return null;
   const reservations = (replies.slice(n, -1) as string[][]).flatMap((vals) =>
     vals.map((v) => JSON.parse(v) as { orderId: string; quantity: number }),
   );
-  return { sale, shards, reservations };
+  return { sale, shards, reservations, pending: parsePending(pending) };
+}
+
+/** A current shard from its stock, sold and retired marker; null when it has neither stock nor marker. */
+function shardView(index: number, key: string, [stock, sold, marker]: (string | null)[]): ShardView | null {
+  if (stock) return { index, key, stock: Number(stock), sold: Number(sold ?? 0) };
+  if (!marker) return null;
+  const recorded = JSON.parse(marker) as { stock: number; sold: number };
+  return { index, key, stock: recorded.stock, sold: recorded.sold, retired: true };
 }
 
 async function withPostgres(
   db: Kysely<Database>,
-  { sale, shards, reservations }: Snapshot,
+  { sale, shards, reservations, pending }: Snapshot,
 ): Promise<SaleStatus> {
   // One snapshot of Postgres for both questions, so a row committed between them is counted once.
   const [confirmed, persisted] = await db
@@ -108,7 +132,7 @@ async function withPostgres(
       );
       return [units, ids] as const;
     });
-  const pending = reservations.filter((r) => !persisted.has(r.orderId));
+  const unpersisted = reservations.filter((r) => !persisted.has(r.orderId));
   return {
     productId: sale.productId,
     generation: sale.generation,
@@ -116,10 +140,11 @@ async function withPostgres(
     total: sale.total,
     available: shards.reduce((a, s) => a + s.stock, 0),
     sold: sale.retiredSold + shards.reduce((a, s) => a + s.sold, 0),
-    reserved: pending.reduce((a, r) => a + r.quantity, 0),
+    reserved: unpersisted.reduce((a, r) => a + r.quantity, 0),
     confirmed,
-    staleReservations: reservations.length - pending.length,
+    staleReservations: reservations.length - unpersisted.length,
     shards,
+    pending,
   };
 }
 

@@ -1,6 +1,7 @@
 -- Retires a shard for a reshard: hands back its remaining stock and sold count and deletes both keys,
 -- so an order that was waiting on this shard's lock finds it retired and moves to the new generation.
 -- The reservation hash stays: its orders are still on their way to Postgres.
+-- Admin changes use retire-recorded.lua, which keeps the numbers for a change whose admin dies.
 --
 -- KEYS[1] shard lock hash
 -- KEYS[2] stock

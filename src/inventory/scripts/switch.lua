@@ -1,7 +1,9 @@
 -- Makes a new shard generation the product's current one: the product->shards list and the sale
--- hash change together, in the product's slot, so a reader never sees one without the other.
+-- hash change together, in the product's slot, so a reader never sees one without the other. The
+-- change's journal (the sale hash's `pending` field, see journal.lua) ends in the same step: a
+-- journal is left only by a change that never switched.
 --
--- KEYS[1] sale hash            sale:{P}
+-- KEYS[1] sale hash            sale:{P}   (its `pending` field is deleted on switching)
 -- KEYS[2] product->shards list  sale:{P}:shards
 -- ARGV[1] new generation (must be newer than the current one)
 -- ARGV[2] per-user limit (0 = none)
@@ -18,6 +20,7 @@ redis.call('hset', KEYS[1], 'gen', ARGV[1], 'shards', #ARGV - 5, 'perUserLimit',
 redis.call('hsetnx', KEYS[1], 'createdAt', ARGV[5])
 redis.call('hincrby', KEYS[1], 'total', ARGV[3])
 redis.call('hincrby', KEYS[1], 'retiredSold', ARGV[4])
+redis.call('hdel', KEYS[1], 'pending')
 redis.call('del', KEYS[2])
 redis.call('rpush', KEYS[2], unpack(ARGV, 6))
 return 1

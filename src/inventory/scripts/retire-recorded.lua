@@ -1,0 +1,30 @@
+-- Retires a shard for an admin change and records what it handed back. The stock and sold keys go,
+-- so an order waiting on this shard finds it retired and moves to the new generation; their numbers
+-- stay in the shard's retired marker. An admin that dies between this and the switch therefore
+-- loses nothing: whoever finishes its change retires the shard again and is answered the same
+-- numbers, and only one switch can use them (it refuses a generation that is not newer).
+-- The reservation hash stays: its orders are still on their way to Postgres.
+--
+-- KEYS[1] shard lock hash
+-- KEYS[2] stock
+-- KEYS[3] sold
+-- KEYS[4] retired marker: JSON {stock, sold}, deleted when the retired shard is pruned
+-- ARGV[1] owner id of the admin's hold
+-- Returns {status, stock, sold}: 1 retired now; -3 already retired, with the recorded numbers
+-- (0, 0 for a shard retired before markers existed); -1 caller does not hold the lock.
+if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
+  return {-1, 0, 0}
+end
+local stock = redis.call('get', KEYS[2])
+if not stock then
+  local recorded = redis.call('get', KEYS[4])
+  if not recorded then
+    return {-3, 0, 0}
+  end
+  local r = cjson.decode(recorded)
+  return {-3, r.stock, r.sold}
+end
+local sold = tonumber(redis.call('get', KEYS[3]) or '0')
+redis.call('set', KEYS[4], cjson.encode({stock = tonumber(stock), sold = sold}))
+redis.call('del', KEYS[2], KEYS[3])
+return {1, tonumber(stock), sold}

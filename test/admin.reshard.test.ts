@@ -75,6 +75,7 @@ async function assertConserved(url: string, productId: string, accepted: string[
   const rec = await reconcile(url, productId);
   assert.equal(rec.status, 200);
   assert.equal(rec.body.ok, true, JSON.stringify(rec.body));
+  assert.equal(s.pending, null, 'every change switched: no journal left behind');
   return s;
 }
 

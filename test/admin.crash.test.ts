@@ -1,0 +1,502 @@
+// An admin that dies between retiring a sale's shards and switching to the new generation
+// (DESIGN.md §5, invariants 1–3): the units it took from the shards are in transit, not lost. The
+// scripts that make this so (retire-recorded.lua, journal.lua, switch.lua ending the journal) are
+// tested on their own first; then whole changes, whose admin "process" dies as kill -9 would leave
+// it: both its Redis connections drop before the switch round trip is sent, nothing of that round
+// trip reaches Redis, and its locks are never released but lapse with their lease.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { SaleAdmin } from '../src/inventory/admin.ts';
+import {
+  adminLockName,
+  retiredShardsKey,
+  saleKey,
+  shardKeys,
+  shardListKey,
+  shardStockKey,
+} from '../src/inventory/keys.ts';
+import {
+  type InventoryPipeline,
+  type InventoryRedis,
+  replyInts,
+  ShardStatus,
+  withInventoryScripts,
+} from '../src/inventory/scripts.ts';
+import { LockClient } from '../src/lock/index.ts';
+import { diffSnapshots, snapshotRedis } from './support/redis-snapshot.ts';
+import { admin, call, createSale, drained } from './support/service.ts';
+import { useService } from './support/suite.ts';
+
+const { infra, svc } = useService();
+
+/** Lease of a dying admin's locks: how long its holds outlive it. */
+const DYING_LEASE_MS = 1000;
+
+type Body = Record<string, unknown>;
+
+const status = async (productId: string): Promise<Body> => {
+  const r = await call(svc.url, 'GET', `/admin/products/${productId}`, undefined, admin);
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  return r.body;
+};
+const reconcile = async (productId: string): Promise<Body> =>
+  (await call(svc.url, 'GET', `/admin/products/${productId}/reconcile`, undefined, admin)).body;
+const order = (productId: string, userId: string) =>
+  call(svc.url, 'POST', '/api/orders', { productId, userId });
+
+/** Everything of a product in Redis, for "changes nothing" checks (the service's own keys tick on). */
+const snapshotOf = (productId: string) =>
+  snapshotRedis(infra.client, { exclude: (key) => !key.includes(`{${productId}`) });
+
+/** An admin in a process of its own: own connections, own lock client. */
+function adminProcess(): { admin: SaleAdmin; close(): Promise<void> } {
+  const locks = new LockClient(infra.redis.client());
+  return { admin: new SaleAdmin(infra.redis.client(), locks), close: () => locks.close() };
+}
+
+/**
+ * An admin that dies right before sending the round trip that switches (the pipeline holding
+ * switch.lua): its connections drop, its watchdog stops, and its call rejects (with whatever its
+ * dead connections answer first).
+ */
+function dyingAdmin(): { admin: SaleAdmin; died: () => boolean } {
+  let died = false;
+  const redis = withInventoryScripts(infra.redis.client());
+  const lockRedis = infra.redis.client();
+  const locks = new LockClient(lockRedis, { watchdogLeaseMs: DYING_LEASE_MS });
+  const die = async () => {
+    died = true;
+    lockRedis.disconnect();
+    redis.disconnect();
+    await locks.close().catch(() => {});
+  };
+  const pipeline = redis.pipeline.bind(redis);
+  Object.assign(redis, {
+    pipeline: () => {
+      const p = pipeline() as InventoryPipeline;
+      const exec = p.exec.bind(p);
+      const flashsaleSwitch = p.flashsaleSwitch.bind(p);
+      let switching = false;
+      return Object.assign(p, {
+        flashsaleSwitch: (...args: (string | number)[]) => {
+          switching = true;
+          return flashsaleSwitch(...args);
+        },
+        exec: async () => {
+          if (!switching) return exec();
+          await die();
+          throw new Error('admin process died before switching');
+        },
+      });
+    },
+  });
+  return { admin: new SaleAdmin(redis, locks), died: () => died };
+}
+
+/** Runs `change` on a dying admin: it must die before switching, leaving the change pending. */
+async function dies(change: (a: SaleAdmin) => Promise<unknown>): Promise<void> {
+  const dying = dyingAdmin();
+  await assert.rejects(change(dying.admin));
+  assert.ok(dying.died(), 'the admin died before switching');
+}
+
+/** Buys every unit left, 20 buyers at once, one unit per order; returns the accepted order ids. */
+async function buyAll(productId: string, tag: string): Promise<string[]> {
+  const accepted: string[] = [];
+  let n = 0;
+  await Promise.all(
+    Array.from({ length: 20 }, async () => {
+      for (;;) {
+        const r = await order(productId, `${tag}${n++}`);
+        if (r.status === 202) accepted.push(r.body.orderId as string);
+        else if (r.body.error === 'sold_out') return;
+        else {
+          assert.equal(r.status, 429, JSON.stringify(r.body));
+          await sleep(10);
+        }
+      }
+    }),
+  );
+  return accepted;
+}
+
+async function placeOrders(productId: string, n: number, tag: string): Promise<void> {
+  for (let i = 0; i < n; i++) assert.equal((await order(productId, `${tag}${i}`)).status, 202);
+}
+
+/** Conservation (DESIGN.md §5.2) on the service's own books, and the reconcile agreeing. */
+async function assertConserved(productId: string): Promise<Body> {
+  const s = await drained(svc.url, productId);
+  assert.equal(Number(s.available) + Number(s.sold), s.total, JSON.stringify(s));
+  assert.equal(s.sold, s.confirmed);
+  assert.equal(await infra.rows(productId), s.confirmed, 'one row per unit sold');
+  const rec = await reconcile(productId);
+  assert.equal(rec.ok, true, JSON.stringify(rec));
+  return s;
+}
+
+const markerOf = (productId: string, generation: number, index: number) =>
+  infra.client.get(shardKeys(shardStockKey(productId, generation, index)).retired);
+
+describe('retire-recorded.lua', () => {
+  const inv = (): InventoryRedis => withInventoryScripts(infra.client);
+  const OWNER = 'admin-a:1';
+  const k = (productId: string) => shardKeys(shardStockKey(productId, 1, 0));
+  const retire = (productId: string, owner = OWNER) => {
+    const s = k(productId);
+    return inv().flashsaleRetireRecorded(s.lock, s.stock, s.sold, s.retired, owner).then(replyInts);
+  };
+  async function shard(productId: string, stock: number, sold: number) {
+    const s = k(productId);
+    await infra.client.set(s.stock, stock);
+    await infra.client.set(s.sold, sold);
+    await infra.client.hset(s.lock, OWNER, 1);
+    await infra.client.hset(s.reservations, 'o1', '{"orderId":"o1"}');
+  }
+
+  it('hands back stock and sold, deletes both, records them in the marker, keeps the reservations', async () => {
+    await shard('rr-once', 7, 3);
+    assert.deepEqual(await retire('rr-once'), [ShardStatus.ok, 7, 3]);
+    const s = k('rr-once');
+    assert.deepEqual(await infra.client.mget(s.stock, s.sold), [null, null]);
+    assert.deepEqual(JSON.parse((await infra.client.get(s.retired)) as string), { stock: 7, sold: 3 });
+    assert.deepEqual(await infra.client.hgetall(s.reservations), { o1: '{"orderId":"o1"}' });
+  });
+
+  it('a replayed retire answers the recorded numbers (-3) and changes nothing', async () => {
+    await shard('rr-replay', 1_000_000_000, 12);
+    assert.deepEqual(await retire('rr-replay'), [ShardStatus.ok, 1_000_000_000, 12]);
+    const before = await snapshotOf('rr-replay');
+    for (let i = 0; i < 3; i++) {
+      assert.deepEqual(await retire('rr-replay'), [ShardStatus.retired, 1_000_000_000, 12]);
+    }
+    assert.deepEqual(diffSnapshots(before, await snapshotOf('rr-replay')), []);
+  });
+
+  it('refuses a caller that does not hold the lock (-1), retired or not, and writes nothing', async () => {
+    await shard('rr-owner', 5, 1);
+    const before = await snapshotOf('rr-owner');
+    assert.deepEqual(await retire('rr-owner', 'admin-b:9'), [ShardStatus.notOwner, 0, 0]);
+    assert.deepEqual(diffSnapshots(before, await snapshotOf('rr-owner')), []);
+    await retire('rr-owner');
+    assert.deepEqual(await retire('rr-owner', 'admin-b:9'), [ShardStatus.notOwner, 0, 0]);
+  });
+
+  it('a shard retired without a marker (by retire.lua) answers -3 with 0, 0 and writes nothing', async () => {
+    await infra.client.hset(k('rr-old').lock, OWNER, 1);
+    const before = await snapshotOf('rr-old');
+    assert.deepEqual(await retire('rr-old'), [ShardStatus.retired, 0, 0]);
+    assert.deepEqual(diffSnapshots(before, await snapshotOf('rr-old')), []);
+  });
+});
+
+describe('journal.lua and switch.lua', () => {
+  const inv = (): InventoryRedis => withInventoryScripts(infra.client);
+  const OWNER = 'admin-a:1';
+  const journal = (productId: string, fromGen: number, owner = OWNER) =>
+    inv()
+      .flashsaleJournal(saleKey(productId), adminLockName(productId), owner, fromGen, '{"action":"reshard"}')
+      .then(Number);
+  const sw = (productId: string, generation: number) =>
+    inv()
+      .flashsaleSwitch(
+        saleKey(productId),
+        shardListKey(productId),
+        generation,
+        0,
+        0,
+        0,
+        1,
+        shardStockKey(productId, generation, 0),
+      )
+      .then(Number);
+
+  it('journals for the admin lock holder at the generation it read, reserving the next generation', async () => {
+    const P = 'jr-ok';
+    await infra.client.hset(saleKey(P), 'gen', 4, 'nextGen', 6);
+    await infra.client.hset(adminLockName(P), OWNER, 1);
+    assert.equal(await journal(P, 4), 7);
+    assert.deepEqual(await infra.client.hmget(saleKey(P), 'gen', 'nextGen', 'pending'), [
+      '4',
+      '7',
+      '{"action":"reshard"}',
+    ]);
+    // A new sale starts from generation 0.
+    await infra.client.hset(adminLockName('jr-new'), OWNER, 1);
+    assert.equal(await journal('jr-new', 0), 1);
+  });
+
+  it('refuses (0) and writes nothing when the caller lost the admin lock or the generation moved', async () => {
+    const P = 'jr-refused';
+    await infra.client.hset(saleKey(P), 'gen', 4, 'nextGen', 6);
+    await infra.client.hset(adminLockName(P), 'admin-b:2', 1);
+    const before = await snapshotOf(P);
+    assert.equal(await journal(P, 4), 0, 'not the holder');
+    assert.deepEqual(diffSnapshots(before, await snapshotOf(P)), []);
+    await infra.client.hset(adminLockName(P), OWNER, 1);
+    const held = await snapshotOf(P);
+    assert.equal(await journal(P, 3), 0, 'generation moved since it was read');
+    assert.deepEqual(diffSnapshots(held, await snapshotOf(P)), []);
+  });
+
+  it('switching ends the journal; a refused switch leaves it', async () => {
+    const P = 'jr-switch';
+    await infra.client.hset(adminLockName(P), OWNER, 1);
+    const g = await journal(P, 0);
+    assert.equal(await sw(P, g), 1);
+    assert.equal(await infra.client.hexists(saleKey(P), 'pending'), 0);
+    assert.equal(await journal(P, g), g + 1);
+    assert.equal(await sw(P, g), 0, 'not newer');
+    assert.equal(await infra.client.hget(saleKey(P), 'pending'), '{"action":"reshard"}');
+  });
+});
+
+describe('an admin that dies between retire and switch', () => {
+  it('reshard: the units are in transit, not lost; the next change finishes it first; every unit sells, no more', async () => {
+    const P = 'crash-reshard';
+    const g = await createSale(svc.url, P, { stock: 200, shards: 4 });
+    await placeOrders(P, 30, 'early');
+    await drained(svc.url, P);
+
+    await dies((a) => a.reshard(P, 3));
+    // The state the bug left: the list still names the old shards, whose stock keys are gone...
+    assert.deepEqual(
+      await infra.client.lrange(shardListKey(P), 0, -1),
+      [0, 1, 2, 3].map((i) => shardStockKey(P, g, i)),
+    );
+    assert.equal(await infra.client.exists(...[0, 1, 2, 3].map((i) => shardStockKey(P, g, i))), 0);
+    // ...but their numbers are recorded, and the change is journaled.
+    const markers = await Promise.all([0, 1, 2, 3].map((i) => markerOf(P, g, i)));
+    const recorded = markers.map((m) => JSON.parse(m as string) as { stock: number; sold: number });
+    assert.deepEqual(
+      recorded.reduce((a, m) => ({ stock: a.stock + m.stock, sold: a.sold + m.sold })),
+      { stock: 170, sold: 30 },
+    );
+
+    // The status shows the pending change, conserved, with the retired shards' recorded numbers.
+    const pending = await status(P);
+    assert.equal(pending.generation, g);
+    assert.equal((pending.pending as Body).action, 'reshard');
+    assert.equal((pending.pending as Body).shards, 3);
+    assert.equal(pending.available, 170);
+    assert.equal(pending.sold, 30);
+    assert.ok((pending.shards as Body[]).every((s) => s.retired === true));
+    assert.equal((await reconcile(P)).ok, true);
+    // Nothing sells from retired shards meanwhile.
+    assert.notEqual((await order(P, 'meanwhile')).status, 202);
+
+    // Another admin process restocks: it finishes the reshard first, then restocks.
+    const other = adminProcess();
+    try {
+      const r = await other.admin.restock(P, 10);
+      assert.equal(r.sale.generation, g + 3, 'the dead admin reserved g+1; the reshard became g+2');
+      assert.equal(r.available, 180);
+      assert.equal(r.sale.total, 210);
+      assert.equal(r.sale.retiredSold, 30, 'sold of the retired shards counted once');
+      assert.equal(r.sale.shardKeys.length, 3, 'the restock kept the reshard’s 3 shards');
+    } finally {
+      await other.close();
+    }
+    const after = await status(P);
+    assert.equal(after.pending, null);
+    assert.equal(after.available, 180);
+
+    const accepted = await buyAll(P, 'late');
+    assert.equal(accepted.length, 180, 'every unit in transit sold, and no more');
+    const s = await assertConserved(P);
+    assert.equal(s.sold, 210);
+    assert.equal(s.available, 0);
+    assert.equal(s.total, 210);
+    assert.deepEqual(
+      await infra.client.keys(`stock:{${P}:${g}:*}:retired`),
+      [],
+      'markers go once their drained shards are pruned',
+    );
+  });
+
+  it('recover() finishes each kind of change exactly once: restock, reshard, replace, create', async () => {
+    const cases: Array<{
+      name: string;
+      change: (a: SaleAdmin, productId: string) => Promise<unknown>;
+      expect: { total: number; available: number; shards: number; perUserLimit: number };
+      exists?: false;
+    }> = [
+      {
+        name: 'restock',
+        change: (a, p) => a.restock(p, 25),
+        expect: { total: 125, available: 115, shards: 2, perUserLimit: 0 },
+      },
+      {
+        name: 'restock-down',
+        change: (a, p) => a.restock(p, -40),
+        expect: { total: 60, available: 50, shards: 2, perUserLimit: 0 },
+      },
+      {
+        name: 'reshard',
+        change: (a, p) => a.reshard(p, 5),
+        expect: { total: 100, available: 90, shards: 5, perUserLimit: 0 },
+      },
+      {
+        name: 'replace',
+        change: (a, p) => a.put(p, { stock: 40, shards: 3, perUserLimit: 2 }),
+        expect: { total: 50, available: 40, shards: 3, perUserLimit: 2 },
+      },
+      {
+        name: 'create',
+        change: (a, p) => a.put(p, { stock: 40, shards: 3 }),
+        expect: { total: 40, available: 40, shards: 3, perUserLimit: 0 },
+        exists: false,
+      },
+    ];
+    const other = adminProcess();
+    try {
+      for (const c of cases) {
+        const P = `crash-recover-${c.name}`;
+        if (c.exists !== false) {
+          await createSale(svc.url, P, { stock: 100, shards: 2 });
+          await placeOrders(P, 10, 'u');
+        }
+        await dies((a) => c.change(a, P));
+        const generation = await other.admin.recover(P);
+        assert.ok(generation, `${c.name}: a pending change was finished`);
+        assert.equal(await other.admin.recover(P), null, `${c.name}: and only once`);
+        const s = await assertConserved(P);
+        assert.deepEqual(
+          {
+            total: s.total,
+            available: s.available,
+            shards: (s.shards as Body[]).length,
+            perUserLimit: s.perUserLimit,
+          },
+          c.expect,
+          c.name,
+        );
+        assert.equal(s.generation, generation);
+        assert.equal(s.pending, null);
+      }
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('orders during the recovery: accepted units never exceed the recorded stock', async () => {
+    const P = 'crash-orders';
+    await createSale(svc.url, P, { stock: 300, shards: 6 });
+    await placeOrders(P, 20, 'before');
+    await dies((a) => a.reshard(P, 4));
+    const other = adminProcess();
+    try {
+      // Buyers start while the change is pending and keep going through the recovery until sold out.
+      const buying = buyAll(P, 'storm');
+      const generation = await other.admin.recover(P);
+      const accepted = await buying;
+      assert.equal(accepted.length, 280);
+      assert.ok(
+        accepted.every((id) => Number(id.split('.')[1]) === generation),
+        'sold only from the recovered generation',
+      );
+    } finally {
+      await other.close();
+    }
+    const s = await assertConserved(P);
+    assert.equal(s.sold, 300);
+    assert.equal(s.available, 0);
+  });
+
+  it('an admin dying while it recovers: the replayed retires answer the same numbers, sold counted once', async () => {
+    const P = 'crash-twice';
+    const g = await createSale(svc.url, P, { stock: 90, shards: 3 });
+    await placeOrders(P, 9, 'u');
+    await drained(svc.url, P);
+    await dies((a) => a.restock(P, 30));
+    const markers = await Promise.all([0, 1, 2].map((i) => markerOf(P, g, i)));
+    // The second admin replays the retires and dies before its switch too.
+    await dies((a) => a.recover(P));
+    assert.deepEqual(await Promise.all([0, 1, 2].map((i) => markerOf(P, g, i))), markers);
+    const mid = await status(P);
+    assert.deepEqual([mid.available, mid.sold, mid.total], [81, 9, 90]);
+    assert.equal((mid.pending as Body).action, 'restock');
+
+    const other = adminProcess();
+    try {
+      assert.ok(await other.admin.recover(P));
+    } finally {
+      await other.close();
+    }
+    const s = await assertConserved(P);
+    assert.deepEqual([s.available, s.sold, s.total], [111, 9, 120], 'restocked once, sold counted once');
+    assert.equal(await infra.client.hget(saleKey(P), 'retiredSold'), '9');
+    assert.equal((await buyAll(P, 'rest')).length, 111);
+    await assertConserved(P);
+  });
+
+  it('a retire round trip cut short (journal, then only some shards retired): the rest retire on recovery', async () => {
+    const P = 'crash-partial';
+    const g = await createSale(svc.url, P, { stock: 40, shards: 4 });
+    await placeOrders(P, 4, 'u');
+    await drained(svc.url, P);
+    // What a pipeline cut after its third command leaves: the journal and two of four shards retired.
+    const lockRedis = infra.redis.client();
+    const locks = new LockClient(lockRedis, { watchdogLeaseMs: DYING_LEASE_MS });
+    const inv = withInventoryScripts(infra.redis.client());
+    const adminHold = await locks.acquire(adminLockName(P));
+    const keys = [0, 1, 2, 3].map((i) => shardKeys(shardStockKey(P, g, i)));
+    await Promise.all(keys.map((k) => locks.acquire(k.lock, { owner: adminHold.owner })));
+    assert.ok(
+      ((await inv.flashsaleJournal(
+        saleKey(P),
+        adminLockName(P),
+        adminHold.owner,
+        g,
+        JSON.stringify({ action: 'reshard', shards: 2, since: Date.now() }),
+      )) as number) > 0,
+    );
+    for (const k of keys.slice(0, 2)) {
+      assert.equal(
+        replyInts(await inv.flashsaleRetireRecorded(k.lock, k.stock, k.sold, k.retired, adminHold.owner))[0],
+        ShardStatus.ok,
+      );
+    }
+    lockRedis.disconnect();
+    await locks.close().catch(() => {});
+
+    const mid = await status(P);
+    assert.deepEqual([mid.available, mid.sold, mid.total], [36, 4, 40]);
+    assert.deepEqual(
+      (mid.shards as Body[]).map((s) => s.retired ?? false),
+      [true, true, false, false],
+    );
+    // An admin change through the service finishes the reshard first.
+    const r = await call(svc.url, 'POST', `/admin/products/${P}/reshard`, { shards: 3 }, admin);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.body.available, 36);
+    const s = await assertConserved(P);
+    assert.deepEqual([s.available, s.sold, s.total, (s.shards as Body[]).length], [36, 4, 40, 3]);
+    assert.equal((await buyAll(P, 'rest')).length, 36);
+    await assertConserved(P);
+  });
+
+  it('a switch cut after adding the shards to the retired set: pruning keeps their markers for the recovery', async () => {
+    const P = 'crash-sadd';
+    const g = await createSale(svc.url, P, { stock: 60, shards: 2 });
+    await placeOrders(P, 6, 'u');
+    await drained(svc.url, P);
+    await dies((a) => a.reshard(P, 3));
+    const current = [0, 1].map((i) => shardStockKey(P, g, i));
+    await infra.client.sadd(retiredShardsKey(P), ...current);
+    // Another admin's housekeeping, running outside the admin lock, meets this state.
+    const other = adminProcess();
+    try {
+      await (other.admin as unknown as { pruneRetired(p: string): Promise<void> }).pruneRetired(P);
+      assert.equal(await infra.client.exists(...current.map((k) => shardKeys(k).retired)), 2);
+      const mid = await status(P);
+      assert.deepEqual([mid.available, mid.sold, mid.reserved], [54, 6, 0]);
+      assert.ok(await other.admin.recover(P));
+    } finally {
+      await other.close();
+    }
+    const s = await assertConserved(P);
+    assert.deepEqual([s.available, s.sold, (s.shards as Body[]).length], [54, 6, 3]);
+  });
+});

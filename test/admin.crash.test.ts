@@ -49,10 +49,14 @@ const order = (productId: string, userId: string) =>
 const snapshotOf = (productId: string) =>
   snapshotRedis(infra.client, { exclude: (key) => !key.includes(`{${productId}`) });
 
-/** An admin in a process of its own: own connections, own lock client. */
-function adminProcess(): { admin: SaleAdmin; close(): Promise<void> } {
+/** Runs `fn` with an admin in a process of its own: own connections, own lock client. */
+async function otherAdmin<T>(fn: (a: SaleAdmin) => Promise<T>): Promise<T> {
   const locks = new LockClient(infra.redis.client());
-  return { admin: new SaleAdmin(infra.redis.client(), locks), close: () => locks.close() };
+  try {
+    return await fn(new SaleAdmin(infra.redis.client(), locks));
+  } finally {
+    await locks.close();
+  }
 }
 
 /**
@@ -123,6 +127,14 @@ async function buyAll(productId: string, tag: string): Promise<string[]> {
 
 async function placeOrders(productId: string, n: number, tag: string): Promise<void> {
   for (let i = 0; i < n; i++) assert.equal((await order(productId, `${tag}${i}`)).status, 202);
+}
+
+/** A new sale of which `sold` units are sold and persisted; resolves to its generation. */
+async function saleWithSold(productId: string, spec: { stock: number; shards: number }, sold: number) {
+  const generation = await createSale(svc.url, productId, spec);
+  await placeOrders(productId, sold, 'early');
+  await drained(svc.url, productId);
+  return generation;
 }
 
 /** Conservation (DESIGN.md §5.2) on the service's own books, and the reconcile agreeing. */
@@ -255,9 +267,7 @@ describe('journal.lua and switch.lua', () => {
 describe('an admin that dies between retire and switch', () => {
   it('reshard: the units are in transit, not lost; the next change finishes it first; every unit sells, no more', async () => {
     const P = 'crash-reshard';
-    const g = await createSale(svc.url, P, { stock: 200, shards: 4 });
-    await placeOrders(P, 30, 'early');
-    await drained(svc.url, P);
+    const g = await saleWithSold(P, { stock: 200, shards: 4 }, 30);
 
     await dies((a) => a.reshard(P, 3));
     // The state the bug left: the list still names the old shards, whose stock keys are gone...
@@ -287,17 +297,12 @@ describe('an admin that dies between retire and switch', () => {
     assert.notEqual((await order(P, 'meanwhile')).status, 202);
 
     // Another admin process restocks: it finishes the reshard first, then restocks.
-    const other = adminProcess();
-    try {
-      const r = await other.admin.restock(P, 10);
-      assert.equal(r.sale.generation, g + 3, 'the dead admin reserved g+1; the reshard became g+2');
-      assert.equal(r.available, 180);
-      assert.equal(r.sale.total, 210);
-      assert.equal(r.sale.retiredSold, 30, 'sold of the retired shards counted once');
-      assert.equal(r.sale.shardKeys.length, 3, 'the restock kept the reshard’s 3 shards');
-    } finally {
-      await other.close();
-    }
+    const r = await otherAdmin((a) => a.restock(P, 10));
+    assert.equal(r.sale.generation, g + 3, 'the dead admin reserved g+1; the reshard became g+2');
+    assert.equal(r.available, 180);
+    assert.equal(r.sale.total, 210);
+    assert.equal(r.sale.retiredSold, 30, 'sold of the retired shards counted once');
+    assert.equal(r.sale.shardKeys.length, 3, 'the restock kept the reshard’s 3 shards');
     const after = await status(P);
     assert.equal(after.pending, null);
     assert.equal(after.available, 180);
@@ -349,34 +354,26 @@ describe('an admin that dies between retire and switch', () => {
         exists: false,
       },
     ];
-    const other = adminProcess();
-    try {
-      for (const c of cases) {
-        const P = `crash-recover-${c.name}`;
-        if (c.exists !== false) {
-          await createSale(svc.url, P, { stock: 100, shards: 2 });
-          await placeOrders(P, 10, 'u');
-        }
-        await dies((a) => c.change(a, P));
-        const generation = await other.admin.recover(P);
-        assert.ok(generation, `${c.name}: a pending change was finished`);
-        assert.equal(await other.admin.recover(P), null, `${c.name}: and only once`);
-        const s = await assertConserved(P);
-        assert.deepEqual(
-          {
-            total: s.total,
-            available: s.available,
-            shards: (s.shards as Body[]).length,
-            perUserLimit: s.perUserLimit,
-          },
-          c.expect,
-          c.name,
-        );
-        assert.equal(s.generation, generation);
-        assert.equal(s.pending, null);
-      }
-    } finally {
-      await other.close();
+    for (const c of cases) {
+      const P = `crash-recover-${c.name}`;
+      if (c.exists !== false) await saleWithSold(P, { stock: 100, shards: 2 }, 10);
+      await dies((a) => c.change(a, P));
+      const [generation, again] = await otherAdmin(async (a) => [await a.recover(P), await a.recover(P)]);
+      assert.ok(generation, `${c.name}: a pending change was finished`);
+      assert.equal(again, null, `${c.name}: and only once`);
+      const s = await assertConserved(P);
+      assert.deepEqual(
+        {
+          total: s.total,
+          available: s.available,
+          shards: (s.shards as Body[]).length,
+          perUserLimit: s.perUserLimit,
+        },
+        c.expect,
+        c.name,
+      );
+      assert.equal(s.generation, generation);
+      assert.equal(s.pending, null);
     }
   });
 
@@ -385,20 +382,15 @@ describe('an admin that dies between retire and switch', () => {
     await createSale(svc.url, P, { stock: 300, shards: 6 });
     await placeOrders(P, 20, 'before');
     await dies((a) => a.reshard(P, 4));
-    const other = adminProcess();
-    try {
-      // Buyers start while the change is pending and keep going through the recovery until sold out.
-      const buying = buyAll(P, 'storm');
-      const generation = await other.admin.recover(P);
-      const accepted = await buying;
-      assert.equal(accepted.length, 280);
-      assert.ok(
-        accepted.every((id) => Number(id.split('.')[1]) === generation),
-        'sold only from the recovered generation',
-      );
-    } finally {
-      await other.close();
-    }
+    // Buyers start while the change is pending and keep going through the recovery until sold out.
+    const buying = buyAll(P, 'storm');
+    const generation = await otherAdmin((a) => a.recover(P));
+    const accepted = await buying;
+    assert.equal(accepted.length, 280);
+    assert.ok(
+      accepted.every((id) => Number(id.split('.')[1]) === generation),
+      'sold only from the recovered generation',
+    );
     const s = await assertConserved(P);
     assert.equal(s.sold, 300);
     assert.equal(s.available, 0);
@@ -406,9 +398,7 @@ describe('an admin that dies between retire and switch', () => {
 
   it('an admin dying while it recovers: the replayed retires answer the same numbers, sold counted once', async () => {
     const P = 'crash-twice';
-    const g = await createSale(svc.url, P, { stock: 90, shards: 3 });
-    await placeOrders(P, 9, 'u');
-    await drained(svc.url, P);
+    const g = await saleWithSold(P, { stock: 90, shards: 3 }, 9);
     await dies((a) => a.restock(P, 30));
     const markers = await Promise.all([0, 1, 2].map((i) => markerOf(P, g, i)));
     // The second admin replays the retires and dies before its switch too.
@@ -418,12 +408,7 @@ describe('an admin that dies between retire and switch', () => {
     assert.deepEqual([mid.available, mid.sold, mid.total], [81, 9, 90]);
     assert.equal((mid.pending as Body).action, 'restock');
 
-    const other = adminProcess();
-    try {
-      assert.ok(await other.admin.recover(P));
-    } finally {
-      await other.close();
-    }
+    assert.ok(await otherAdmin((a) => a.recover(P)));
     const s = await assertConserved(P);
     assert.deepEqual([s.available, s.sold, s.total], [111, 9, 120], 'restocked once, sold counted once');
     assert.equal(await infra.client.hget(saleKey(P), 'retiredSold'), '9');
@@ -433,9 +418,7 @@ describe('an admin that dies between retire and switch', () => {
 
   it('a retire round trip cut short (journal, then only some shards retired): the rest retire on recovery', async () => {
     const P = 'crash-partial';
-    const g = await createSale(svc.url, P, { stock: 40, shards: 4 });
-    await placeOrders(P, 4, 'u');
-    await drained(svc.url, P);
+    const g = await saleWithSold(P, { stock: 40, shards: 4 }, 4);
     // What a pipeline cut after its third command leaves: the journal and two of four shards retired.
     const lockRedis = infra.redis.client();
     const locks = new LockClient(lockRedis, { watchdogLeaseMs: DYING_LEASE_MS });
@@ -479,23 +462,16 @@ describe('an admin that dies between retire and switch', () => {
 
   it('a switch cut after adding the shards to the retired set: pruning keeps their markers for the recovery', async () => {
     const P = 'crash-sadd';
-    const g = await createSale(svc.url, P, { stock: 60, shards: 2 });
-    await placeOrders(P, 6, 'u');
-    await drained(svc.url, P);
+    const g = await saleWithSold(P, { stock: 60, shards: 2 }, 6);
     await dies((a) => a.reshard(P, 3));
     const current = [0, 1].map((i) => shardStockKey(P, g, i));
     await infra.client.sadd(retiredShardsKey(P), ...current);
     // Another admin's housekeeping, running outside the admin lock, meets this state.
-    const other = adminProcess();
-    try {
-      await (other.admin as unknown as { pruneRetired(p: string): Promise<void> }).pruneRetired(P);
-      assert.equal(await infra.client.exists(...current.map((k) => shardKeys(k).retired)), 2);
-      const mid = await status(P);
-      assert.deepEqual([mid.available, mid.sold, mid.reserved], [54, 6, 0]);
-      assert.ok(await other.admin.recover(P));
-    } finally {
-      await other.close();
-    }
+    await otherAdmin((a) => (a as unknown as { pruneRetired(p: string): Promise<void> }).pruneRetired(P));
+    assert.equal(await infra.client.exists(...current.map((k) => shardKeys(k).retired)), 2);
+    const mid = await status(P);
+    assert.deepEqual([mid.available, mid.sold, mid.reserved], [54, 6, 0]);
+    assert.ok(await otherAdmin((a) => a.recover(P)));
     const s = await assertConserved(P);
     assert.deepEqual([s.available, s.sold, (s.shards as Body[]).length], [54, 6, 3]);
   });

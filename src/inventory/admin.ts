@@ -75,11 +75,14 @@ interface NextGeneration {
   totalDelta: number;
 }
 
-interface Planned {
+/** What a change made: the generation it switched to, how it is announced, the units now on sale. */
+interface Applied {
+  generation: number;
   kind: SaleEvent['kind'];
   available: number;
-  next: NextGeneration;
 }
+
+type Planned = Omit<Applied, 'generation'> & { next: NextGeneration };
 
 /**
  * How `change` turns the retired stock into the next generation. Decided before anything is written,
@@ -180,10 +183,7 @@ export class SaleAdmin {
    * died, then this one; then, still under the admin lock so answers follow the order of the
    * changes, reads the sale back for the answer.
    */
-  private async change(
-    productId: string,
-    change: Change,
-  ): Promise<{ sale: Sale; available: number; kind: SaleEvent['kind'] }> {
+  private async change(productId: string, change: Change): Promise<Applied & { sale: Sale }> {
     const answer = await this.locks.withLock(
       adminLockName(productId),
       { waitMs: ADMIN_WAIT_MS },
@@ -221,7 +221,7 @@ export class SaleAdmin {
     admin: LockHandle,
     change: PendingChange,
     fresh: boolean,
-  ): Promise<{ generation: number; kind: SaleEvent['kind']; available: number }> {
+  ): Promise<Applied> {
     const sale = await loadSale(this.redis, productId);
     const plan = planFor(productId, change, sale);
     const settled = await Promise.allSettled(
@@ -230,7 +230,7 @@ export class SaleAdmin {
       ),
     );
     const holds = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
-    let done: { generation: number; kind: SaleEvent['kind']; available: number };
+    let done: Applied;
     try {
       const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
       if (failed) throw failed.reason;

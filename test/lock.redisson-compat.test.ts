@@ -307,7 +307,7 @@ describe('lock script replies on the wire: RESP2 and RESP3', () => {
         const name = `resp${proto}:lock`;
         const k = lockKeys(name);
         // The key counts the headers of acquire.lua / release.lua document.
-        assert.equal(acquire.numberOfKeys, 6);
+        assert.equal(acquire.numberOfKeys, 7);
         assert.equal(release.numberOfKeys, 8);
         const acquireKeys = acquire.numberOfKeys;
         const releaseKeys = release.numberOfKeys;

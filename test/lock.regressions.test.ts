@@ -405,3 +405,39 @@ describe('a holder’s last millisecond (PTTL 0)', () => {
     );
   });
 });
+
+describe('runGuarded: guarded work done by an earlier send whose reply was lost', () => {
+  // ioredis re-sends a pipeline whose reply was lost. When the first send ran under the lock and the
+  // re-sent acquire finds the lock taken by someone else since, the idempotent guarded script still
+  // answers "done"; the call must return that, not wait for the lock and answer busy.
+  it('returns the guarded replies when `settled` says done, leaving no queue entry; otherwise waits', async () => {
+    const { server, admin } = await privateServer();
+    const holder = await ours(server);
+    const caller = await ours(server);
+    const name = 'reg:settled';
+    const k = lockKeys(name);
+    const held = await holder.client.acquire(name, { leaseMs: 10_000 });
+    await admin.set('work', 'done');
+    const t0 = performance.now();
+    const replies = await caller.client.runGuarded(
+      name,
+      { leaseMs: 1000, waitMs: 5000, settled: (r) => r[0] === 'done' },
+      (p) => p.get('work'),
+    );
+    assert.deepEqual(replies, ['done']);
+    assert.ok(performance.now() - t0 < 2500, 'did not wait for the holder');
+    assert.equal(await admin.zcard(k.queue), 0, 'no waiter left queued');
+    await held.release();
+    assert.equal(await admin.exists(name), 0, 'released: nobody was handed the lock');
+
+    // Not settled: the call waits for the lock as before and times out while it is held.
+    const again = await holder.client.acquire(name, { leaseMs: 10_000 });
+    await assert.rejects(
+      caller.client.runGuarded(name, { leaseMs: 1000, waitMs: 200, settled: () => false }, (p) =>
+        p.get('work'),
+      ),
+      LockAcquireTimeoutError,
+    );
+    await again.release();
+  });
+});

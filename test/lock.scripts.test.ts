@@ -342,6 +342,37 @@ describe('acquire.lua', () => {
   });
 });
 
+describe('acquire.lua pipelined with its release (a re-sent runGuarded pipeline)', () => {
+  it('acquires as usual while the paired release has not run', async () => {
+    const reply = await acquire({ name: 'pair:a', owner: 'o1', pairedRelease: 'rel-a' });
+    assert.equal(parseAcquireReply(reply).acquired, true);
+  });
+
+  it('once the paired release ran, a re-sent acquire answers "not acquired" and takes nothing', async () => {
+    const name = 'pair:b';
+    assert.equal(
+      parseAcquireReply(await acquire({ name, owner: 'o1', pairedRelease: 'rel-b' })).acquired,
+      true,
+    );
+    assert.equal(await release(name, 'o1', { requestId: 'rel-b' }), 1);
+    const before = await token(name);
+    const replay = await acquire({
+      name,
+      owner: 'o1',
+      mode: 'wait',
+      eligibleMs: 5000,
+      pairedRelease: 'rel-b',
+    });
+    assert.equal(parseAcquireReply(replay).acquired, false);
+    assert.equal(await redis.exists(name), 0, 'the lock stays free');
+    assert.equal(await token(name), before, 'no token handed out');
+    assert.equal(await redis.zcard(lockKeys(name).queue), 0, 'not queued');
+    // The re-sent release is answered from its latch; a new acquire (no pairing) works as ever.
+    assert.equal(await release(name, 'o1', { requestId: 'rel-b' }), 1);
+    assert.equal(parseAcquireReply(await acquire({ name, owner: 'o2' })).acquired, true);
+  });
+});
+
 describe('release.lua', () => {
   it('a non-owner gets nil and the lock is untouched', async () => {
     const name = 'r:not-owner';

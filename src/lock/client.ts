@@ -63,6 +63,20 @@ export interface AcquireOptions {
   owner?: string;
 }
 
+export interface GuardedOptions extends AcquireOptions {
+  leaseMs: number;
+  /**
+   * Whether the guarded commands' replies show their work done even though the acquire sent with
+   * them failed. An idempotent script can answer so when ioredis re-sent a pipeline whose reply was
+   * lost: the first send did the work under the lock, the re-sent acquire found the lock taken by
+   * someone else since. Then runGuarded returns those replies instead of waiting for the lock.
+   */
+  settled?: (replies: unknown[]) => boolean;
+}
+
+/** Thrown inside a guarded call's wait to end it when `settled` says the work is done. */
+const SETTLED_WITHOUT_HOLD = Symbol('settled without hold');
+
 /** What a guarded command sees: who holds the lock and, once known, the fencing token of the hold. */
 export interface Hold {
   owner: string;
@@ -158,7 +172,7 @@ export class LockClient implements HandleOwner {
    */
   async runGuarded(
     name: string,
-    options: AcquireOptions & { leaseMs: number },
+    options: GuardedOptions,
     build: (pipeline: LockPipeline, hold: Hold) => void,
   ): Promise<unknown[]> {
     const owner = this.ownerFor(options);
@@ -180,8 +194,15 @@ export class LockClient implements HandleOwner {
         req,
       );
       firstReplies = replies.slice(1, -1);
-      return parseAcquireReply(replies[0]);
+      const reply = parseAcquireReply(replies[0]);
+      // Ends the wait (withdrawing from the queue) rather than returning: there is nothing to wait for.
+      if (!reply.acquired && options.settled?.(firstReplies)) throw SETTLED_WITHOUT_HOLD;
+      return reply;
+    }).catch((err: unknown) => {
+      if (err === SETTLED_WITHOUT_HOLD) return SETTLED_WITHOUT_HOLD;
+      throw err;
     });
+    if (typeof got === 'symbol') return firstReplies as unknown[];
     if (!got) throw new LockAcquireTimeoutError(name, options.waitMs ?? 0);
     if (got.viaAttempt === 1 && firstReplies) {
       this.emit({ type: 'released', name, heldMs: performance.now() - firstSentAt });
@@ -405,11 +426,10 @@ export class LockClient implements HandleOwner {
     handedTo = '',
   ): Promise<unknown[]> {
     const pipeline = this.redis.pipeline() as LockPipeline;
-    if (acquire) pipeline.flashsaleLockAcquire(...acquireArgs(acquire));
+    const releaseId = this.nextRequestId();
+    if (acquire) pipeline.flashsaleLockAcquire(...acquireArgs({ ...acquire, pairedRelease: releaseId }));
     build(pipeline, hold);
-    pipeline.flashsaleLockRelease(
-      ...releaseArgs(name, owner, leaseMs, 'release', this.nextRequestId(), handedTo),
-    );
+    pipeline.flashsaleLockRelease(...releaseArgs(name, owner, leaseMs, 'release', releaseId, handedTo));
     const replies = await this.call(name, () => pipeline.exec());
     return (replies ?? []).map(([err, value]) => {
       if (err) throw err;

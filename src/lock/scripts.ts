@@ -5,7 +5,7 @@ import { defineScripts, luaScript, replyInt } from '../redis/lua.ts';
 import { lockKeys, wakeChannelPrefix } from './keys.ts';
 
 export const LOCK_SCRIPTS = [
-  luaScript('flashsaleLockAcquire', 6, new URL('./scripts/acquire.lua', import.meta.url)),
+  luaScript('flashsaleLockAcquire', 7, new URL('./scripts/acquire.lua', import.meta.url)),
   luaScript('flashsaleLockRelease', 8, new URL('./scripts/release.lua', import.meta.url)),
   luaScript('flashsaleLockRenew', 2, new URL('./scripts/renew.lua', import.meta.url)),
 ] as const;
@@ -37,6 +37,8 @@ export interface AcquireRequest {
   eligibleMs: number;
   /** Identifies this wait in the queue (unique per acquire call; unused in 'try' mode). */
   waitId?: string;
+  /** Request id of the release pipelined right after this acquire (runGuarded), if any. */
+  pairedRelease?: string;
 }
 
 /** Arguments of renew.lua: extend `owner`'s hold on `name` to leaseMs. */
@@ -53,12 +55,14 @@ export function acquireArgs(r: AcquireRequest): Arg[] {
     k.waiters,
     k.handed,
     k.ours,
+    k.latch(r.pairedRelease ?? ''),
     r.leaseMs,
     r.owner,
     r.mode,
     r.clientId,
     Math.ceil(r.eligibleMs),
     r.waitId ?? '',
+    r.pairedRelease === undefined ? '' : '1',
   ];
 }
 

@@ -10,18 +10,27 @@
 -- KEYS[5] hand-offs not yet collected: hash waitId -> token
 -- KEYS[6] "held by one of ours" flag: its holder hands off on release, so our waiters need not
 --         listen on the Redisson channel (which only Redisson's own clients publish on)
+-- KEYS[7] unlock latch of the release pipelined right after this acquire (checked when ARGV[7] = "1")
 -- ARGV[1] lease in ms
 -- ARGV[2] owner id (<clientUuid>:<ownerId>)
 -- ARGV[3] mode: "try" (never queue), "wait" (queue if held), "retry" (a queued waiter asking again)
 -- ARGV[4] client id (names the waiter's wake channel)
 -- ARGV[5] ms the waiter stays eligible for a hand-off from now (its remaining wait)
 -- ARGV[6] wait id (unique per acquire call)
+-- ARGV[7] "1" when a release with the latch KEYS[7] follows in the same pipeline, else ""
 -- Returns {token, holdCount} when acquired; when held, the holder's PTTL (Redisson's contract) or,
 -- when the holder is one of ours (it will hand off), {0, pttl}.
 local lease = tonumber(ARGV[1])
 local owner = ARGV[2]
 local mode = ARGV[3]
 local wait = ARGV[6]
+
+-- ioredis re-sends a pipeline whose reply was lost. If its release already ran, this acquire is that
+-- re-send: taking the lock again would leave a hold nobody releases (the re-sent release is answered
+-- from its latch), so answer "not acquired" and change nothing.
+if ARGV[7] == '1' and redis.call('exists', KEYS[7]) == 1 then
+  return redis.call('pttl', KEYS[1])
+end
 
 local function leaveQueue()
   redis.call('zrem', KEYS[3], wait)

@@ -11,6 +11,7 @@ import { migrateToLatest } from './db/migrate.ts';
 import { createApp } from './http/app.ts';
 import { SaleAdmin } from './inventory/admin.ts';
 import { Catalog } from './inventory/catalog.ts';
+import { startAdminRecovery } from './inventory/recovery.ts';
 import { StockReserver } from './inventory/reserve.ts';
 import { LockClient } from './lock/index.ts';
 import { createLogger, type Logger, requestLogger } from './log.ts';
@@ -21,6 +22,7 @@ import { OrderIntake } from './orders/intake.ts';
 import { createOrderQueue } from './orders/queue.ts';
 import { startSweeper } from './orders/sweeper.ts';
 import { startWriter } from './orders/writer.ts';
+import { RedisClock } from './redis/clock.ts';
 
 export class StartupError extends Error {}
 
@@ -94,7 +96,9 @@ export async function startApi(rt: Runtime): Promise<Server> {
   queue.on('error', (err) => logger.warn({ err }, 'order queue error'));
   metrics.watchQueue(queue);
   metrics.watchReservations(redis);
+  const clock = await new RedisClock(redis).start();
   const reserver = new StockReserver(redis, locks, catalog, {
+    clock,
     leaseMs: config.LOCK_LEASE_MS,
     waitMs: config.LOCK_WAIT_MS,
     onShardAttempt: (outcome, fallback) => metrics.observeShardAttempt(outcome, fallback),
@@ -106,6 +110,7 @@ export async function startApi(rt: Runtime): Promise<Server> {
     reserver,
     limits: new BuyerLimits(redis),
     queue,
+    clock,
     onEnqueueError: (err, record) =>
       requestLogger(logger).warn(
         { err, orderId: record.orderId },
@@ -139,6 +144,7 @@ export async function startApi(rt: Runtime): Promise<Server> {
   // client, queue and subscriber those requests use.
   rt.closers.push(
     async () => subscriber.disconnect(),
+    async () => clock.stop(),
     () => queue.close(),
     () => locks.close(),
     () => closeServer(server, rt.config.SHUTDOWN_TIMEOUT_MS),
@@ -188,8 +194,18 @@ export function startWorker(rt: Runtime): void {
     intervalMs: config.SWEEP_INTERVAL_MS,
     logger,
   });
-  logger.info('writer and sweeper started');
+  const locks = new LockClient(redis);
+  const recovery = startAdminRecovery({
+    redis,
+    admin: new SaleAdmin(redis, locks),
+    ageMs: config.SWEEP_AGE_MS,
+    intervalMs: config.SWEEP_INTERVAL_MS,
+    logger,
+  });
+  logger.info('writer, sweeper and admin-change recovery started');
   rt.closers.push(
+    () => locks.close(),
+    () => recovery.close(),
     () => queue.close(),
     () => writer.close(),
     () => sweeper.close(),

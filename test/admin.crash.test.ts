@@ -16,6 +16,7 @@ import {
   shardListKey,
   shardStockKey,
 } from '../src/inventory/keys.ts';
+import { startAdminRecovery } from '../src/inventory/recovery.ts';
 import {
   type InventoryPipeline,
   type InventoryRedis,
@@ -28,7 +29,9 @@ import { diffSnapshots, snapshotRedis } from './support/redis-snapshot.ts';
 import { admin, call, createSale, drained } from './support/service.ts';
 import { useService } from './support/suite.ts';
 
-const { infra, svc } = useService();
+// The service's own worker would finish abandoned changes after SWEEP_AGE_MS; these tests look at
+// the pending state first, so its recovery waits (the last test runs the recovery loop itself).
+const { infra, svc } = useService({ SWEEP_AGE_MS: '600000' });
 
 /** Lease of a dying admin's locks: how long its holds outlive it. */
 const DYING_LEASE_MS = 1000;
@@ -195,7 +198,7 @@ describe('retire-recorded.lua', () => {
     assert.deepEqual(await retire('rr-owner', 'admin-b:9'), [ShardStatus.notOwner, 0, 0]);
   });
 
-  it('a shard retired without a marker (by retire.lua) answers -3 with 0, 0 and writes nothing', async () => {
+  it('a shard retired without a marker (before markers existed) answers -3 with 0, 0 and writes nothing', async () => {
     await infra.client.hset(k('rr-old').lock, OWNER, 1);
     const before = await snapshotOf('rr-old');
     assert.deepEqual(await retire('rr-old'), [ShardStatus.retired, 0, 0]);
@@ -318,6 +321,37 @@ describe('an admin that dies between retire and switch', () => {
       [],
       'markers go once their drained shards are pruned',
     );
+  });
+
+  it('the worker finishes an abandoned change by itself, with no admin call: every unit sells, no more', async () => {
+    const P = 'crash-auto';
+    const g = await saleWithSold(P, { stock: 120, shards: 4 }, 20);
+    await dies((a) => a.reshard(P, 2));
+    assert.equal(((await status(P)).pending as Body).action, 'reshard');
+    const locks = new LockClient(infra.redis.client());
+    const loop = startAdminRecovery({
+      redis: infra.client,
+      admin: new SaleAdmin(infra.redis.client(), locks),
+      ageMs: 0,
+      intervalMs: 100,
+    });
+    try {
+      const deadline = Date.now() + 15_000;
+      while ((await status(P)).pending !== null) {
+        assert.ok(Date.now() < deadline, 'the recovery loop finished the change');
+        await sleep(50);
+      }
+    } finally {
+      await loop.close();
+      await locks.close();
+    }
+    const after = await status(P);
+    assert.equal(after.generation, g + 2, 'the dead admin reserved g+1; the recovery switched to g+2');
+    assert.equal(after.available, 100);
+    assert.equal((after.shards as Body[]).length, 2, 'the journaled change: 2 shards');
+    assert.equal((await buyAll(P, 'auto')).length, 100, 'every unit in transit sold, and no more');
+    const s = await assertConserved(P);
+    assert.equal(s.sold, 120);
   });
 
   it('recover() finishes each kind of change exactly once: restock, reshard, replace, create', async () => {

@@ -4,7 +4,14 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
-import { buyerKey, saleKey, shardKeys, shardListKey, shardStockKey } from '../src/inventory/keys.ts';
+import {
+  buyerClaimsKey,
+  buyerKey,
+  saleKey,
+  shardKeys,
+  shardListKey,
+  shardStockKey,
+} from '../src/inventory/keys.ts';
 import {
   type InventoryRedis,
   replyInts,
@@ -50,7 +57,14 @@ async function shard(stock: number, opts: { holder?: string; fence?: number; sol
   }
 }
 
-function reserve(owner: string, token: number | '', quantity: number, orderId: string, json?: string) {
+function reserve(
+  owner: string,
+  token: number | '',
+  quantity: number,
+  orderId: string,
+  json?: string,
+  deadline = 0,
+) {
   return inv
     .flashsaleReserve(
       K.lock,
@@ -64,6 +78,7 @@ function reserve(owner: string, token: number | '', quantity: number, orderId: s
       quantity,
       orderId,
       json ?? JSON.stringify({ orderId, quantity }),
+      deadline,
     )
     .then(replyInts);
 }
@@ -94,6 +109,19 @@ describe('reserve.lua', () => {
     assert.equal(after.stock, '7');
     assert.equal(after.sold, '3');
     assert.equal(Object.keys(after.res).length, 1);
+  });
+
+  it('refuses a reservation that reaches Redis past its deadline (-4) and writes nothing', async () => {
+    await shard(10, { holder: OWNER });
+    const [seconds] = await client.time();
+    const now = Number(seconds) * 1000;
+    const before = await snapshotRedis(client);
+    assert.deepEqual(await reserve(OWNER, 5, 1, 'late', undefined, now - 1000), [ShardStatus.expired, 0, 0]);
+    assert.deepEqual(diffSnapshots(before, await snapshotRedis(client)), []);
+    assert.deepEqual(await reserve(OWNER, 5, 1, 'in-time', undefined, now + 60_000), [ShardStatus.ok, 9, 5]);
+    // Past the deadline, an order already reserved still answers as it did (a resend after a lost reply).
+    assert.deepEqual(await reserve(OWNER, 5, 1, 'in-time', undefined, now - 1000), [ShardStatus.ok, 9, 5]);
+    assert.equal(await client.get(K.stock), '9');
   });
 
   it('refuses a caller that does not hold the shard lock (-1) and writes nothing', async () => {
@@ -240,40 +268,6 @@ describe('adjust.lua', () => {
   });
 });
 
-describe('retire.lua', () => {
-  const retire = (owner: string) => inv.flashsaleRetire(K.lock, K.stock, K.sold, owner).then(replyInts);
-
-  it('refuses a caller that does not hold the lock (-1): nothing deleted', async () => {
-    await shard(5, { holder: OTHER, sold: 3 });
-    assert.deepEqual(await retire(OWNER), [ShardStatus.notOwner, 0, 0]);
-    assert.equal(await client.get(K.stock), '5');
-    assert.equal(await client.get(K.sold), '3');
-  });
-
-  it('hands back stock and sold, deletes both, keeps the reservations (still on their way)', async () => {
-    await shard(5, { holder: OWNER, sold: 3 });
-    await client.hset(K.reservations, 'o1', '{"orderId":"o1"}');
-    assert.deepEqual(await retire(OWNER), [ShardStatus.ok, 5, 3]);
-    assert.equal(await client.exists(K.stock), 0);
-    assert.equal(await client.exists(K.sold), 0);
-    assert.deepEqual(await client.hgetall(K.reservations), { o1: '{"orderId":"o1"}' });
-    // Twice: already retired, nothing handed back a second time (no double counting).
-    assert.deepEqual(await retire(OWNER), [ShardStatus.retired, 0, 0]);
-  });
-
-  it('a shard that never sold hands back sold 0', async () => {
-    await shard(9, { holder: OWNER });
-    assert.deepEqual(await retire(OWNER), [ShardStatus.ok, 9, 0]);
-  });
-
-  it('after retire, reserve on that shard answers retired (-3)', async () => {
-    await shard(9, { holder: OWNER });
-    await retire(OWNER);
-    assert.deepEqual(await reserve(OWNER, 1, 1, 'o1'), [ShardStatus.retired, 0, 1]);
-    assert.equal(await client.exists(K.stock), 0);
-  });
-});
-
 describe('switch.lua', () => {
   const SALE = saleKey('P');
   const LIST = shardListKey('P');
@@ -324,39 +318,65 @@ describe('switch.lua', () => {
   });
 });
 
-describe('claim.lua via BuyerLimits', () => {
+describe('claim.lua and give-back.lua via BuyerLimits', () => {
   const key = buyerKey('P', 'alice');
+  let n = 0;
+  const ticket = () => (++n).toString(16).padStart(24, '0');
 
   it('claims up to the limit; past it throws limit_exceeded and changes nothing', async () => {
     const limits = new BuyerLimits(client);
-    await limits.claim('P', 'alice', 2, 5);
-    await limits.claim('P', 'alice', 3, 5);
+    await limits.claim('P', 'alice', 2, 5, ticket());
+    await limits.claim('P', 'alice', 3, 5, ticket());
     assert.equal(await client.get(key), '5');
-    await assert.rejects(limits.claim('P', 'alice', 1, 5), (err: unknown) => {
+    const claims = await client.hgetall(buyerClaimsKey('P', 'alice'));
+    await assert.rejects(limits.claim('P', 'alice', 1, 5, ticket()), (err: unknown) => {
       assert.ok(err instanceof LimitExceededError);
       assert.equal(err.code, 'limit_exceeded');
       return true;
     });
     assert.equal(await client.get(key), '5');
+    assert.deepEqual(
+      await client.hgetall(buyerClaimsKey('P', 'alice')),
+      claims,
+      'a refused claim is not recorded',
+    );
     // A claim bigger than the whole limit, on a fresh user, leaves its counter at 0.
-    await assert.rejects(limits.claim('P', 'bob', 6, 5), LimitExceededError);
+    await assert.rejects(limits.claim('P', 'bob', 6, 5, ticket()), LimitExceededError);
     assert.equal(Number((await client.get(buyerKey('P', 'bob'))) ?? 0), 0);
   });
 
-  it('gives a claim back, which makes room for a later claim', async () => {
+  it('gives a claim back once, which makes room for a later claim; other tickets give nothing back', async () => {
     const limits = new BuyerLimits(client);
-    await limits.claim('P', 'alice', 2, 2);
-    await assert.rejects(limits.claim('P', 'alice', 1, 2), LimitExceededError);
-    await limits.giveBack('P', 'alice', 2);
+    const t = ticket();
+    await limits.claim('P', 'alice', 2, 2, t);
+    await assert.rejects(limits.claim('P', 'alice', 1, 2, ticket()), LimitExceededError);
+    assert.equal(await limits.giveBack('P', 'alice', ticket()), 0, 'a ticket that claimed nothing');
+    assert.equal(await client.get(key), '2');
+    assert.equal(await limits.giveBack('P', 'alice', t), 2);
+    assert.equal(await limits.giveBack('P', 'alice', t), 0, 'given back already (a resend, or a resolver)');
     assert.equal(await client.get(key), '0');
-    await limits.claim('P', 'alice', 1, 2);
+    await limits.claim('P', 'alice', 1, 2, ticket());
     assert.equal(await client.get(key), '1');
+  });
+
+  it('a replayed claim (same ticket, as ioredis resends it) counts once', async () => {
+    const limits = new BuyerLimits(client);
+    const t = ticket();
+    await limits.claim('P', 'alice', 1, 2, t);
+    await limits.claim('P', 'alice', 1, 2, t);
+    assert.equal(await client.get(key), '1');
+    await limits.claim('P', 'alice', 1, 2, ticket());
+    assert.equal(await client.get(key), '2');
+    assert.ok(
+      (await client.ttl(buyerClaimsKey('P', 'alice'))) > 24 * 3600,
+      'claims outlive Idempotency-Keys',
+    );
   });
 
   it('is atomic: 100 concurrent claims of 1 with limit 7 let exactly 7 through', async () => {
     const limits = new BuyerLimits(client);
     const results = await Promise.allSettled(
-      Array.from({ length: 100 }, () => limits.claim('P', 'alice', 1, 7)),
+      Array.from({ length: 100 }, () => limits.claim('P', 'alice', 1, 7, ticket())),
     );
     assert.equal(results.filter((r) => r.status === 'fulfilled').length, 7);
     assert.ok(
@@ -364,13 +384,14 @@ describe('claim.lua via BuyerLimits', () => {
       'every refusal is limit_exceeded',
     );
     assert.equal(await client.get(key), '7');
+    assert.equal(await client.hlen(buyerClaimsKey('P', 'alice')), 7);
   });
 
   it('keeps users and products apart', async () => {
     const limits = new BuyerLimits(client);
-    await limits.claim('P', 'alice', 2, 2);
-    await limits.claim('P', 'bob', 2, 2);
-    await limits.claim('Q', 'alice', 2, 2);
+    await limits.claim('P', 'alice', 2, 2, ticket());
+    await limits.claim('P', 'bob', 2, 2, ticket());
+    await limits.claim('Q', 'alice', 2, 2, ticket());
     assert.deepEqual(
       await client.mget(buyerKey('P', 'alice'), buyerKey('P', 'bob'), buyerKey('Q', 'alice')),
       ['2', '2', '2'],

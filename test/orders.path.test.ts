@@ -7,10 +7,13 @@ import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { insertOrders } from '../src/db/orders-repo.ts';
+import { fingerprint } from '../src/http/idempotency.ts';
+import { orderBody } from '../src/http/validation.ts';
 import { Catalog } from '../src/inventory/catalog.ts';
 import { buyerKey, idempotencyKey, saleKey, shardKeys, shardStockKey } from '../src/inventory/keys.ts';
 import { replyInts, ShardStatus, withInventoryScripts } from '../src/inventory/scripts.ts';
 import { LockClient, LockNotHeldError, lockKeys } from '../src/lock/index.ts';
+import { BuyerLimits } from '../src/orders/buyer-limit.ts';
 import type { OrderRecord } from '../src/orders/order.ts';
 import { createOrderQueue, enqueueOrder } from '../src/orders/queue.ts';
 import { type ApiOnly, startApiOnly } from './support/api-only.ts';
@@ -187,6 +190,7 @@ describe('order path: API + writer + sweeper in one process', () => {
             shardIndex: 0,
             reservedAt: Date.now() - 60_000,
           }),
+          0,
         )
         .then(replyInts);
     const state = async () => ({
@@ -535,26 +539,42 @@ describe('order path: API processes without a writer', () => {
     }
   });
 
-  it('Idempotency-Key: the in-progress claim is short-lived, so a crashed first attempt does not block retries for 24 h', {
-    todo: 'BUG: the claim is SET with EX 86400 before the order runs; a crash leaves request_in_progress for 24 h',
-  }, async () => {
-    const gen = await createSale(a.url, 'idem-ttl', { stock: 5, shards: 1 });
-    const lock = shardKeys(shardStockKey('idem-ttl', gen, 0)).lock;
-    await holdForeign(lock);
-    try {
-      // Process a waits LOCK_WAIT_MS (2 s) for the shard: meanwhile the key is claimed.
-      const pending = order(a.url, 'idem-ttl', 'ti', 1, { 'idempotency-key': 'slow-checkout' });
-      const pttl = await soon('claim', async () => {
-        const t = await infra.client.pttl(idempotencyKey('slow-checkout'));
-        return t > 0 ? t : undefined;
-      });
-      const r = await pending;
-      assert.equal(r.status, 429);
-      assert.equal(await infra.client.exists(idempotencyKey('slow-checkout')), 0, 'a 429 is not remembered');
-      assert.ok(pttl <= 5 * 60_000, `claim TTL while in progress: ${pttl} ms`);
-    } finally {
-      await infra.client.del(lock);
-    }
+  it('Idempotency-Key: a claim left by a request that died is settled by the retry — its order if it placed one, else a new one', async () => {
+    await createSale(a.url, 'idem-dead', { stock: 5, shards: 2, perUserLimit: 1 });
+    const deadClaim = async (key: string, body: object, ticket: string, deadline: number) => {
+      const record = { fingerprint: fingerprint(orderBody(100).parse(body)), attempt: ticket, deadline };
+      await infra.client.set(idempotencyKey(key), JSON.stringify(record), 'EX', 86_400);
+    };
+    const [seconds] = await infra.client.time();
+    const serverNow = Number(seconds) * 1000;
+
+    // A: the first request reserved its order, then its API died before it stored the answer.
+    const first = await order(a.url, 'idem-dead', 'ann', 1, { 'idempotency-key': 'died-after' });
+    assert.equal(first.status, 202);
+    const ticketA = String(first.body.orderId).split('.')[3] as string;
+    await deadClaim('died-after', { productId: 'idem-dead', userId: 'ann' }, ticketA, serverNow - 1000);
+    const retryA = await order(b.url, 'idem-dead', 'ann', 1, { 'idempotency-key': 'died-after' });
+    assert.equal(retryA.status, 202, JSON.stringify(retryA.body));
+    assert.equal(retryA.body.orderId, first.body.orderId, 'the order the dead request placed');
+    const again = await order(a.url, 'idem-dead', 'ann', 1, { 'idempotency-key': 'died-after' });
+    assert.equal(again.body.orderId, first.body.orderId, 'and it is now the remembered answer');
+
+    // B: the first request claimed the buyer's limit, then died before reserving; its claim's deadline
+    // is still ahead, so the retry waits it out, finds nothing, gives the limit claim back and orders.
+    const ticketB = randomBytes(12).toString('hex');
+    await new BuyerLimits(infra.client).claim('idem-dead', 'bob', 1, 1, ticketB);
+    await deadClaim('died-before', { productId: 'idem-dead', userId: 'bob' }, ticketB, serverNow + 1500);
+    const retryB = await order(b.url, 'idem-dead', 'bob', 1, { 'idempotency-key': 'died-before' });
+    assert.equal(retryB.status, 202, JSON.stringify(retryB.body));
+    assert.notEqual(String(retryB.body.orderId).split('.')[3], ticketB, 'placed by the retry itself');
+    assert.equal(
+      await infra.client.get(buyerKey('idem-dead', 'bob')),
+      '1',
+      "the dead attempt's claim came back",
+    );
+
+    const status = await call(a.url, 'GET', '/admin/products/idem-dead', undefined, admin);
+    assert.equal(status.body.sold, 2, 'two orders: one per key');
   });
 
   it('GET /api/orders/:id: reserved while no writer runs, confirmed once one does; 404 unknown_order', async () => {

@@ -1,7 +1,7 @@
 // Confirmed orders in Postgres: the writer's idempotent batch insert and the reads the API needs.
-import type { Kysely } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { OrderRecord } from '../orders/order.ts';
-import type { Database } from './database.ts';
+import type { Database, OrdersTable } from './database.ts';
 
 /** Postgres binds at most 65535 parameters per statement and an order row takes 9. */
 export const MAX_ORDERS_PER_INSERT = Math.floor(65535 / 9);
@@ -63,7 +63,31 @@ export async function sumQuantity(db: Kysely<Database>, productId: string): Prom
 
 export async function findOrder(db: Kysely<Database>, orderId: string): Promise<StoredOrder | undefined> {
   const row = await db.selectFrom('orders').selectAll().where('id', '=', orderId).executeTakeFirst();
-  if (!row) return undefined;
+  return row && toStoredOrder(row);
+}
+
+/**
+ * The order a buyer's attempt made, found by the attempt's ticket (the last part of its id) on
+ * whichever shard it landed. Served by the (product_id, user_id) index: a buyer has few rows per sale.
+ */
+export async function findOrderByTicket(
+  db: Kysely<Database>,
+  productId: string,
+  userId: string,
+  ticket: string,
+): Promise<StoredOrder | undefined> {
+  if (!/^[0-9a-f]+$/.test(ticket)) return undefined;
+  const row = await db
+    .selectFrom('orders')
+    .selectAll()
+    .where('product_id', '=', productId)
+    .where('user_id', '=', userId)
+    .where('id', 'like', `%.${ticket}`)
+    .executeTakeFirst();
+  return row && toStoredOrder(row);
+}
+
+function toStoredOrder(row: Selectable<OrdersTable>): StoredOrder {
   return {
     orderId: row.id,
     productId: row.product_id,

@@ -14,8 +14,11 @@ import { UnknownProductError } from '../inventory/errors.ts';
 import { reconcile, saleStatus } from '../inventory/status.ts';
 import type { Logger } from '../log.ts';
 import { type Metrics, orderOutcome } from '../metrics.ts';
+import type { Attempt } from '../orders/attempt.ts';
+import { OutcomeUnknownError } from '../orders/errors.ts';
 import type { FailedJobsOf } from '../orders/failed-jobs.ts';
 import type { OrderIntake } from '../orders/intake.ts';
+import type { OrderRecord } from '../orders/order.ts';
 import { adminAuth } from './admin-auth.ts';
 import { type BenchDeps, benchRouter } from './bench-routes.ts';
 import { type ErrorAnswer, errorAnswer, HttpError } from './errors.ts';
@@ -76,21 +79,13 @@ export function createApp(deps: AppDeps): express.Express {
     let placed = false;
     const place = async (): Promise<Answer> => {
       const body = parse(orderSchema, req.body);
-      const run = async (): Promise<Answer> => {
+      const run = async (attempt?: Attempt): Promise<Answer> => {
         placed = true;
         try {
-          const o = await intake.place(body);
-          return {
-            status: 202,
-            body: {
-              orderId: o.orderId,
-              status: 'reserved',
-              productId: o.productId,
-              userId: o.userId,
-              quantity: o.quantity,
-            },
-          };
+          return accepted(await intake.place(body, attempt));
         } catch (err) {
+          // Not an answer to remember: the Idempotency-Key claim must stay until the outcome is known.
+          if (err instanceof OutcomeUnknownError) throw err;
           const answer = known(err);
           if (!answer) throw err;
           return answer;
@@ -98,7 +93,14 @@ export function createApp(deps: AppDeps): express.Express {
       };
       const key = req.get('idempotency-key');
       if (key === undefined) return run();
-      return idempotent(redis, parse(idempotencyKeyHeader, key, 'Idempotency-Key'), fingerprint(body), run);
+      return idempotent(redis, parse(idempotencyKeyHeader, key, 'Idempotency-Key'), fingerprint(body), {
+        newAttempt: () => intake.newAttempt(),
+        run,
+        resolve: async (attempt) => {
+          const found = await intake.resolve(body, attempt);
+          return found && accepted(found);
+        },
+      });
     };
     let answer: Answer;
     try {
@@ -244,6 +246,12 @@ function known(err: unknown): ErrorAnswer | undefined {
   }
   if (isConnectionError(err)) return errorAnswer(new UnavailableError('Redis or Postgres', err));
   return undefined;
+}
+
+/** The 202 of a placed order (also what a replayed or resolved Idempotency-Key answers). */
+function accepted(o: OrderRecord): Answer {
+  const { orderId, productId, userId, quantity } = o;
+  return { status: 202, body: { orderId, status: 'reserved', productId, userId, quantity } };
 }
 
 function send(res: Response, answer: Answer): void {

@@ -4,19 +4,24 @@
 // order, or a 409 sold out / over the limit): an answer that changed nothing (404 unknown product)
 // or a transient one (429, 503) is not, so a retry after it really retries.
 //
-// Each request that claims a key does so as one attempt (a random id stored in the claim), and only
-// that attempt may store the answer or give the claim up (compare-and-set / compare-and-delete in one
-// script). That makes every step safe to run twice — ioredis sends a command again after a reconnect
-// when its reply was lost — and a late clean-up can never drop a claim another request holds. When
-// Redis is unreachable at the end of a request, the answer is still given (an order that exists is
-// answered 202, not 503) and its storing or the claim's release is retried in the background, so a
-// Redis blip does not leave the key "in progress" for 24 h.
-import { createHash, randomUUID } from 'node:crypto';
+// A request claims the key for one order attempt (attempt.ts): the claim names the attempt's ticket
+// and deadline, and only that attempt may store the answer or give the claim up (compare-and-set /
+// compare-and-delete in one script), so every step is safe to run twice — ioredis sends a command
+// again after a reconnect when its reply was lost — and a late clean-up never drops another's claim.
+//
+// A claim is never left to time out blindly. If its request died (API killed) or lost its reply
+// (connection cut mid-reservation), a retry waits until the claim's deadline has passed in Redis'
+// clock — from then on nothing that attempt sent can take effect — and then looks for its ticket:
+// found, the order is the key's answer (the same orderId the first request would have answered);
+// not found, the claim is dropped and the retry places the order itself. Either way exactly one order.
+import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { idempotencyKey } from '../inventory/keys.ts';
-import { IdempotencyKeyReusedError, RequestInProgressError } from '../orders/errors.ts';
-import { defineScripts, luaScript } from '../redis/lua.ts';
+import { type Attempt, CLOCK_SKEW_MARGIN_MS } from '../orders/attempt.ts';
+import { IdempotencyKeyReusedError, OutcomeUnknownError, RequestInProgressError } from '../orders/errors.ts';
+import { eventually } from '../redis/eventually.ts';
+import { defineScripts, luaScript, replyInt } from '../redis/lua.ts';
 
 export interface Answer {
   status: number;
@@ -24,33 +29,37 @@ export interface Answer {
   headers?: Record<string, string>;
 }
 
+/** The order operation behind a key. */
+export interface KeyedOrder {
+  newAttempt(): Attempt;
+  /** Places the order as `attempt`. Throws OutcomeUnknownError when it cannot tell whether it did. */
+  run(attempt: Attempt): Promise<Answer>;
+  /** Only once `attempt` can no longer take effect: its answer if it placed an order, else null. */
+  resolve(attempt: Attempt): Promise<Answer | null>;
+}
+
 interface Stored {
   fingerprint: string;
-  /** The attempt holding the claim (absent in records written before attempts existed). */
-  attempt?: string;
+  /** Ticket of the attempt holding the claim. */
+  attempt: string;
+  /** Server time (ms) after which that attempt can no longer place an order. */
+  deadline: number;
   answer?: Answer;
 }
 
 const TTL_SECONDS = 24 * 60 * 60;
-/** How long a retry waits for the first request with its key to finish. */
-const WAIT_FOR_FIRST_MS = 5000;
-/** How long storing an answer or releasing a claim is retried while Redis is unreachable. */
-const SETTLE_RETRY_MS = 60_000;
+/** Longest a retry waits for the request that holds its key (it normally ends by its deadline). */
+const MAX_WAIT_MS = 15_000;
 
-const SETTLE = luaScript(
-  'flashsaleIdempotencySettle',
-  1,
-  new URL('./scripts/idempotency-settle.lua', import.meta.url),
-);
+const SCRIPTS = [
+  luaScript('flashsaleIdempotencyClaim', 1, new URL('./scripts/idempotency-claim.lua', import.meta.url)),
+  luaScript('flashsaleIdempotencySettle', 1, new URL('./scripts/idempotency-settle.lua', import.meta.url)),
+];
 
-type SettleRedis = Redis & {
+type IdemRedis = Redis & {
+  flashsaleIdempotencyClaim(key: string, record: string, ttl: number): Promise<unknown>;
   flashsaleIdempotencySettle(key: string, attempt: string, record: string): Promise<unknown>;
 };
-
-function withSettle(redis: Redis): SettleRedis {
-  defineScripts(redis, [SETTLE]);
-  return redis as SettleRedis;
-}
 
 export function fingerprint(value: unknown): string {
   return createHash('sha256').update(JSON.stringify(value)).digest('hex');
@@ -64,80 +73,90 @@ function isDecision(answer: Answer): boolean {
 function parseStored(raw: string): Stored | null {
   try {
     const v = JSON.parse(raw) as Stored;
-    return typeof v === 'object' && v !== null && typeof v.fingerprint === 'string' ? v : null;
+    return typeof v === 'object' &&
+      v !== null &&
+      typeof v.fingerprint === 'string' &&
+      typeof v.attempt === 'string' &&
+      typeof v.deadline === 'number'
+      ? v
+      : null;
   } catch {
     return null;
   }
 }
 
-/**
- * Stores the answer (record) or releases the claim (record ''); tried once now, then in the
- * background while Redis is unreachable. Never throws.
- */
-async function settle(redis: SettleRedis, k: string, attempt: string, record: string): Promise<void> {
-  const once = () => redis.flashsaleIdempotencySettle(k, attempt, record);
-  try {
-    await once();
-    return;
-  } catch {
-    // Redis unreachable (or the reply was lost): retry below, without holding up the answer.
+function parseClaimReply(reply: unknown): { claimed: boolean; raw: string; now: number } {
+  if (!Array.isArray(reply) || typeof reply[1] !== 'string') {
+    throw new TypeError(`unexpected claim reply ${JSON.stringify(reply)}`);
   }
-  void (async () => {
-    const deadline = Date.now() + SETTLE_RETRY_MS;
-    let pause = 100;
-    while (Date.now() < deadline) {
-      await sleep(pause, undefined, { ref: false });
-      pause = Math.min(pause * 2, 2000);
-      try {
-        await once();
-        return;
-      } catch {
-        // still unreachable
-      }
-    }
-  })();
+  return { claimed: replyInt(reply[0]) === 1, raw: reply[1], now: replyInt(reply[2]) };
 }
 
 export async function idempotent(
   redis: Redis,
   key: string,
   print: string,
-  run: () => Promise<Answer>,
+  order: KeyedOrder,
 ): Promise<Answer> {
-  const r = withSettle(redis);
+  defineScripts(redis, SCRIPTS);
+  const r = redis as IdemRedis;
   const k = idempotencyKey(key);
-  const attempt = randomUUID();
-  const claim = JSON.stringify({ fingerprint: print, attempt } satisfies Stored);
-  let raw: string | null = null;
-  let claimed = (await r.set(k, claim, 'EX', TTL_SECONDS, 'NX')) === 'OK';
-  if (!claimed) {
-    raw = await r.get(k);
-    // Our own SET, executed once and sent again after a reconnect, answers "not set" the second time.
-    claimed = raw !== null && parseStored(raw)?.attempt === attempt;
-  }
-  if (claimed) {
-    let answer: Answer;
-    try {
-      answer = await run();
-    } catch (err) {
-      await settle(r, k, attempt, '');
-      throw err;
-    }
-    const record = isDecision(answer)
-      ? JSON.stringify({ fingerprint: print, attempt, answer } satisfies Stored)
-      : '';
-    await settle(r, k, attempt, record);
-    return answer;
-  }
-  const deadline = Date.now() + WAIT_FOR_FIRST_MS;
+  const record = (attempt: Attempt | Stored, answer?: Answer) =>
+    JSON.stringify({
+      fingerprint: print,
+      attempt: 'ticket' in attempt ? attempt.ticket : attempt.attempt,
+      deadline: attempt.deadline,
+      answer,
+    } satisfies Stored);
+  const giveUpAt = Date.now() + MAX_WAIT_MS;
   for (;;) {
-    // The first request gave up (transient failure, or an answer not worth keeping): this one takes its place.
-    if (raw === null) return idempotent(redis, key, print, run);
+    const attempt = order.newAttempt();
+    const { claimed, raw, now } = parseClaimReply(
+      await r.flashsaleIdempotencyClaim(k, record(attempt), TTL_SECONDS),
+    );
     const stored = parseStored(raw);
-    if (stored && stored.fingerprint !== print) throw new IdempotencyKeyReusedError();
-    if (stored?.answer) return stored.answer;
-    if (Date.now() > deadline) throw new RequestInProgressError();
-    await sleep(10);
-    raw = await r.get(k);
+    // Our own claim, executed once and sent again after a reconnect, answers "taken" the second time.
+    if (claimed || stored?.attempt === attempt.ticket) return runClaimed(r, k, attempt, order, record);
+    if (!stored) throw new RequestInProgressError();
+    if (stored.fingerprint !== print) throw new IdempotencyKeyReusedError();
+    if (stored.answer) return stored.answer;
+    const finalAt = stored.deadline + CLOCK_SKEW_MARGIN_MS;
+    if (now > finalAt) {
+      // The holder's attempt is over in Redis' clock, whether its request is alive or not: settle
+      // the key with what it did, then go round (and find that answer, or claim the freed key).
+      const answer = await order.resolve({
+        ticket: stored.attempt,
+        deadline: stored.deadline,
+        fence: stored.deadline,
+      });
+      await r.flashsaleIdempotencySettle(k, stored.attempt, answer ? record(stored, answer) : '');
+      continue;
+    }
+    if (Date.now() > giveUpAt) throw new RequestInProgressError();
+    await sleep(Math.max(5, Math.min(50, finalAt - now + 1)));
   }
+}
+
+async function runClaimed(
+  r: IdemRedis,
+  k: string,
+  attempt: Attempt,
+  order: KeyedOrder,
+  record: (attempt: Attempt, answer?: Answer) => string,
+): Promise<Answer> {
+  let answer: Answer;
+  try {
+    answer = await order.run(attempt);
+  } catch (err) {
+    // Unknown outcome: the claim stays, and a retry resolves it once the attempt's deadline passed.
+    if (!(err instanceof OutcomeUnknownError)) await settle(r, k, attempt, '');
+    throw err;
+  }
+  await settle(r, k, attempt, isDecision(answer) ? record(attempt, answer) : '');
+  return answer;
+}
+
+/** Stores the answer (record) or releases the claim (record ''); retried in the background while Redis is unreachable. */
+function settle(r: IdemRedis, k: string, attempt: Attempt, record: string): Promise<void> {
+  return eventually(() => r.flashsaleIdempotencySettle(k, attempt.ticket, record));
 }

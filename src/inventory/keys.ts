@@ -33,3 +33,6 @@ export const adminLockName = (productId: string): string => `sale:{${productId}}
 
 export const idempotencyKey = (key: string): string => `idem:{${key}}`;
 export const buyerKey = (productId: string, userId: string): string => `buyer:{${productId}:${userId}}`;
+/** The claims behind a buyer's count, per order attempt (ticket → units), so each is given back at most once. */
+export const buyerClaimsKey = (productId: string, userId: string): string =>
+  `${buyerKey(productId, userId)}:claims`;

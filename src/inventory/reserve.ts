@@ -1,13 +1,16 @@
 // The hot path: reserve units of a product on one of its shards. Picks the next shard round-robin,
 // runs acquire + guarded decrement + release as one pipelined round trip (a contended shard waits
 // for its lock's hand-off), falls back to the other shards before refusing, re-checks shards it
-// believed empty, and follows a reshard when the shard it picked was retired meanwhile.
-import { randomBytes } from 'node:crypto';
+// believed empty, and follows a reshard when the shard it picked was retired meanwhile. Every
+// reservation carries the attempt's deadline (attempt.ts), so a lost reply can be resolved later.
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
 import { UnavailableError } from '../errors.ts';
 import { LockAcquireTimeoutError, type LockClient, LockUnavailableError, lockKeys } from '../lock/index.ts';
+import type { Attempt } from '../orders/attempt.ts';
 import type { OrderRecord } from '../orders/order.ts';
+import { orderIdFor } from '../orders/order-id.ts';
+import type { RedisClock } from '../redis/clock.ts';
 import type { Catalog } from './catalog.ts';
 import { BusyError, SoldOutError, UnknownProductError } from './errors.ts';
 import { shardKeys } from './keys.ts';
@@ -23,6 +26,7 @@ export interface ReserveRequest {
 export interface ReserverOptions {
   leaseMs: number;
   waitMs: number;
+  clock: RedisClock;
   /** Observes each shard attempt (metrics): outcome and whether it was the first shard tried. */
   onShardAttempt?: (outcome: ShardOutcome['kind'], fallback: boolean) => void;
 }
@@ -32,13 +36,19 @@ type ShardOutcome =
   | { kind: 'insufficient'; left: number }
   | { kind: 'busy' }
   | { kind: 'retired' }
-  | { kind: 'fenced' };
+  | { kind: 'fenced' }
+  | { kind: 'expired' };
 
 /** Outcomes that end an order's walk over the shards. */
 type Final = Exclude<ShardOutcome, { kind: 'insufficient' } | { kind: 'busy' }>;
 
 /** A reshard retires the shards an order picked; after this many in a row, answer busy. */
 const MAX_GENERATION_HOPS = 5;
+/**
+ * A reservation must reach Redis within this long of being sent, or it is refused. Keeps the wait
+ * before a lost reply can be resolved short; a healthy round trip takes well under a millisecond.
+ */
+const SEND_LEASE_MS = 1000;
 
 export class StockReserver {
   private readonly redis: Redis;
@@ -52,15 +62,21 @@ export class StockReserver {
     this.redis = withInventoryScripts(redis);
   }
 
-  async reserve(req: ReserveRequest): Promise<OrderRecord> {
+  /** How long an attempt may spend reserving: its wait budget plus room for the round trips. */
+  get attemptLeaseMs(): number {
+    return this.options.waitMs + 2 * SEND_LEASE_MS;
+  }
+
+  async reserve(req: ReserveRequest, attempt: Attempt): Promise<OrderRecord> {
     for (let hop = 0; hop < MAX_GENERATION_HOPS; hop++) {
       const sale = await this.catalog.get(req.productId);
       if (!sale) throw new UnknownProductError(req.productId);
       if (this.catalog.isSoldOut(req.productId)) throw new SoldOutError(req.productId, req.quantity, 0);
-      const result = await this.reserveIn(sale, req);
+      const result = await this.reserveIn(sale, req, attempt);
       if (result.kind === 'reserved') return result.record;
       if (result.kind === 'soldOut') throw new SoldOutError(req.productId, req.quantity, result.available);
-      if (result.kind === 'busy') throw new BusyError(req.productId);
+      // Past its deadline the attempt can place nothing more: a definite "try again".
+      if (result.kind === 'busy' || result.kind === 'expired') throw new BusyError(req.productId);
       // Retired (a reshard moved the stock) or fenced (our hold lapsed): reload the shards and go again.
       this.catalog.invalidate(req.productId);
     }
@@ -70,6 +86,7 @@ export class StockReserver {
   private async reserveIn(
     sale: Sale,
     req: ReserveRequest,
+    attempt: Attempt,
   ): Promise<Final | { kind: 'busy' } | { kind: 'soldOut'; available: number }> {
     const { first, empty } = this.catalog.shardOrder(sale);
     const left = new Map<number, number>();
@@ -81,7 +98,7 @@ export class StockReserver {
     const busyShards: number[] = [];
     let fallback = false;
     const tryShard = async (i: number, waitMs: number) => {
-      const outcome = await this.onShard(sale, i, req, waitMs);
+      const outcome = await this.onShard(sale, i, req, attempt, waitMs);
       this.options.onShardAttempt?.(outcome.kind, fallback);
       fallback = true;
       if (outcome.kind === 'insufficient') {
@@ -129,13 +146,13 @@ export class StockReserver {
     sale: Sale,
     index: number,
     req: ReserveRequest,
+    attempt: Attempt,
     waitMs: number,
   ): Promise<ShardOutcome> {
     const stockKey = sale.shardKeys[index] as string;
     const k = shardKeys(stockKey);
     const token = lockKeys(k.lock).token;
-    // Dots separate the parts: product ids cannot contain one, and BullMQ job ids must not contain ':'.
-    const orderId = `${sale.productId}.${sale.generation}.${index}.${randomBytes(12).toString('hex')}`;
+    const orderId = orderIdFor(sale.productId, sale.generation, index, attempt.ticket);
     const base = {
       orderId,
       productId: sale.productId,
@@ -151,8 +168,15 @@ export class StockReserver {
     try {
       replies = await this.locks.runGuarded(
         k.lock,
-        { leaseMs: this.options.leaseMs, waitMs },
+        {
+          leaseMs: this.options.leaseMs,
+          waitMs,
+          // A re-sent reservation answers "reserved" for its order id even when its re-sent acquire lost.
+          settled: (replies) => replyInts(replies[0])[0] === ShardStatus.ok,
+        },
         (pipeline, hold) => {
+          const deadline = Math.min(attempt.deadline, this.options.clock.now() + SEND_LEASE_MS);
+          attempt.fence = Math.max(attempt.fence, deadline);
           (pipeline as unknown as InventoryPipeline).flashsaleReserve(
             k.lock,
             token,
@@ -165,6 +189,7 @@ export class StockReserver {
             req.quantity,
             orderId,
             json,
+            deadline,
           );
         },
       );
@@ -181,6 +206,8 @@ export class StockReserver {
         return { kind: 'insufficient', left: stockLeft };
       case ShardStatus.retired:
         return { kind: 'retired' };
+      case ShardStatus.expired:
+        return { kind: 'expired' };
       default:
         // Our hold was not current when the script ran (lease lapsed): nothing was written.
         return { kind: 'fenced' };

@@ -5,7 +5,6 @@ import { defineScripts, luaScript, replyInt } from '../redis/lua.ts';
 const SCRIPTS = [
   luaScript('flashsaleReserve', 6, new URL('./scripts/reserve.lua', import.meta.url)),
   luaScript('flashsaleAdjust', 2, new URL('./scripts/adjust.lua', import.meta.url)),
-  luaScript('flashsaleRetire', 3, new URL('./scripts/retire.lua', import.meta.url)),
   luaScript('flashsaleRetireRecorded', 4, new URL('./scripts/retire-recorded.lua', import.meta.url)),
   luaScript('flashsaleJournal', 2, new URL('./scripts/journal.lua', import.meta.url)),
   luaScript('flashsaleSwitch', 2, new URL('./scripts/switch.lua', import.meta.url)),
@@ -15,7 +14,6 @@ type Arg = string | number;
 type InventoryCommands<R> = {
   flashsaleReserve(...args: Arg[]): R;
   flashsaleAdjust(...args: Arg[]): R;
-  flashsaleRetire(...args: Arg[]): R;
   flashsaleRetireRecorded(...args: Arg[]): R;
   flashsaleJournal(...args: Arg[]): R;
   flashsaleSwitch(...args: Arg[]): R;
@@ -35,6 +33,7 @@ export const ShardStatus = {
   notOwner: -1,
   staleToken: -2,
   retired: -3,
+  expired: -4,
 } as const;
 
 /** A script's reply as integers (Lua tables arrive as arrays under RESP2 and RESP3). */

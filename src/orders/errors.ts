@@ -27,3 +27,19 @@ export class UnknownOrderError extends FlashsaleError {
     super('unknown_order', `no order "${orderId}"`, { orderId });
   }
 }
+
+/**
+ * Redis became unreachable while a reservation was in flight and stayed so: the order may or may not
+ * exist. Answered 503 like any outage, but the request's claims (Idempotency-Key, per-user limit) are
+ * kept, so a retry with the same key learns what happened instead of ordering twice.
+ */
+export class OutcomeUnknownError extends FlashsaleError {
+  constructor(cause: unknown) {
+    super(
+      'unavailable',
+      'Redis became unreachable while the order was being placed; retry with the same Idempotency-Key to learn its outcome',
+      {},
+      { cause },
+    );
+  }
+}

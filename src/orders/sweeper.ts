@@ -8,6 +8,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { existingOrderIds } from '../db/orders-repo.ts';
 import type { Logger } from '../log.ts';
+import { every, type Periodic } from '../periodic.ts';
 import type { OrderRecord } from './order.ts';
 import { parseOrderRecord } from './order-schema.ts';
 import { enqueueOrder } from './queue.ts';
@@ -62,28 +63,14 @@ export async function sweepOnce(
   return result;
 }
 
-export function startSweeper(o: SweeperOptions): { close(): Promise<void> } {
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> = Promise.resolve();
-  let closed = false;
-  const tick = () => {
-    running = sweepOnce(o)
+export function startSweeper(o: SweeperOptions): Periodic {
+  return every(o.intervalMs, () =>
+    sweepOnce(o)
       .then((r) => {
         if (r.requeued > 0 || r.dropped > 0) o.logger?.info(r, 'sweeper re-enqueued or dropped reservations');
       })
-      .catch((err: unknown) => o.logger?.warn({ err }, 'sweep failed; will retry'))
-      .finally(() => {
-        if (!closed) timer = setTimeout(tick, o.intervalMs);
-      });
-  };
-  timer = setTimeout(tick, o.intervalMs);
-  return {
-    async close() {
-      closed = true;
-      clearTimeout(timer);
-      await running;
-    },
-  };
+      .catch((err: unknown) => o.logger?.warn({ err }, 'sweep failed; will retry')),
+  );
 }
 
 function safeJson(raw: string): unknown {

@@ -742,26 +742,39 @@ export async function verifyOrders(
   const total = Number(status.total);
   const failedJobs = await infra.client.zcard('bull:orders:failed').catch(() => -1);
 
-  if (orphans.length > 0) {
-    // What the clients of an orphan's user were told: the answers that hid an order.
-    const byUser = new Map<string, OrderLog[]>();
-    for (const l of logs) byUser.set(l.userId, [...(byUser.get(l.userId) ?? []), l]);
-    const told: Record<string, number> = {};
-    for (const r of orphans) {
-      for (const l of byUser.get(r.user_id) ?? []) {
-        if (l.attempts.some((a) => a.kind === 'answer' && a.status === 202)) continue;
-        const label = l.attempts
-          .map((a) => (a.kind === 'noAnswer' ? 'no answer' : `${a.status} ${a.body.error ?? ''}`.trim()))
-          .join(' → ');
-        told[label] = (told[label] ?? 0) + 1;
-      }
+  // What the clients of a user were told, for each logical order of theirs that got no 202: the
+  // answers that hid an order (a row or a failed job no client heard of).
+  const byUser = new Map<string, OrderLog[]>();
+  for (const l of logs) byUser.set(l.userId, [...(byUser.get(l.userId) ?? []), l]);
+  const toldUser = (userId: string, into: Record<string, number>) => {
+    for (const l of byUser.get(userId) ?? []) {
+      if (l.attempts.some((a) => a.kind === 'answer' && a.status === 202)) continue;
+      const label = l.attempts
+        .map((a) => (a.kind === 'noAnswer' ? 'no answer' : `${a.status} ${a.body.error ?? ''}`.trim()))
+        .join(' → ');
+      into[label] = (into[label] ?? 0) + 1;
     }
+    return into;
+  };
+  if (orphans.length > 0) {
+    const told: Record<string, number> = {};
+    for (const r of orphans) toldUser(r.user_id, told);
     result.details.orphanUsersWereTold = told;
+  }
+  if (failedJobs > 0) {
+    const ids = await infra.client.zrange('bull:orders:failed', 0, 4);
+    result.details.failedJobSamples = await Promise.all(
+      ids.map(async (id) => {
+        const [reason, data] = await infra.client.hmget(`bull:orders:${id}`, 'failedReason', 'data');
+        const userId = String((JSON.parse(data ?? '{}') as { userId?: unknown }).userId);
+        return { id, reason, answered: t.acceptedIds.has(id), userWasTold: toldUser(userId, {}) };
+      }),
+    );
   }
   const catchUp = Number(result.details.catchUpMs ?? 0);
   if (catchUp > 15_000) {
     result.notes.push(
-      `orders stayed "reserved" ${(catchUp / 1000).toFixed(0)} s after the load: jobs a dead writer (or a lost reply) left active wait for BullMQ's stalled-job check (lockDuration/stalledInterval 30 s, not configurable)`,
+      `orders stayed "reserved" ${(catchUp / 1000).toFixed(0)} s after the load: jobs a dead writer left active wait for BullMQ's stalled-job check (WRITER_LOCK_MS + WRITER_STALLED_INTERVAL_MS)`,
     );
   }
   result.lost += lost.length;

@@ -72,6 +72,7 @@ async function libraryLevel(result: ScenarioResult): Promise<void> {
           1,
           orderId,
           JSON.stringify({ orderId }),
+          0,
         )
         .then(replyInts);
     const rounds: Record<string, unknown>[] = [];

@@ -5,7 +5,8 @@
 // another body is refused (422) and creates nothing. Last, at library level, a claim whose reply is
 // lost to a broken connection (ioredis sends it again) must still run once and answer.
 import { Redis } from 'ioredis';
-import { type Answer, fingerprint, idempotent } from '../../src/http/idempotency.ts';
+import { type Answer, fingerprint, idempotent, type KeyedOrder } from '../../src/http/idempotency.ts';
+import { newAttempt } from '../../src/orders/attempt.ts';
 import { RedisServer } from '../support/redis-server.ts';
 import {
   check,
@@ -28,7 +29,7 @@ const STOCK = 100;
 
 /**
  * Library level: the connection breaks right after Redis executed the claim (SET NX), so ioredis
- * sends it again on reconnect and the second SET answers "not set". The request must still see the
+ * sends it again on reconnect and the second claim answers "taken". The request must still see the
  * claim as its own — run once and answer — not wait on itself and answer "in progress" (the key then
  * stuck for 24 h).
  */
@@ -40,16 +41,22 @@ async function claimReplyLost(result: ScenarioResult): Promise<void> {
   try {
     await redis.ping();
     let runs = 0;
-    const run = async () => {
-      runs += 1;
-      return { status: 202, body: { orderId: `o-${runs}` } };
+    const order: KeyedOrder = {
+      newAttempt: () => newAttempt(Date.now() + 5000),
+      run: async () => {
+        runs += 1;
+        return { status: 202, body: { orderId: `o-${runs}` } };
+      },
+      resolve: async () => {
+        throw new Error('the claim is ours: nothing to resolve');
+      },
     };
     const cut = proxy.cut(100);
-    const first: Answer = await idempotent(redis, 'lost-claim', fingerprint({ a: 1 }), run).catch(
+    const first: Answer = await idempotent(redis, 'lost-claim', fingerprint({ a: 1 }), order).catch(
       (err: Error) => ({ status: 0, body: { error: err.message } }),
     );
     await cut;
-    const replay = await idempotent(redis, 'lost-claim', fingerprint({ a: 1 }), run);
+    const replay = await idempotent(redis, 'lost-claim', fingerprint({ a: 1 }), order);
     result.details.claimReplyLost = { first, replay, runs };
     check(
       result,

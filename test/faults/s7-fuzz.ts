@@ -441,6 +441,9 @@ function diff(before: Snapshot, after: Snapshot): string[] {
 
 /** Lock bookkeeping: fencing-token counters (never expire by design) and wait-queue entries. */
 const isLockBookkeeping = (key: string) => /^(flashsale_lock__|redisson_)/.test(key);
+/** The writer's BullMQ stalled-job checker marks its runs (every WRITER_STALLED_INTERVAL_MS): not data. */
+const isQueueHousekeeping = (key: string) =>
+  key === 'bull:orders:stalled-check' || key === 'bull:orders:stalled';
 
 export async function fuzz(): Promise<ScenarioResult> {
   const result = emptyResult('7', 'fuzz: bad requests on every endpoint');
@@ -481,7 +484,7 @@ export async function fuzz(): Promise<ScenarioResult> {
     const redisAfter = await redisSnapshot(infra.client);
     const pgAfter = await pgSnapshot(infra);
     const changed = diff(redisBefore, redisAfter);
-    const dataChanged = changed.filter((k) => !isLockBookkeeping(k));
+    const dataChanged = changed.filter((k) => !isLockBookkeeping(k) && !isQueueHousekeeping(k));
     // Lock bookkeeping a refused admin change leaves: unlock latches expire within seconds; what
     // stays is a shard's fencing-token counter created on its lock's first use (as an order would).
     const lockChanged = changed.filter(isLockBookkeeping);

@@ -13,15 +13,26 @@
 -- ARGV[3] quantity (integer > 0)
 -- ARGV[4] order id
 -- ARGV[5] order JSON without its token, ending in "}" (the token is appended here)
+-- ARGV[6] deadline in server time (ms): past it the reservation is refused; 0 = none
 -- Idempotent per order id (a replayed call answers 1 again and changes nothing).
 -- Returns {status, stockLeft, token}: status 1 reserved, 0 not enough stock in this shard,
--- -1 caller does not hold the lock, -2 stale fencing token, -3 shard retired by a reshard.
+-- -1 caller does not hold the lock, -2 stale fencing token, -3 shard retired by a reshard,
+-- -4 past the deadline.
 -- ioredis sends a pipeline again after a reconnect when its replies were lost: the same order id
 -- must not take stock twice, so an order already reserved answers as it did the first time, even
 -- when the resent acquire found the lock taken by someone else meanwhile.
 local existing = redis.call('hget', KEYS[6], ARGV[4])
 if existing then
   return {1, tonumber(redis.call('get', KEYS[3]) or '0'), cjson.decode(existing).token}
+end
+-- The deadline is what lets a client whose reply was lost learn the outcome: once the server's clock
+-- is past it, this order id can no longer be reserved, so its absence is final.
+local deadline = tonumber(ARGV[6])
+if deadline > 0 then
+  local t = redis.call('time')
+  if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) > deadline then
+    return {-4, 0, 0}
+  end
 end
 if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
   return {-1, 0, 0}

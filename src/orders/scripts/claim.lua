@@ -1,14 +1,23 @@
 -- Claims units against a buyer's per-user limit, atomically: concurrent orders of one user on
--- different shards can never together pass the limit. A refused or failed order gives its claim back
--- with DECRBY.
+-- different shards can never together pass the limit. Each claim is recorded under the ticket of the
+-- order attempt that made it, so giving it back (give-back.lua) happens at most once, and a replayed
+-- claim (ioredis resends a command whose reply was lost) counts once.
 --
--- KEYS[1] buyer:{P:userId}  units this user holds in this sale
+-- KEYS[1] buyer:{P:userId}         units this user holds in this sale
+-- KEYS[2] buyer:{P:userId}:claims  hash: attempt ticket -> units it claimed
 -- ARGV[1] quantity to claim
 -- ARGV[2] the sale's per-user limit
+-- ARGV[3] ticket of the order attempt
+-- ARGV[4] how long the claims hash is kept (seconds; refreshed by every claim)
 -- Returns the user's units after the claim, or -1 when it would pass the limit (nothing changed).
+if redis.call('hexists', KEYS[2], ARGV[3]) == 1 then
+  return tonumber(redis.call('get', KEYS[1]) or '0')
+end
 local after = redis.call('incrby', KEYS[1], ARGV[1])
 if after > tonumber(ARGV[2]) then
   redis.call('decrby', KEYS[1], ARGV[1])
   return -1
 end
+redis.call('hset', KEYS[2], ARGV[3], ARGV[1])
+redis.call('expire', KEYS[2], ARGV[4])
 return after

@@ -1,4 +1,5 @@
-// idempotency-settle.lua on its own: it acts only for the attempt that holds the claim.
+// The Idempotency-Key scripts on their own: claim (one step: take the key or see its record, with the
+// server's clock) and settle (acts only for the attempt that holds the claim).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
@@ -6,14 +7,18 @@ import { defineScripts, luaScript } from '../src/redis/lua.ts';
 import { RedisServer } from './support/redis-server.ts';
 
 const SETTLE = luaScript('settle', 1, new URL('../src/http/scripts/idempotency-settle.lua', import.meta.url));
-type SettleRedis = Redis & { settle(key: string, attempt: string, record: string): Promise<unknown> };
+const CLAIM = luaScript('claim', 1, new URL('../src/http/scripts/idempotency-claim.lua', import.meta.url));
+type SettleRedis = Redis & {
+  settle(key: string, attempt: string, record: string): Promise<unknown>;
+  claim(key: string, record: string, ttl: number): Promise<[number, string, number]>;
+};
 
 let server: RedisServer;
 let redis: SettleRedis;
 before(async () => {
   server = await RedisServer.start();
   redis = server.client() as SettleRedis;
-  defineScripts(redis, [SETTLE]);
+  defineScripts(redis, [SETTLE, CLAIM]);
 });
 after(() => server.stop());
 
@@ -42,5 +47,22 @@ describe('idempotency-settle.lua', () => {
     await redis.set('idem:{d}', 'not json');
     assert.equal(await redis.settle('idem:{d}', 'C', ''), 0);
     assert.equal(await redis.get('idem:{d}'), 'not json');
+  });
+});
+
+describe('idempotency-claim.lua', () => {
+  it('claims a free key with its TTL and answers the server time', async () => {
+    const [seconds] = await redis.time();
+    const [claimed, record, now] = await redis.claim('idem:{e}', '{"attempt":"A"}', 100);
+    assert.deepEqual([claimed, record], [1, '{"attempt":"A"}']);
+    assert.ok(Math.abs(now - Number(seconds) * 1000) < 2000, `server time ${now}`);
+    assert.ok((await redis.ttl('idem:{e}')) > 90);
+  });
+
+  it('leaves a taken key alone and answers its record (a resent claim sees its own)', async () => {
+    await redis.set('idem:{f}', '{"attempt":"A","answer":1}', 'EX', 100);
+    const [claimed, record] = await redis.claim('idem:{f}', '{"attempt":"B"}', 100);
+    assert.deepEqual([claimed, record], [0, '{"attempt":"A","answer":1}']);
+    assert.equal(await redis.get('idem:{f}'), '{"attempt":"A","answer":1}');
   });
 });

@@ -1,0 +1,64 @@
+// Finishes admin changes whose admin died between retiring the old shards and switching to the new
+// ones (admin.ts journals every change in the sale hash's `pending` field first). Until then the
+// product's stock is in transit: orders answer busy. Runs in the worker beside the outbox sweeper, so
+// such a change completes within seconds without waiting for the next admin call on that product.
+// Safe with several workers: recover() runs under the product's admin lock and finishes a change once.
+import type { Redis } from 'ioredis';
+import type { Logger } from '../log.ts';
+import { every, type Periodic } from '../periodic.ts';
+import { parsePending, type SaleAdmin } from './admin.ts';
+
+export interface RecoveryOptions {
+  redis: Redis;
+  admin: SaleAdmin;
+  /** A change journaled longer ago than this is taken as abandoned (a live change takes well under a second). */
+  ageMs: number;
+  intervalMs: number;
+  logger?: Logger;
+}
+
+const SALE_HASH = /^sale:\{([A-Za-z0-9_-]{1,64})\}$/;
+
+/** Products with a change pending for at least `ageMs`. */
+export async function abandonedChanges(redis: Redis, ageMs: number, now = Date.now()): Promise<string[]> {
+  const found: string[] = [];
+  const stream = redis.scanStream({ match: 'sale:{*}', type: 'hash', count: 500 });
+  for await (const keys of stream as AsyncIterable<string[]>) {
+    for (const key of keys) {
+      const productId = SALE_HASH.exec(key)?.[1];
+      if (!productId) continue;
+      const pending = parsePending(await redis.hget(key, 'pending'));
+      if (pending && now - pending.since >= ageMs) found.push(productId);
+    }
+  }
+  return found;
+}
+
+export function startAdminRecovery(o: RecoveryOptions): Periodic {
+  // A recovery may wait for the dead admin's locks to lapse; other products must not wait behind it.
+  // Shutdown does not wait for them either: a recovery cut short is itself recovered by the next run.
+  const inFlight = new Set<string>();
+  return every(o.intervalMs, async () => {
+    let products: string[];
+    try {
+      products = await abandonedChanges(o.redis, o.ageMs);
+    } catch (err) {
+      o.logger?.warn({ err }, 'scan for abandoned admin changes failed; will retry');
+      return;
+    }
+    for (const productId of products) {
+      if (inFlight.has(productId)) continue;
+      inFlight.add(productId);
+      void o.admin
+        .recover(productId)
+        .then((generation) => {
+          if (generation !== null)
+            o.logger?.warn({ productId, generation }, 'finished an admin change left pending');
+        })
+        .catch((err: unknown) =>
+          o.logger?.warn({ err, productId }, 'recovering an admin change failed; will retry'),
+        )
+        .finally(() => inFlight.delete(productId));
+    }
+  });
+}

@@ -41,7 +41,7 @@ export interface IntakeDeps {
 }
 
 /** How long a request whose reservation reply was lost keeps trying to learn the outcome. */
-const RESOLVE_BUDGET_MS = 5000;
+const RESOLVE_BUDGET_MS = 2000;
 
 export class OrderIntake {
   constructor(private readonly deps: IntakeDeps) {}

@@ -109,7 +109,12 @@ export async function spawnService(
   const deadline = Date.now() + 30_000;
   for (;;) {
     if (proc.exitCode !== null) throw new Error(`${entry} exited at start: ${out}`);
-    if (entry === 'worker' ? out.includes('writer, sweeper and admin-change recovery started') : await healthy(url)) break;
+    if (
+      entry === 'worker'
+        ? out.includes('writer, sweeper and admin-change recovery started')
+        : await healthy(url)
+    )
+      break;
     if (Date.now() > deadline) {
       proc.kill('SIGKILL');
       throw new Error(`${entry} did not start: ${out}`);

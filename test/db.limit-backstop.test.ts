@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Kysely, sql } from 'kysely';
 import * as perUserLimitMigration from '../migrations/0002_per_user_limit.ts';
+import * as orderLimitMigration from '../migrations/0003_order_limit.ts';
 import { createDatabase, type Database } from '../src/db/database.ts';
 import { saleLimit, upsertSaleLimit } from '../src/db/limits-repo.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
@@ -135,16 +136,38 @@ describe('per-user limit backstop in Postgres', () => {
     assert.equal(await held(db, 'lim-zero', 'zed'), 100);
   });
 
-  test('down() removes the trigger, its function and sale_limits', async () => {
+  test("a row is checked against the limit it was accepted under, not the sale's current one", async () => {
+    await upsertSaleLimit(db, 'lim-o', 1);
+    // Accepted (202) while the limit was 3, persisted after an admin lowered it to 1: not refused.
+    const under = (quantity: number, perUserLimit: number) => ({
+      ...record('lim-o', 'olga', quantity),
+      perUserLimit,
+    });
+    assert.equal(await insertOrders(db, [under(2, 3)]), 1);
+    assert.equal(await insertOrders(db, [under(1, 3)]), 1);
+    assert.equal(await held(db, 'lim-o', 'olga'), 3);
+    // Past the limit it was accepted under: refused, even though sale_limits was raised meanwhile.
+    await upsertSaleLimit(db, 'lim-o', 10);
+    await assert.rejects(insertOrders(db, [under(1, 3)]), limitViolation);
+    // Accepted without a limit (0): no check; a record from before the field: sale_limits decides.
+    assert.equal(await insertOrders(db, [under(5, 0)]), 1);
+    assert.equal(await insertOrders(db, [record('lim-o', 'olga', 2)]), 1);
+    await assert.rejects(insertOrders(db, [record('lim-o', 'olga', 1)]), limitViolation);
+    assert.equal(await held(db, 'lim-o', 'olga'), 10);
+  });
+
+  test("down() removes the trigger, its function, sale_limits and the rows' limit column", async () => {
     const other = await createTestDatabase();
     const odb = createDatabase(other.url, { max: 2 });
     try {
       await migrateToLatest(odb);
+      await orderLimitMigration.down(odb as Kysely<unknown>);
       await perUserLimitMigration.down(odb as Kysely<unknown>);
       const { rows } = await sql<{ n: number }>`
         select (select count(*) from pg_trigger where tgname = 'orders_per_user_limit')
              + (select count(*) from pg_proc where proname = 'orders_per_user_limit')
-             + (select count(*) from information_schema.tables where table_name = 'sale_limits') as n`.execute(
+             + (select count(*) from information_schema.tables where table_name = 'sale_limits')
+             + (select count(*) from information_schema.columns where table_name = 'orders' and column_name = 'per_user_limit') as n`.execute(
         odb,
       );
       assert.equal(Number(rows[0]?.n), 0);

@@ -40,7 +40,7 @@ async function columnTypes(db: Kysely<Database>, table: string): Promise<Record<
 describe('migrations', () => {
   test('creates orders and admin_audit with the contract columns, indexes and checks', async () => {
     await withDatabase(async (db) => {
-      assert.deepEqual(await migrateToLatest(db), ['0001_orders', '0002_per_user_limit']);
+      assert.deepEqual(await migrateToLatest(db), ['0001_orders', '0002_per_user_limit', '0003_order_limit']);
 
       assert.deepEqual(await columnTypes(db, 'orders'), {
         id: 'text not null',
@@ -53,6 +53,7 @@ describe('migrations', () => {
         fencing_token: 'bigint not null',
         reserved_at: 'timestamp with time zone not null',
         created_at: 'timestamp with time zone not null',
+        per_user_limit: 'integer',
       });
       assert.deepEqual(await columnTypes(db, 'admin_audit'), {
         id: 'bigint not null',
@@ -89,7 +90,7 @@ describe('migrations', () => {
         const applied = await Promise.all(instances.map((db) => migrateToLatest(db)));
         assert.deepEqual(
           applied.flat(),
-          ['0001_orders', '0002_per_user_limit'],
+          ['0001_orders', '0002_per_user_limit', '0003_order_limit'],
           'exactly one instance applied each migration',
         );
         const [first] = instances;
@@ -97,7 +98,7 @@ describe('migrations', () => {
         const { rows } = await sql<{ name: string }>`select name from kysely_migration`.execute(first);
         assert.deepEqual(
           rows.map((r) => r.name),
-          ['0001_orders', '0002_per_user_limit'],
+          ['0001_orders', '0002_per_user_limit', '0003_order_limit'],
         );
       } finally {
         await Promise.all(instances.map((db) => db.destroy()));
@@ -177,7 +178,7 @@ describe('migrate CLI', () => {
   test('applies the migrations and prints one line', async () => {
     await withDatabase(async (_db, tdb) => {
       const first = await cli({ DATABASE_URL: tdb.url });
-      assert.equal(first.stdout, 'migrations applied: 0001_orders, 0002_per_user_limit\n');
+      assert.equal(first.stdout, 'migrations applied: 0001_orders, 0002_per_user_limit, 0003_order_limit\n');
       const second = await cli({ DATABASE_URL: tdb.url });
       assert.match(second.stdout, /^database schema is up to date/);
     });

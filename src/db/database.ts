@@ -16,6 +16,8 @@ export interface OrdersTable {
   fencing_token: ColumnType<string, number | string | bigint, never>;
   reserved_at: ColumnType<Date, Date, never>;
   created_at: ColumnType<Date, never, never>;
+  /** The per-user limit the order was accepted under (migrations/0003); null in older rows. */
+  per_user_limit: ColumnType<number | null, number | null, never>;
 }
 
 export interface AdminAuditTable {

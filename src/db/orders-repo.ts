@@ -3,8 +3,8 @@ import type { Kysely, Selectable } from 'kysely';
 import type { OrderRecord } from '../orders/order.ts';
 import type { Database, OrdersTable } from './database.ts';
 
-/** Postgres binds at most 65535 parameters per statement and an order row takes 9. */
-export const MAX_ORDERS_PER_INSERT = Math.floor(65535 / 9);
+/** Postgres binds at most 65535 parameters per statement and an order row takes 10. */
+export const MAX_ORDERS_PER_INSERT = Math.floor(65535 / 10);
 
 export interface StoredOrder extends OrderRecord {
   createdAt: Date;
@@ -34,6 +34,7 @@ export async function insertOrders(db: Kysely<Database>, records: readonly Order
         shard_index: r.shardIndex,
         fencing_token: r.token,
         reserved_at: new Date(r.reservedAt),
+        per_user_limit: r.perUserLimit ?? null,
       })),
     )
     .onConflict((oc) => oc.column('id').doNothing())
@@ -99,6 +100,7 @@ function toStoredOrder(row: Selectable<OrdersTable>): StoredOrder {
     // Fencing tokens are INCR counters; they stay far below 2^53.
     token: Number(row.fencing_token),
     reservedAt: row.reserved_at.getTime(),
+    ...(row.per_user_limit !== null && { perUserLimit: row.per_user_limit }),
     createdAt: row.created_at,
   };
 }

@@ -21,6 +21,8 @@ export interface ReserveRequest {
   productId: string;
   userId: string;
   quantity: number;
+  /** The per-user limit the buyer's claim was checked against (default: the sale's as seen here). */
+  perUserLimit?: number;
 }
 
 export interface ReserverOptions {
@@ -162,6 +164,7 @@ export class StockReserver {
       generation: sale.generation,
       shardIndex: index,
       reservedAt: Date.now(),
+      perUserLimit: req.perUserLimit ?? sale.perUserLimit,
     };
     const json = JSON.stringify(base);
     let replies: unknown[];

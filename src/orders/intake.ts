@@ -73,7 +73,7 @@ export class OrderIntake {
     }
     let record: OrderRecord;
     try {
-      record = await reserver.reserve(req, attempt);
+      record = await reserver.reserve({ ...req, perUserLimit: sale.perUserLimit }, attempt);
     } catch (err) {
       const unknownOutcome = attempt.fence > 0 && (err instanceof UnavailableError || isConnectionError(err));
       if (!unknownOutcome) {

@@ -25,6 +25,7 @@ export const orderRecordSchema = z.object({
   token: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
   // timestamptz range is far wider; this just rejects nonsense (before 2000, after 2200).
   reservedAt: z.number().int().min(946_684_800_000).max(7_258_118_400_000),
+  perUserLimit: int32.optional(),
 }) satisfies z.ZodType<OrderRecord>;
 
 /** One line naming each offending field, e.g. `quantity: Invalid input: expected number, received string`. */

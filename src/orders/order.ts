@@ -17,4 +17,9 @@ export interface OrderRecord {
   token: number;
   /** Epoch ms at which the reservation was made. */
   reservedAt: number;
+  /**
+   * The sale's per-user limit the order was accepted under (0: none), which the Postgres backstop
+   * checks it against. Absent in records written before it existed.
+   */
+  perUserLimit?: number;
 }

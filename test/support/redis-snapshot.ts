@@ -1,12 +1,14 @@
 // Whole-database snapshots of a private Redis, for "changes nothing" assertions: every key with its
-// type, whether it carries a TTL, and its DUMP (the serialised value), compared key by key.
+// type, whether it carries a TTL, and its value, compared key by key. Values are DUMPs, except for
+// hashes and sets: a hashtable-encoded one dumps in iteration order, which incremental rehashing
+// changes on mere reads, so those are compared by their sorted contents.
 import type { Redis } from 'ioredis';
 
 export interface KeyState {
   type: string;
   /** True when the key has a TTL (its remaining time is not compared: it ticks). */
   expires: boolean;
-  /** DUMP of the value, hex. */
+  /** The value: DUMP in hex, or for hashes and sets their sorted contents as JSON. */
   dump: string;
 }
 
@@ -51,6 +53,19 @@ export async function snapshotRedis(client: Redis, options: SnapshotOptions = {}
       });
     });
   }
+  const unordered = [...snapshot].filter(([, s]) => s.type === 'hash' || s.type === 'set');
+  const p = client.pipeline();
+  for (const [key, s] of unordered) {
+    if (s.type === 'hash') p.hgetall(key);
+    else p.smembers(key);
+  }
+  const contents = (await p.exec()) ?? [];
+  unordered.forEach(([, s], i) => {
+    const [err, value] = contents[i] ?? [null, null];
+    if (err) throw err;
+    const sorted = Array.isArray(value) ? [...value].sort() : Object.entries(value ?? {}).sort();
+    s.dump = JSON.stringify(sorted);
+  });
   return snapshot;
 }
 

@@ -101,10 +101,10 @@ export async function idempotent(
   defineScripts(redis, SCRIPTS);
   const r = redis as IdemRedis;
   const k = idempotencyKey(key);
-  const record = (attempt: Attempt | Stored, answer?: Answer) =>
+  const record = (attempt: Attempt, answer?: Answer) =>
     JSON.stringify({
       fingerprint: print,
-      attempt: 'ticket' in attempt ? attempt.ticket : attempt.attempt,
+      attempt: attempt.ticket,
       deadline: attempt.deadline,
       answer,
     } satisfies Stored);
@@ -124,12 +124,10 @@ export async function idempotent(
     if (now > finalAt) {
       // The holder's attempt is over in Redis' clock, whether its request is alive or not: settle
       // the key with what it did, then go round (and find that answer, or claim the freed key).
-      const answer = await order.resolve({
-        ticket: stored.attempt,
-        deadline: stored.deadline,
-        fence: stored.deadline,
-      });
-      await r.flashsaleIdempotencySettle(k, stored.attempt, answer ? record(stored, answer) : '');
+      // Its deadline bounds every reservation it sent, so it is its fence too.
+      const holder: Attempt = { ticket: stored.attempt, deadline: stored.deadline, fence: stored.deadline };
+      const answer = await order.resolve(holder);
+      await r.flashsaleIdempotencySettle(k, holder.ticket, answer ? record(holder, answer) : '');
       continue;
     }
     if (Date.now() > giveUpAt) throw new RequestInProgressError();

@@ -24,12 +24,19 @@ export async function abandonedChanges(redis: Redis, ageMs: number, now = Date.n
   const found: string[] = [];
   const stream = redis.scanStream({ match: 'sale:{*}', type: 'hash', count: 500 });
   for await (const keys of stream as AsyncIterable<string[]>) {
-    for (const key of keys) {
+    const sales = keys.flatMap((key) => {
       const productId = SALE_HASH.exec(key)?.[1];
-      if (!productId) continue;
-      const pending = parsePending(await redis.hget(key, 'pending'));
-      if (pending && now - pending.since >= ageMs) found.push(productId);
-    }
+      return productId ? [{ key, productId }] : [];
+    });
+    const p = redis.pipeline();
+    for (const s of sales) p.hget(s.key, 'pending');
+    const replies = (await p.exec()) ?? [];
+    sales.forEach((s, i) => {
+      const [err, raw] = replies[i] ?? [null, null];
+      if (err) throw err;
+      const pending = parsePending(raw as string | null);
+      if (pending && now - pending.since >= ageMs) found.push(s.productId);
+    });
   }
   return found;
 }

@@ -1,27 +1,26 @@
-// Lua scripts of the fair, read-write and multi-master locks, with the argument lists they take. The
-// fair and read-write scripts share their waiter-queue code (scripts/queue.lua) and the read-write ones
-// their state code (scripts/rw-lib.lua): each library is prepended to the script body at load time, so
-// every script stays one self-contained EVAL.
-import { readFileSync } from 'node:fs';
+// Lua scripts of the fair, read-write and multi-master locks, with the argument lists they take. They
+// share their waiter-queue code (scripts/queue.lua), the read-write ones their state code
+// (scripts/rw-lib.lua) and the releases the unlock latch (scripts/latch.lua): each library is
+// prepended to the script body at load time, so every script stays one self-contained EVAL.
 import type { Redis } from 'ioredis';
-import { defineScripts, type LuaScript, replyInt } from '../redis/lua.ts';
+import { defineScripts, type LuaScript, luaScript, replyInt } from '../redis/lua.ts';
 import { fairKeys, redlockKeys, rwKeys, wakeChannelPrefix } from './keys.ts';
 import type { AcquireMode, LockRedis, ReleaseMode } from './scripts.ts';
 
-const lib = (file: string) => readFileSync(new URL(`./scripts/${file}`, import.meta.url), 'utf8');
+const file = (name: string) => new URL(`./scripts/${name}`, import.meta.url);
 
-function withLibs(name: string, numberOfKeys: number, file: string, libs: string[]): LuaScript {
-  return { name, numberOfKeys, source: [...libs.map(lib), lib(file)].join('\n') };
+function withLibs(name: string, numberOfKeys: number, script: string, libs: string[]): LuaScript {
+  return luaScript(name, numberOfKeys, file(script), libs.map(file));
 }
 
 export const FAMILY_SCRIPTS = [
   withLibs('flashsaleFairAcquire', 5, 'fair-acquire.lua', ['queue.lua']),
-  withLibs('flashsaleFairRelease', 7, 'fair-release.lua', ['queue.lua']),
+  withLibs('flashsaleFairRelease', 7, 'fair-release.lua', ['queue.lua', 'latch.lua']),
   withLibs('flashsaleRwAcquire', 6, 'rw-acquire.lua', ['queue.lua', 'rw-lib.lua']),
-  withLibs('flashsaleRwRelease', 8, 'rw-release.lua', ['queue.lua', 'rw-lib.lua']),
+  withLibs('flashsaleRwRelease', 8, 'rw-release.lua', ['queue.lua', 'rw-lib.lua', 'latch.lua']),
   withLibs('flashsaleRwRenew', 2, 'rw-renew.lua', ['queue.lua', 'rw-lib.lua']),
   withLibs('flashsaleRedlockAcquire', 6, 'redlock-acquire.lua', ['queue.lua']),
-  withLibs('flashsaleRedlockRelease', 7, 'redlock-release.lua', ['queue.lua']),
+  withLibs('flashsaleRedlockRelease', 7, 'redlock-release.lua', ['queue.lua', 'latch.lua']),
 ] as const;
 
 type Arg = string | number;

@@ -6,7 +6,9 @@ import { lockKeys, wakeChannelPrefix } from './keys.ts';
 
 export const LOCK_SCRIPTS = [
   luaScript('flashsaleLockAcquire', 7, new URL('./scripts/acquire.lua', import.meta.url)),
-  luaScript('flashsaleLockRelease', 8, new URL('./scripts/release.lua', import.meta.url)),
+  luaScript('flashsaleLockRelease', 8, new URL('./scripts/release.lua', import.meta.url), [
+    new URL('./scripts/latch.lua', import.meta.url),
+  ]),
   luaScript('flashsaleLockRenew', 2, new URL('./scripts/renew.lua', import.meta.url)),
 ] as const;
 

@@ -11,8 +11,12 @@ export interface LuaScript {
   source: string;
 }
 
-export function luaScript(name: string, numberOfKeys: number, file: URL): LuaScript {
-  return { name, numberOfKeys, source: readFileSync(file, 'utf8') };
+/**
+ * A script from its file; `libs` (files of shared local functions) are prepended, so the script stays
+ * one self-contained EVAL.
+ */
+export function luaScript(name: string, numberOfKeys: number, file: URL, libs: URL[] = []): LuaScript {
+  return { name, numberOfKeys, source: [...libs, file].map((f) => readFileSync(f, 'utf8')).join('\n') };
 }
 
 export function defineScripts(redis: Redis, scripts: readonly LuaScript[]): void {

@@ -20,14 +20,9 @@
 local owner = ARGV[1]
 local mode = ARGV[3]
 
-local latched = redis.call('get', KEYS[7])
+local latched, latch = unlock_latch(KEYS[7], ARGV[5])
 if latched then
-  return tonumber(latched)
-end
-
-local function latch(result)
-  redis.call('set', KEYS[7], result, 'px', ARGV[5])
-  return result
+  return latched
 end
 
 local Q = {queue = KEYS[4], deadlines = KEYS[5], info = KEYS[6], wake = ARGV[4], name = ARGV[6]}

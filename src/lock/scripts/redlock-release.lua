@@ -23,9 +23,9 @@
 -- Returns nil when the owner does not hold the lock here, 0 when holds remain, 1 when released.
 local owner = ARGV[1]
 local mode = ARGV[4]
-local latched = redis.call('get', KEYS[3])
+local latched, latch = unlock_latch(KEYS[3], ARGV[3])
 if latched then
-  return tonumber(latched)
+  return latched
 end
 
 local Q = {queue = KEYS[4], deadlines = KEYS[5], info = KEYS[6], wake = ARGV[5], name = ARGV[6]}
@@ -68,8 +68,7 @@ end
 local count = redis.call('hincrby', KEYS[1], owner, -1)
 if count > 0 then
   redis.call('pexpire', KEYS[1], ARGV[2])
-  redis.call('set', KEYS[3], 0, 'px', ARGV[3])
-  return 0
+  return latch(0)
 end
 redis.call('del', KEYS[1])
 pass_on()

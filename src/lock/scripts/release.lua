@@ -24,14 +24,9 @@
 local owner = ARGV[1]
 local mode = ARGV[3]
 
-local latched = redis.call('get', KEYS[6])
+local latched, latch = unlock_latch(KEYS[6], ARGV[5])
 if latched then
-  return tonumber(latched)
-end
-
-local function latch(result)
-  redis.call('set', KEYS[6], result, 'px', ARGV[5])
-  return result
+  return latched
 end
 
 local function handOff()

@@ -21,14 +21,9 @@ local owner = ARGV[1]
 local mode = ARGV[3]
 local member = ARGV[2] .. ':' .. owner
 
-local latched = redis.call('get', KEYS[7])
+local latched, latch = unlock_latch(KEYS[7], ARGV[5])
 if latched then
-  return tonumber(latched)
-end
-
-local function latch(result)
-  redis.call('set', KEYS[7], result, 'px', ARGV[5])
-  return result
+  return latched
 end
 
 local L = {lock = KEYS[1], holds = KEYS[2], token = KEYS[3]}

@@ -9,6 +9,7 @@ import {
   LockUnavailableError,
   lockKeys,
 } from '../src/lock/index.ts';
+import { until } from './support/async.ts';
 import { useLockServer } from './support/lock.ts';
 import { RedisServer } from './support/redis-server.ts';
 
@@ -219,15 +220,18 @@ describe('waiting', () => {
     const { redis } = newClient();
     const h = await holder.acquire('fifo', { leaseMs: 10_000 });
     const order: number[] = [];
-    const waiters = [0, 1, 2, 3, 4].map(async (i) => {
-      await sleep(i * 30);
+    const waiters: Promise<void>[] = [];
+    // Each waiter starts once the one before it is queued, so the queue order is known.
+    for (const i of [0, 1, 2, 3, 4]) {
       const c = newClient().client;
-      const w = await c.acquire('fifo', { waitMs: 10_000, leaseMs: 5000 });
-      order.push(i);
-      await sleep(20);
-      await w.release();
-    });
-    await sleep(250);
+      waiters.push(
+        c.acquire('fifo', { waitMs: 10_000, leaseMs: 5000 }).then(async (w) => {
+          order.push(i);
+          await w.release();
+        }),
+      );
+      await until(`waiter ${i} queued`, async () => (await redis.zcard(lockKeys('fifo').queue)) === i + 1);
+    }
     await redis.config('RESETSTAT');
     await h.release();
     await Promise.all(waiters);

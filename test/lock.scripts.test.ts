@@ -7,6 +7,15 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
+import {
+  fairAcquireScript,
+  fairReleaseScript,
+  redlockAcquireScript,
+  redlockReleaseScript,
+  rwAcquireScript,
+  rwReleaseScript,
+  rwRenewScript,
+} from '../src/lock/family-scripts.ts';
 import { lockKeys } from '../src/lock/index.ts';
 import {
   type AcquireRequest,
@@ -696,4 +705,29 @@ describe('fencing counter', () => {
     await grab('d');
     assert.deepEqual(seen, [1, 2, 3, 4, 5]);
   });
+});
+
+describe('sibling scripts take their arguments in one order', () => {
+  const families = {
+    acquire: [acquireScript, fairAcquireScript, rwAcquireScript, redlockAcquireScript],
+    release: [releaseScript, fairReleaseScript, rwReleaseScript, redlockReleaseScript],
+    renew: [renewScript, rwRenewScript],
+  };
+  for (const [family, scripts] of Object.entries(families)) {
+    it(`${family}: an argument two scripts share has one ARGV position; shared keys come in one order`, () => {
+      for (const a of scripts) {
+        for (const b of scripts) {
+          for (const [i, arg] of a.args.entries()) {
+            const j = (b.args as readonly string[]).indexOf(arg);
+            assert.ok(
+              j === -1 || j === i,
+              `${arg}: ARGV[${i + 1}] in ${a.name}, ARGV[${j + 1}] in ${b.name}`,
+            );
+          }
+          const shared = (x: readonly string[], y: readonly string[]) => x.filter((k) => y.includes(k));
+          assert.deepEqual(shared(a.keys, b.keys), shared(b.keys, a.keys), `${a.name} / ${b.name} keys`);
+        }
+      }
+    });
+  }
 });

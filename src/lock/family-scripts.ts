@@ -38,7 +38,7 @@ const parseRenewed = (reply: unknown): boolean => replyInt(reply) === 1;
 export const fairAcquireScript = typedScript({
   name: 'flashsaleFairAcquire',
   file: file('fair-acquire.lua'),
-  keys: ['lock', 'token', 'queue', 'deadlines', 'waiters'],
+  keys: ['lock', 'token', 'queue', 'waiters', 'deadlines'],
   args: ['leaseMs', 'owner', 'mode', 'clientId', 'eligibleMs', 'heartbeatMs', 'wakePrefix', 'name'],
   parse: parseQueuedReply,
 });
@@ -46,24 +46,24 @@ export const fairAcquireScript = typedScript({
 export const fairReleaseScript = typedScript({
   name: 'flashsaleFairRelease',
   file: file('fair-release.lua'),
-  keys: ['lock', 'channel', 'token', 'queue', 'deadlines', 'waiters', 'latch'],
-  args: ['owner', 'leaseMs', 'mode', 'wakePrefix', 'latchTtlMs', 'name'],
+  keys: ['lock', 'channel', 'latch', 'token', 'queue', 'waiters', 'deadlines'],
+  args: ['owner', 'mode', 'latchTtlMs', 'wakePrefix', 'name', 'leaseMs'],
   parse: parseReleaseReply,
 });
 
 export const rwAcquireScript = typedScript({
   name: 'flashsaleRwAcquire',
   file: file('rw-acquire.lua'),
-  keys: ['lock', 'holds', 'token', 'queue', 'deadlines', 'waiters'],
-  args: ['leaseMs', 'owner', 'mode', 'kind', 'clientId', 'eligibleMs', 'heartbeatMs', 'wakePrefix', 'name'],
+  keys: ['lock', 'token', 'queue', 'waiters', 'deadlines', 'holds'],
+  args: ['leaseMs', 'owner', 'mode', 'clientId', 'eligibleMs', 'heartbeatMs', 'wakePrefix', 'name', 'kind'],
   parse: parseQueuedReply,
 });
 
 export const rwReleaseScript = typedScript({
   name: 'flashsaleRwRelease',
   file: file('rw-release.lua'),
-  keys: ['lock', 'holds', 'token', 'queue', 'deadlines', 'waiters', 'latch', 'channel'],
-  args: ['owner', 'kind', 'mode', 'wakePrefix', 'latchTtlMs', 'name'],
+  keys: ['lock', 'channel', 'latch', 'token', 'queue', 'waiters', 'deadlines', 'holds'],
+  args: ['owner', 'mode', 'latchTtlMs', 'wakePrefix', 'name', 'kind'],
   parse: parseReleaseReply,
 });
 
@@ -78,7 +78,7 @@ export const rwRenewScript = typedScript({
 export const redlockAcquireScript = typedScript({
   name: 'flashsaleRedlockAcquire',
   file: file('redlock-acquire.lua'),
-  keys: ['lock', 'token', 'queue', 'deadlines', 'waiters', 'reservation'],
+  keys: ['lock', 'token', 'queue', 'waiters', 'deadlines', 'reservation'],
   args: ['leaseMs', 'owner', 'mode', 'clientId', 'eligibleMs', 'heartbeatMs', 'wakePrefix', 'name'],
   parse: parseAcquireReply,
 });
@@ -86,8 +86,8 @@ export const redlockAcquireScript = typedScript({
 export const redlockReleaseScript = typedScript({
   name: 'flashsaleRedlockRelease',
   file: file('redlock-release.lua'),
-  keys: ['lock', 'channel', 'latch', 'queue', 'deadlines', 'waiters', 'reservation'],
-  args: ['owner', 'leaseMs', 'latchTtlMs', 'mode', 'wakePrefix', 'name', 'reservationMs'],
+  keys: ['lock', 'channel', 'latch', 'queue', 'waiters', 'deadlines', 'reservation'],
+  args: ['owner', 'mode', 'latchTtlMs', 'wakePrefix', 'name', 'leaseMs', 'reservationMs'],
   parse: parseReleaseReply,
 });
 

@@ -47,8 +47,8 @@ export const acquireScript = typedScript({
 export const releaseScript = typedScript({
   name: 'flashsaleLockRelease',
   file: file('release.lua'),
-  keys: ['lock', 'channel', 'token', 'queue', 'waiters', 'latch', 'handed', 'ours'],
-  args: ['owner', 'leaseMs', 'mode', 'wakePrefix', 'latchTtlMs', 'name', 'waitId'],
+  keys: ['lock', 'channel', 'latch', 'token', 'queue', 'waiters', 'handed', 'ours'],
+  args: ['owner', 'mode', 'latchTtlMs', 'wakePrefix', 'name', 'leaseMs', 'waitId'],
   parse: parseReleaseReply,
 });
 

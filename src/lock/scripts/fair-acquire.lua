@@ -6,8 +6,8 @@
 -- KEYS[1] lock: hash (the lock name)
 -- KEYS[2] token: fencing token counter (the reentrant lock's, so tokens stay monotonic per name)
 -- KEYS[3] queue: zset owner -> ticket
--- KEYS[4] deadlines: zset owner -> server ms
--- KEYS[5] waiters: waiter info: hash owner -> "x|<clientId>|<leaseMs>|<wakeAtMs>"
+-- KEYS[4] waiters: waiter info: hash owner -> "x|<clientId>|<leaseMs>|<wakeAtMs>"
+-- KEYS[5] deadlines: zset owner -> server ms
 -- ARGV[1] leaseMs: lease in ms
 -- ARGV[2] owner: id
 -- ARGV[3] mode: "try" (never queue), "wait" (queue if not acquired), "retry" (a queued waiter asking again)
@@ -20,7 +20,7 @@
 -- asked only for a grant found by a retry), else {0, pttl, wakeInMs}: the holder's PTTL and when the
 -- caller should ask again (the head: when the holder's lease may lapse; the others: their heartbeat).
 --- @include "queue.lua"
-local Q = {queue = KEYS[3], deadlines = KEYS[4], info = KEYS[5], wake = ARGV[7], name = ARGV[8]}
+local Q = {queue = KEYS[3], deadlines = KEYS[5], info = KEYS[4], wake = ARGV[7], name = ARGV[8]}
 local lease = tonumber(ARGV[1])
 local owner = ARGV[2]
 local mode = ARGV[3]

@@ -6,36 +6,36 @@
 --
 -- KEYS[1] lock: hash
 -- KEYS[2] channel: Redisson unlock channel: redisson_lock__channel:{name}
--- KEYS[3] token: fencing token counter
--- KEYS[4] queue: (see fair-acquire.lua)
--- KEYS[5] deadlines: deadlines
+-- KEYS[3] latch: unlock latch for this request
+-- KEYS[4] token: fencing token counter
+-- KEYS[5] queue: (see fair-acquire.lua)
 -- KEYS[6] waiters: waiter info
--- KEYS[7] latch: unlock latch for this request
+-- KEYS[7] deadlines: deadlines
 -- ARGV[1] owner: id
--- ARGV[2] leaseMs: lease in ms to keep while re-entry holds remain
--- ARGV[3] mode: "release"; "cancel" (a waiter giving up: leave the queue, and release a lock granted to
+-- ARGV[2] mode: "release"; "cancel" (a waiter giving up: leave the queue, and release a lock granted to
 --         it meanwhile); "force" (delete whoever holds it)
+-- ARGV[3] latchTtlMs: unlock latch ttl in ms
 -- ARGV[4] wakePrefix: wake channel prefix
--- ARGV[5] latchTtlMs: unlock latch ttl in ms
--- ARGV[6] name: lock name, echoed in wake messages
+-- ARGV[5] name: lock name, echoed in wake messages
+-- ARGV[6] leaseMs: lease in ms to keep while re-entry holds remain
 -- Returns nil when the owner does not hold the lock, 0 when holds remain, 1 when released.
 --- @include "queue.lua"
 --- @include "latch.lua"
 local owner = ARGV[1]
-local mode = ARGV[3]
+local mode = ARGV[2]
 
-local latched, latch = unlock_latch(KEYS[7], ARGV[5])
+local latched, latch = unlock_latch(KEYS[3], ARGV[3])
 if latched then
   return latched
 end
 
-local Q = {queue = KEYS[4], deadlines = KEYS[5], info = KEYS[6], wake = ARGV[4], name = ARGV[6]}
+local Q = {queue = KEYS[5], deadlines = KEYS[7], info = KEYS[6], wake = ARGV[4], name = ARGV[5]}
 local now = now_ms()
 q_purge(Q, now)
 
 -- A free lock goes to the oldest live waiter; returns false when nobody took it.
 local function settle()
-  if redis.call('exists', KEYS[1]) == 0 and not q_grant_hash(Q, KEYS[1], KEYS[3], now) then
+  if redis.call('exists', KEYS[1]) == 0 and not q_grant_hash(Q, KEYS[1], KEYS[4], now) then
     return false
   end
   q_wake_head(Q, redis.call('pttl', KEYS[1]), now)
@@ -69,7 +69,7 @@ if redis.call('hexists', KEYS[1], owner) == 0 then
 end
 local count = redis.call('hincrby', KEYS[1], owner, -1)
 if count > 0 then
-  redis.call('pexpire', KEYS[1], ARGV[2])
+  redis.call('pexpire', KEYS[1], ARGV[6])
   return latch(0)
 end
 return latch(free())

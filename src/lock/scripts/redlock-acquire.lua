@@ -6,8 +6,8 @@
 -- KEYS[1] lock: hash (the lock name)
 -- KEYS[2] token: fencing token counter of this master
 -- KEYS[3] queue: zset owner -> ticket
--- KEYS[4] deadlines: zset owner -> server ms
--- KEYS[5] waiters: waiter info: hash owner -> "m|<clientId>|<leaseMs>|<wakeAtMs>"
+-- KEYS[4] waiters: waiter info: hash owner -> "m|<clientId>|<leaseMs>|<wakeAtMs>"
+-- KEYS[5] deadlines: zset owner -> server ms
 -- KEYS[6] reservation: string owner, PX = how long a freed lock is kept for the woken head
 -- ARGV[1] leaseMs: lease in ms
 -- ARGV[2] owner: id
@@ -20,7 +20,7 @@
 -- ARGV[8] name: lock name, echoed in wake messages
 -- Returns {token, holdCount} when taken here, else how long until it may be free here (ms).
 --- @include "queue.lua"
-local Q = {queue = KEYS[3], deadlines = KEYS[4], info = KEYS[5], wake = ARGV[7], name = ARGV[8]}
+local Q = {queue = KEYS[3], deadlines = KEYS[5], info = KEYS[4], wake = ARGV[7], name = ARGV[8]}
 local lease = tonumber(ARGV[1])
 local owner = ARGV[2]
 local mode = ARGV[3]

@@ -10,29 +10,29 @@
 -- KEYS[2] channel: Redisson unlock channel: redisson_lock__channel:{name}
 -- KEYS[3] latch: unlock latch for this request
 -- KEYS[4] queue: (see redlock-acquire.lua)
--- KEYS[5] deadlines: deadlines
--- KEYS[6] waiters: waiter info
+-- KEYS[5] waiters: waiter info
+-- KEYS[6] deadlines: deadlines
 -- KEYS[7] reservation: reservation
 -- ARGV[1] owner: id
--- ARGV[2] leaseMs: lease in ms to keep while re-entry holds remain
--- ARGV[3] latchTtlMs: unlock latch ttl in ms
--- ARGV[4] mode: "release" (and leave the queue); "rollback" (undo a refused round, keep the queue
+-- ARGV[2] mode: "release" (and leave the queue); "rollback" (undo a refused round, keep the queue
 --         place; a waiter that is itself the head wakes nobody: it asks again on its own);
 --         "cancel" (a waiter giving up: leave the queue, pass on a reservation held for it)
--- ARGV[5] wakePrefix: wake channel prefix
--- ARGV[6] name: lock name, echoed in wake messages
+-- ARGV[3] latchTtlMs: unlock latch ttl in ms
+-- ARGV[4] wakePrefix: wake channel prefix
+-- ARGV[5] name: lock name, echoed in wake messages
+-- ARGV[6] leaseMs: lease in ms to keep while re-entry holds remain
 -- ARGV[7] reservationMs: reservation in ms
 -- Returns nil when the owner does not hold the lock here, 0 when holds remain, 1 when released.
 --- @include "queue.lua"
 --- @include "latch.lua"
 local owner = ARGV[1]
-local mode = ARGV[4]
+local mode = ARGV[2]
 local latched, latch = unlock_latch(KEYS[3], ARGV[3])
 if latched then
   return latched
 end
 
-local Q = {queue = KEYS[4], deadlines = KEYS[5], info = KEYS[6], wake = ARGV[5], name = ARGV[6]}
+local Q = {queue = KEYS[4], deadlines = KEYS[6], info = KEYS[5], wake = ARGV[4], name = ARGV[5]}
 local now = now_ms()
 q_purge(Q, now)
 if mode ~= 'rollback' then
@@ -71,7 +71,7 @@ if redis.call('hexists', KEYS[1], owner) == 0 then
 end
 local count = redis.call('hincrby', KEYS[1], owner, -1)
 if count > 0 then
-  redis.call('pexpire', KEYS[1], ARGV[2])
+  redis.call('pexpire', KEYS[1], ARGV[6])
   return latch(0)
 end
 redis.call('del', KEYS[1])

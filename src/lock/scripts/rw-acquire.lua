@@ -5,29 +5,29 @@
 -- behind it (no barging), and a writer waits at most for the holds present when it queued.
 --
 -- KEYS[1] lock: hash (the lock name)
--- KEYS[2] holds: zset "r:<owner>" / "w:<owner>" -> server ms when the hold lapses
--- KEYS[3] token: fencing token counter
--- KEYS[4] queue: zset owner -> ticket
+-- KEYS[2] token: fencing token counter
+-- KEYS[3] queue: zset owner -> ticket
+-- KEYS[4] waiters: waiter info: hash owner -> "<r|w>|<clientId>|<leaseMs>|<wakeAtMs>"
 -- KEYS[5] deadlines: zset owner -> server ms
--- KEYS[6] waiters: waiter info: hash owner -> "<r|w>|<clientId>|<leaseMs>|<wakeAtMs>"
+-- KEYS[6] holds: zset "r:<owner>" / "w:<owner>" -> server ms when the hold lapses
 -- ARGV[1] leaseMs: lease in ms
 -- ARGV[2] owner: id
 -- ARGV[3] mode: "try" (never queue), "wait" (queue if not acquired), "retry" (a queued waiter asking again)
--- ARGV[4] kind: "r" (read) or "w" (write)
--- ARGV[5] clientId: client id (names the waiter's wake channel)
--- ARGV[6] eligibleMs: ms the waiter stays eligible from now (its remaining wait, capped): its deadline
--- ARGV[7] heartbeatMs: heartbeat: the longest a queued waiter sleeps before asking again (ms)
--- ARGV[8] wakePrefix: wake channel prefix
--- ARGV[9] name: lock name, echoed in wake messages
+-- ARGV[4] clientId: client id (names the waiter's wake channel)
+-- ARGV[5] eligibleMs: ms the waiter stays eligible from now (its remaining wait, capped): its deadline
+-- ARGV[6] heartbeatMs: heartbeat: the longest a queued waiter sleeps before asking again (ms)
+-- ARGV[7] wakePrefix: wake channel prefix
+-- ARGV[8] name: lock name, echoed in wake messages
+-- ARGV[9] kind: "r" (read) or "w" (write)
 -- Returns {1, token, holdCount, grantedMs} when acquired; {0, blockedMs, wakeInMs} when not (how long
 -- the blocking holds may last, and when to ask again); {-1, 0, 0} for an upgrade (read -> write).
 --- @include "rw-lib.lua"
-local L = {lock = KEYS[1], holds = KEYS[2], token = KEYS[3]}
-local Q = {queue = KEYS[4], deadlines = KEYS[5], info = KEYS[6], wake = ARGV[8], name = ARGV[9]}
+local L = {lock = KEYS[1], holds = KEYS[6], token = KEYS[2]}
+local Q = {queue = KEYS[3], deadlines = KEYS[5], info = KEYS[4], wake = ARGV[7], name = ARGV[8]}
 local lease = tonumber(ARGV[1])
 local owner = ARGV[2]
 local mode = ARGV[3]
-local kind = ARGV[4]
+local kind = ARGV[9]
 local member = kind .. ':' .. owner
 local now = now_ms()
 rw_purge(L, now)
@@ -77,11 +77,11 @@ local blocked = rw_blocked_ms(L, kind, now)
 if mode == 'try' then
   return {0, blocked, 0}
 end
-local heartbeat = tonumber(ARGV[7])
+local heartbeat = tonumber(ARGV[6])
 local first = q_head(Q)
 local wakeIn = heartbeat
 if not first or first == owner then
   wakeIn = math.min(math.max(blocked, 1), heartbeat)
 end
-q_enqueue(Q, owner, kind, ARGV[5], lease, tonumber(ARGV[6]), now + wakeIn, now)
+q_enqueue(Q, owner, kind, ARGV[4], lease, tonumber(ARGV[5]), now + wakeIn, now)
 return {0, blocked, wakeIn}

@@ -4,34 +4,34 @@
 -- the write lock while holding the read lock leaves a read hold: the downgrade.
 --
 -- KEYS[1] lock: hash
--- KEYS[2] holds: zset
--- KEYS[3] token: fencing token counter
--- KEYS[4] queue: (see rw-acquire.lua)
--- KEYS[5] deadlines: deadlines
+-- KEYS[2] channel: Redisson unlock channel (published "0" when the lock ends with nobody queued)
+-- KEYS[3] latch: unlock latch for this request
+-- KEYS[4] token: fencing token counter
+-- KEYS[5] queue: (see rw-acquire.lua)
 -- KEYS[6] waiters: waiter info
--- KEYS[7] latch: unlock latch for this request
--- KEYS[8] channel: Redisson unlock channel (published "0" when the lock ends with nobody queued)
+-- KEYS[7] deadlines: deadlines
+-- KEYS[8] holds: zset
 -- ARGV[1] owner: id
--- ARGV[2] kind: "r" or "w"
--- ARGV[3] mode: "release"; "cancel" (a waiter giving up: leave the queue, and release a hold granted to
+-- ARGV[2] mode: "release"; "cancel" (a waiter giving up: leave the queue, and release a hold granted to
 --         it meanwhile); "force" (end every hold)
+-- ARGV[3] latchTtlMs: unlock latch ttl in ms
 -- ARGV[4] wakePrefix: wake channel prefix
--- ARGV[5] latchTtlMs: unlock latch ttl in ms
--- ARGV[6] name: lock name, echoed in wake messages
+-- ARGV[5] name: lock name, echoed in wake messages
+-- ARGV[6] kind: "r" or "w"
 -- Returns nil when the owner does not hold that kind, 0 when holds of it remain, 1 when released.
 --- @include "rw-lib.lua"
 --- @include "latch.lua"
 local owner = ARGV[1]
-local mode = ARGV[3]
-local member = ARGV[2] .. ':' .. owner
+local mode = ARGV[2]
+local member = ARGV[6] .. ':' .. owner
 
-local latched, latch = unlock_latch(KEYS[7], ARGV[5])
+local latched, latch = unlock_latch(KEYS[3], ARGV[3])
 if latched then
   return latched
 end
 
-local L = {lock = KEYS[1], holds = KEYS[2], token = KEYS[3]}
-local Q = {queue = KEYS[4], deadlines = KEYS[5], info = KEYS[6], wake = ARGV[4], name = ARGV[6]}
+local L = {lock = KEYS[1], holds = KEYS[8], token = KEYS[4]}
+local Q = {queue = KEYS[5], deadlines = KEYS[7], info = KEYS[6], wake = ARGV[4], name = ARGV[5]}
 local now = now_ms()
 rw_purge(L, now)
 q_purge(Q, now)
@@ -39,7 +39,7 @@ q_purge(Q, now)
 local function settle()
   rw_settle(Q, L, now)
   if redis.call('exists', L.lock) == 0 then
-    redis.call('publish', KEYS[8], 0)
+    redis.call('publish', KEYS[2], 0)
   end
 end
 

@@ -1,8 +1,14 @@
--- Server time helpers for the lock scripts (an include): every deadline and lapse is
--- counted on the Redis server's clock, never a client's.
+-- Server time helpers of the lock scripts (an include): deadlines and lapses are counted on the Redis
+-- server's clock, never a client's.
+
+-- The server's time in milliseconds and in microseconds.
+local function now_ms_us()
+  local t = redis.call('time')
+  local s, us = tonumber(t[1]), tonumber(t[2])
+  return s * 1000 + math.floor(us / 1000), s * 1000000 + us
+end
 
 -- The server's time in milliseconds.
 local function now_ms()
-  local t = redis.call('time')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  return (now_ms_us())
 end

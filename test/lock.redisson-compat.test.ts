@@ -10,10 +10,11 @@ import { performance } from 'node:perf_hooks';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
-import { LOCK_SCRIPTS, type LockHandle, lockKeys } from '../src/lock/index.ts';
+import { type LockHandle, lockKeys } from '../src/lock/index.ts';
 import {
   acquireInput,
   acquireScript,
+  LOCK_SCRIPTS,
   parseAcquireReply,
   parseReleaseReply,
   releaseInput,

@@ -1,6 +1,5 @@
-// The reentrant lock client: Redisson's lock layout and scripts, plus fencing tokens, a per-client
-// watchdog, and waiting without polling — a release hands the lock to exactly one queued waiter and
-// tells only that waiter's process; a holder's PTTL is the fallback if a message is lost.
+// The reentrant lock client: Redisson's lock layout plus fencing tokens, a per-client watchdog, and
+// waiting without polling (a release hands the lock to one queued waiter and tells only its process).
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
@@ -26,6 +25,7 @@ import { waitTurn, withDeadline } from './waiting.ts';
 import { WakeHub } from './wake-hub.ts';
 import { Watchdog } from './watchdog.ts';
 
+/** Options of a LockClient; every one is optional. */
 export interface LockClientOptions {
   /** Identifies this client in owner ids (`<clientId>:<n>`); a random UUID by default. */
   clientId?: string;
@@ -53,6 +53,7 @@ export type LockEvent =
   | { type: 'timeout'; name: string; waitMs: number }
   | { type: 'released'; name: string; heldMs: number };
 
+/** Options of one acquisition (acquire, tryAcquire, withLock). */
 export interface AcquireOptions {
   /** How long to wait for the lock (monotonic ms). acquire(): forever by default; tryAcquire(): 0. */
   waitMs?: number;
@@ -64,6 +65,7 @@ export interface AcquireOptions {
   owner?: string;
 }
 
+/** Options of runGuarded: an explicit lease is required (the hold is not renewed). */
 export interface GuardedOptions extends AcquireOptions {
   leaseMs: number;
   /**
@@ -99,6 +101,22 @@ function checkLease(ms: number): void {
     throw new RangeError(`lease must be a positive integer of ms, got ${ms}`);
 }
 
+/**
+ * Reentrant distributed locks on one Redis, compatible with Redisson's `getLock(name)` (same hash layout,
+ * same unlock channel): a Java service and this client exclude each other on the same name.
+ *
+ * Each acquisition gets a fencing token, strictly increasing per lock name. By default the owner is the
+ * current async call chain, so a nested `withLock` in the holder's chain re-enters. Without `leaseMs`
+ * a watchdog renews the lock every `watchdogLeaseMs / 3` while it is held. A waiter is queued in Redis
+ * and the release hands the lock straight to the oldest live waiter, telling only that waiter's client.
+ *
+ * @example
+ * const locks = new LockClient(new Redis());
+ * await locks.withLock('orders:42', { waitMs: 1000 }, async (hold) => {
+ *   await writeWithFence(hold.token); // hold.signal aborts if the lock is lost
+ * });
+ * await locks.close();
+ */
 export class LockClient implements HandleOwner {
   readonly clientId: string;
   readonly watchdogLeaseMs: number;
@@ -168,7 +186,16 @@ export class LockClient implements HandleOwner {
    * Acquire, caller's commands, release — in one pipelined round trip when the lock is free. The
    * commands `build` queues run whether or not the acquire succeeded, so they must check ownership
    * themselves (as the stock decrement does). When the lock is held, waits for the hand-off and
-   * runs them again with the fencing token. Resolves to the replies of the caller's commands.
+   * runs them again with the fencing token. Resolves to the replies of the caller's commands;
+   * LockAcquireTimeoutError when `waitMs` (default 0) runs out.
+   *
+   * A pipeline ioredis re-sends after a lost reply is safe: the re-sent acquire sees that its paired
+   * release already ran and takes nothing, and the re-sent release is answered from its latch.
+   *
+   * @example
+   * const [reply] = await locks.runGuarded('stock:7', { leaseMs: 2000, waitMs: 500 }, (p, hold) => {
+   *   decrementScript.run(p, { lock: 'stock:7', owner: hold.owner, token: hold.token ?? '' });
+   * });
    */
   async runGuarded(
     name: string,

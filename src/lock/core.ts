@@ -1,6 +1,5 @@
-// What a LockClient shares with the other lock kinds built on it (fair, read-write): its identity,
-// its command connection with the scripts defined, its one subscriber (WakeHub) and its one batched
-// watchdog. Package-internal; users hold a LockClient and pass it to the kinds' constructors.
+// What a LockClient shares with the lock kinds built on it (fair, read-write): identity, command
+// connection, subscriber and watchdog. Package-internal: users pass the LockClient itself.
 import type { Redis } from 'ioredis';
 import type { WakeHub } from './wake-hub.ts';
 import type { Watchdog } from './watchdog.ts';

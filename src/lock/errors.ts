@@ -1,6 +1,7 @@
 // Typed lock errors, each with a stable code so callers branch on `code`, not on message text.
 import { FlashsaleError } from '../errors.ts';
 
+/** Base of every lock error; branch on `code`. */
 export class LockError extends FlashsaleError {}
 
 /** The wait budget ran out while another owner held the lock. */

@@ -1,16 +1,5 @@
-// Fair lock: strict FIFO in the order waiters first asked, like ZooKeeper's sequential nodes or etcd's
-// revisions (seed 001 §2–3), on the reentrant lock's Redis layout.
-//
-// - Order: each waiter gets a ticket on its first ask and keeps it while it keeps asking; nobody takes
-//   a free lock while a live waiter holds an earlier ticket — no barging, tryAcquire included.
-// - No herd: a release grants the lock to the oldest live waiter and tells only that waiter's client,
-//   on the client's own channel. Waiters behind the head sleep until their heartbeat; only the head's
-//   timer tracks the holder's lease (with a hint when a grant could lapse sooner than its timer).
-// - Deadlines come from the server's TIME. Each waiter's deadline is its own wait (capped, renewed by
-//   every ask): a waiter that dies is dropped at its deadline without moving anyone else's (Redisson's
-//   fair lock adds each waiter's timeout onto the previous one's). A grant made to a waiter that died
-//   while queued lasts no longer than its deadline plus a 100 ms grace, so a dead waiter in the middle
-//   of the queue delays the next one by at most that.
+// Fair lock: strict FIFO in the order waiters first asked, on the reentrant lock's Redis layout, with
+// per-waiter deadlines from the server's clock and one woken waiter per release.
 import {
   fairAcquireInput,
   fairAcquireScript,
@@ -25,7 +14,17 @@ import { fairKeys } from './keys.ts';
 import { QueuedLock } from './queued.ts';
 import { type LockPipeline, renewInput, renewScript } from './scripts.ts';
 
-/** Fair locks over a LockClient: `new FairLock(client).acquire(name, options)`. */
+/**
+ * Fair locks over a LockClient: strict FIFO by first ask. A waiter keeps its ticket while it keeps
+ * asking (every `heartbeatMs`, default 5 s); nobody takes a free lock while a live waiter holds an
+ * earlier ticket, tryAcquire included. Each waiter's deadline is its own wait, from the server's clock,
+ * so a waiter that dies is dropped at its deadline without moving anyone else's; a grant to a waiter
+ * that died lasts at most its deadline plus 100 ms. Only the head's timer follows the holder's lease.
+ *
+ * @example
+ * const fair = new FairLock(locks);
+ * await fair.withLock('report', { waitMs: 10_000 }, async () => { ... });
+ */
 export class FairLock extends QueuedLock {
   protected readonly holdKind = 'lock';
 

@@ -18,7 +18,7 @@ export type QueuedReply =
   | { acquired: false; upgrade: true };
 
 /** {1, token, holdCount, grantedMs} | {0, blockedMs, wakeInMs} | {-1, 0, 0}. */
-export function parseQueuedReply(reply: unknown): QueuedReply {
+function parseQueuedReply(reply: unknown): QueuedReply {
   if (!Array.isArray(reply)) throw new TypeError(`unexpected lock reply ${String(reply)}`);
   const status = replyInt(reply[0]);
   if (status === 1) {

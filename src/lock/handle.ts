@@ -1,6 +1,5 @@
-// A held lock. Its `signal` aborts with LockLostError the moment the hold is known or presumed lost:
-// renewal found the lock gone, or the lease ran out before Redis confirmed it again (measured on the
-// monotonic clock from when the confirming command was sent, so a slow reply never stretches it).
+// A held lock: fencing token, re-entry count, release/extend, and a `signal` that aborts with
+// LockLostError as soon as the hold is known or presumed lost (monotonic clock).
 import { performance } from 'node:perf_hooks';
 import { LockLostError } from './errors.ts';
 import { type LockPipeline, renewInput, renewScript } from './scripts.ts';
@@ -13,6 +12,12 @@ export interface HandleOwner {
   queueRenewal?(pipeline: LockPipeline, handle: LockHandle, leaseMs: number): void;
 }
 
+/**
+ * One hold of a lock, returned by acquire/tryAcquire of every lock kind. `token` is the fencing token to
+ * pass to the protected resource; `signal` aborts with LockLostError when the hold is lost (renewal found
+ * the lock gone, or the lease ran out before Redis confirmed it again, measured on the monotonic clock
+ * from when the confirming command was sent). Usable with `await using`.
+ */
 export class LockHandle implements AsyncDisposable {
   private confirmedUntil: number;
   private controller: AbortController | undefined;

@@ -1,5 +1,12 @@
 // Public surface of the lock library; usable without the rest of flashsale.
-export { type AcquireOptions, type Hold, LockClient, type LockClientOptions } from './client.ts';
+export {
+  type AcquireOptions,
+  type GuardedOptions,
+  type Hold,
+  LockClient,
+  type LockClientOptions,
+  type LockEvent,
+} from './client.ts';
 export {
   LockAcquireTimeoutError,
   LockError,
@@ -10,11 +17,10 @@ export {
   LockUpgradeError,
 } from './errors.ts';
 export { FairLock } from './fair.ts';
-export { FAMILY_SCRIPTS } from './family-scripts.ts';
 export { LockHandle } from './handle.ts';
 export { fairKeys, lockKeys, prefixName, rwKeys } from './keys.ts';
 export { withOwner } from './owner.ts';
 export type { QueuedAcquireOptions, QueuedLockOptions } from './queued.ts';
 export { ReadWriteLock, ReadWriteSide } from './read-write.ts';
 export { RedLock, type RedLockOptions } from './redlock.ts';
-export { LOCK_SCRIPTS, type LockPipeline } from './scripts.ts';
+export type { LockPipeline } from './scripts.ts';

@@ -1,6 +1,5 @@
-// Owner identity per async call chain. Java Redisson uses the thread id; the Node equivalent is the
-// async context: a nested withLock in the holder's own chain re-enters, a parallel request does not.
-// The context maps client id -> owner so chains that use several lock clients keep one owner each.
+// Owner identity per async call chain (Redisson uses the thread id): a nested withLock in the holder's
+// chain re-enters, a parallel request does not; one owner per lock client and chain.
 import { AsyncLocalStorage } from 'node:async_hooks';
 
 const context = new AsyncLocalStorage<ReadonlyMap<string, string>>();

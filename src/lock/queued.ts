@@ -1,12 +1,5 @@
-// What the queued lock kinds (fair, read-write) have in common, built on a LockClient's foundations:
-// its owner ids, its subscriber (grants and hints arrive on the client's own wake channel), its
-// batched watchdog and its connection. A kind supplies its scripts; this class supplies acquire,
-// tryAcquire, withLock and the handles.
-//
-// Grants. A release hands the lock straight to the oldest live waiter. The grant lasts the waiter's
-// lease cut to its queue deadline (+ a small grace), so a waiter that died while queued holds the lock
-// no longer than it would have waited; a live waiter whose grant is shorter than its lease tops it up:
-// lazily (half-way through what it knows of the grant) when that is comfortably far, at once otherwise.
+// The queued lock kinds' common part (fair, read-write): acquire, tryAcquire, withLock and handles on a
+// LockClient's connection, subscriber and watchdog; each kind supplies its scripts.
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
 import { defineScripts } from '../redis/lua.ts';
@@ -24,6 +17,7 @@ import { currentOwner, newOwnerId, withOwner } from './owner.ts';
 import type { LockPipeline } from './scripts.ts';
 import { ELIGIBLE_CAP_MS, RETRY_CAP_MS, type TurnReply, waitTurn, withDeadline } from './waiting.ts';
 
+/** Options of one acquisition of a fair or read-write lock. */
 export interface QueuedAcquireOptions {
   /** How long to wait (monotonic ms). acquire(): forever by default; tryAcquire(): 0 (one try, no queueing). */
   waitMs?: number;
@@ -35,6 +29,7 @@ export interface QueuedAcquireOptions {
   owner?: string;
 }
 
+/** Options of a fair or read-write lock (both optional). */
 export interface QueuedLockOptions {
   /**
    * Longest a queued waiter sleeps before asking again (default 5 s). Each ask renews its place; a
@@ -56,6 +51,12 @@ interface Granted {
   sentAt: number;
 }
 
+/**
+ * Base of the queued lock kinds. A release grants the lock straight to the oldest live waiter. The grant
+ * lasts the waiter's lease cut to its queue deadline (+ a small grace), so a waiter that died while
+ * queued holds the lock no longer than it would have waited; a live waiter whose grant is shorter than
+ * its lease tops it up (half-way through the grant when that is far enough, at once otherwise).
+ */
 export abstract class QueuedLock implements HandleOwner {
   protected readonly core: LockCore;
   protected readonly redis: Redis;

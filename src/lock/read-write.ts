@@ -1,17 +1,5 @@
-// Read-write lock on the queued-lock foundations (queued.ts): readers share, a writer excludes readers
-// and writers of other owners, both re-enter.
-//
-// - Downgrade: the write holder may take the read lock (at once, never queued) and then release the
-//   write lock; it keeps reading while writers stay excluded.
-// - Upgrade: a read holder asking for the write lock gets LockUpgradeError at once. Two readers that
-//   both upgraded would each wait for the other to leave (Redisson's read-write lock deadlocks there).
-// - Leases per hold: each hold (one owner's read or write) has its own lapse time, from the server's
-//   TIME. A reader whose process died stops blocking writers when its own lease lapses, however many
-//   live readers keep renewing theirs (Redisson keeps such a reader's field while the hash lives).
-// - No writer starvation: one FIFO queue for readers and writers. A reader that finds a writer queued
-//   queues behind it instead of joining the current readers, so a waiting writer waits at most for the
-//   holds present when it queued (each ends at its release or its lease) and for the waiters queued
-//   before it. Readers that reach the head together are granted together.
+// Read-write lock on the queued-lock foundations: readers share, a writer excludes readers and writers
+// of other owners, both re-enter; downgrade allowed, upgrade refused, no writer starvation.
 
 import type { Redis } from 'ioredis';
 import type { LockClient } from './client.ts';
@@ -34,7 +22,7 @@ import { currentOwner } from './owner.ts';
 import { QueuedLock, type QueuedLockOptions } from './queued.ts';
 import type { LockPipeline } from './scripts.ts';
 
-/** One side of a read-write lock: `rw.read` or `rw.write`. */
+/** One side of a read-write lock (`rw.read` or `rw.write`), with the queued locks' acquire forms. */
 export class ReadWriteSide extends QueuedLock {
   protected readonly holdKind: 'read' | 'write';
 
@@ -81,7 +69,19 @@ export class ReadWriteSide extends QueuedLock {
   }
 }
 
-/** Read-write locks over a LockClient: `rw.read.acquire(name)`, `rw.write.withLock(name, {}, fn)`. */
+/**
+ * Read-write locks over a LockClient. Readers share; a writer excludes readers and writers of other
+ * owners; both re-enter. The write holder may take the read lock at once and then release the write
+ * lock (downgrade); a read holder asking for the write lock gets LockUpgradeError at once (two upgrading
+ * readers would wait for each other forever). Each hold has its own lease, so a dead reader stops
+ * blocking writers when its own lease lapses. One FIFO queue for readers and writers: a reader that
+ * finds a writer queued waits behind it, so writers are never starved.
+ *
+ * @example
+ * const rw = new ReadWriteLock(locks);
+ * await rw.read.withLock('catalog', { waitMs: 1000 }, async () => readCatalog());
+ * await rw.write.withLock('catalog', { waitMs: 5000 }, async () => rebuildCatalog());
+ */
 export class ReadWriteLock {
   readonly read: ReadWriteSide;
   readonly write: ReadWriteSide;

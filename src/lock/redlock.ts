@@ -1,27 +1,5 @@
-// Multi-master lock (RedLock, seed 003) over N independent Redis masters, on the same foundations as
-// the single-Redis locks: the reentrant lock's hash layout and scripts on each master, owner ids per
-// async chain, fencing tokens, lease + watchdog, pub/sub wake-ups, typed errors.
-//
-// - One round: try the lock on every master in parallel, each answer bounded by masterTimeoutMs, and
-//   decide as soon as a majority (⌊N/2⌋+1) has answered either way. Acquired when a majority granted it
-//   and the validity lease − elapsed − drift (drift = lease × 0.01 + 2 ms) is still positive; otherwise
-//   every master is told to drop what this round took (also masters that have not answered yet: each
-//   connection runs our rollback after our attempt), so a refused round leaves nothing of ours behind.
-// - Waiting without a herd: a waiter queues on every master it asks (queue.lua, first-ask order). A
-//   master whose lock becomes free keeps it for a moment (reservationMs) for its oldest waiter and
-//   wakes only that waiter, on its client's own channel; since every waiter asks all masters at once,
-//   the masters' oldest waiters are normally the same one, which then wins a majority outright. The
-//   waiter behind is told to ask when the reservation ends, in case the head is gone; waiters that
-//   stop asking are dropped at their deadline. No hand-off: a master cannot know who will win a
-//   majority, so the woken waiter runs a normal round. After a split vote (we won some masters, nobody
-//   won a majority) we ask again after a random, growing pause.
-// - Errors: LockAcquireTimeoutError when a majority answered and the lock was held by someone else;
-//   LockQuorumUnavailableError when too few masters answered to decide.
-// - Release drops our hold on every master (idempotent; unreachable masters let it lapse). Extend and
-//   the watchdog renew on every master and keep the hold only with a majority.
-// - Fencing token: the largest of the acquiring masters' counters. Any two majorities share a master,
-//   so tokens increase as long as that master kept its data (persistence, or a restart delayed by the
-//   longest lease, as the RedLock paper asks).
+// Multi-master lock (RedLock) over N independent Redis masters: a majority round per acquisition on the
+// reentrant lock's layout, with fencing tokens, watchdog and one woken waiter per release.
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -44,6 +22,7 @@ import { type TurnReply, waitTurn, withDeadline } from './waiting.ts';
 import { type WaitEvent, type Waiter, WakeHub } from './wake-hub.ts';
 import { type BatchRenewer, type RenewOutcome, Watchdog } from './watchdog.ts';
 
+/** Options of a RedLock; every one is optional. */
 export interface RedLockOptions {
   /** Identifies this instance in owner ids (`<clientId>:<n>`); a random UUID by default. */
   clientId?: string;
@@ -80,6 +59,22 @@ const UNAVAILABLE_RETRY_MS = 100;
 /** First random pause after a split vote; doubles with each split in a row (up to 16x). */
 const SPLIT_JITTER_MS = 5;
 
+/**
+ * A lock over N independent Redis masters (RedLock). One round tries every master in parallel, each
+ * answer bounded by `masterTimeoutMs`, and decides once a majority (⌊N/2⌋+1) answered: acquired when a
+ * majority granted it and lease − elapsed − drift is still positive; otherwise the round is rolled back
+ * on every master. A waiter queues on every master; a master whose lock becomes free keeps it for
+ * `reservationMs` for its oldest waiter and wakes only that one. After a split vote it asks again after
+ * a random, growing pause. The fencing token is the largest of the acquiring masters' counters.
+ * Release, extend and the watchdog work on every master and keep the hold only with a majority.
+ *
+ * Errors: LockAcquireTimeoutError when a majority answered and another owner held the lock;
+ * LockQuorumUnavailableError when too few masters answered to decide.
+ *
+ * @example
+ * const redlock = new RedLock([redisA, redisB, redisC]);
+ * await redlock.withLock('payout:9', { waitMs: 2000 }, async (hold) => pay(hold.token));
+ */
 export class RedLock implements HandleOwner {
   readonly clientId: string;
   readonly watchdogLeaseMs: number;

@@ -1,7 +1,5 @@
-// The waiting loop shared by every lock kind (reentrant, fair, read-write, multi-master): ask; when
-// refused, sleep until a hand-off, a wake-up, a timer hint or the retry time the refusal named
-// (never longer than a heartbeat, never past the wait deadline), then ask again. A lock kind supplies
-// one attempt, what a hand-off means, and how to withdraw; the loop owns deadlines, abort and cleanup.
+// The waiting loop shared by every lock kind: ask; when refused, sleep until a hand-off, a wake-up, a
+// hint or the retry time (never past the deadline), then ask again; owns deadlines, abort and cleanup.
 import { performance } from 'node:perf_hooks';
 import type { AcquireMode } from './scripts.ts';
 import type { WaitEvent } from './wake-hub.ts';

@@ -1,10 +1,5 @@
-// One subscriber connection per lock client, shared by every lock it waits on. It carries two kinds
-// of news: hand-offs (a release gave the lock to one of our waiters; told on this client's own
-// channel, so only that process hears it) and Redisson's per-lock unlock channel (a foreign client,
-// e.g. Java Redisson, released; we wake our oldest local waiter for that lock, never all of them).
-// The queued lock kinds (fair, read-write) add two message shapes on the same channel: a grant that
-// carries how long the grant lasts before it must be topped up, and a "you are now the head" hint that
-// only moves the waiter's timer (the lock it waits behind may lapse without a release).
+// One subscriber connection per lock client, shared by every lock it waits on: hand-offs and hints on
+// the client's own wake channel, and Redisson's per-lock unlock channel for foreign releases.
 import type { Redis } from 'ioredis';
 import { lockKeys, wakeChannelPrefix } from './keys.ts';
 

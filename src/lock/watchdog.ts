@@ -1,8 +1,5 @@
-// Lease renewal for holds without an explicit lease. One timer per client renews every held lock in
-// one pipelined round trip every lease/3. A handle released while a renewal is in flight is ignored
-// when the reply lands (no Redisson #7272 race): replies only touch handles that were sent and are
-// still registered. How a batch is renewed is pluggable: one pipeline on one connection (every
-// single-Redis lock kind, each queueing its own renew script), or a quorum over several masters.
+// Lease renewal for holds without an explicit lease: one timer per client renews every held lock in one
+// batch every lease/3 (a pipeline on one connection, or a quorum over several masters).
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
 import type { LockHandle } from './handle.ts';
@@ -15,7 +12,7 @@ export type RenewOutcome = { from: number } | 'lost' | 'unreachable';
 export type BatchRenewer = (handles: LockHandle[], leaseMs: number) => Promise<RenewOutcome[]>;
 
 /** Renews every handle in one pipelined round trip; each handle queues its own kind's renew script. */
-export function pipelineRenewer(redis: Redis): BatchRenewer {
+function pipelineRenewer(redis: Redis): BatchRenewer {
   return async (handles, leaseMs) => {
     const sentAt = performance.now();
     const pipeline = redis.pipeline();

@@ -100,7 +100,7 @@ const schema = z.object({
       return entries;
     }),
   /** Orders per buyer (userId) in each API process: `<per second>:<burst>` or `off`. */
-  RATE_LIMIT_PER_USER: rateLimit('20:40'),
+  RATE_LIMIT_PER_USER: rateLimit('off'),
   /** Orders per client address in each API process: `<per second>:<burst>` or `off`. */
   RATE_LIMIT_PER_IP: rateLimit('off'),
   /** Admission control (src/http/admission.ts): the adaptive limit of orders in flight per process. */

@@ -37,15 +37,16 @@ interface Waiter {
   timer: NodeJS.Timeout;
 }
 
-/** On congestion the limit is multiplied by this (at most once per round of orders). */
-const BACKOFF = 0.9;
+/** A slow order cuts the limit by target/latency, but never below this factor in one cut. */
+const MAX_CUT = 0.5;
 
 /**
  * Adaptive concurrency limit with a CoDel-style queue, after Netflix concurrency-limits' AIMD limit
  * and Facebook's "controlled delay" server queues:
  * - at most `limit` orders run at once; one more waits for a slot, FIFO, for a bounded time;
- * - a completion slower than `targetMs` cuts the limit by 10 %, once per round (only an order
- *   admitted after the previous cut may cut again, so one slow burst is one cut, not a collapse);
+ * - a completion slower than `targetMs` cuts the limit in proportion (x target/latency, at most
+ *   halving it), once per round (only an order admitted after the previous cut may cut again, so
+ *   one slow burst is one cut, not a collapse);
  * - a fast completion adds 1 below the initial limit (recovery needs no load: the initial limit is
  *   the known-safe level, and staying under it needs fresh evidence of congestion) and 1/limit
  *   above it, only while the limit is in use (half of it in flight), so idleness never inflates it;
@@ -53,6 +54,9 @@ const BACKOFF = 0.9;
  *   waiters get `overloadQueueMs` and the queue is capped at one limit's worth, so whatever cannot
  *   be served soon is refused on arrival, in microseconds, instead of after waiting;
  * - while the event loop lags more than `maxLagMs`, nothing waits (a waiter would only grow stale).
+ *   Lag does not cut the limit: on a shared machine it also measures the neighbours' load, and a
+ *   process starved by them would throttle itself to its floor (measured: capacity fell by 4/5);
+ *   the latency of admitted orders already carries the lag that matters.
  */
 export class AdmissionControl {
   private limitValue: number;
@@ -86,8 +90,8 @@ export class AdmissionControl {
    */
   acquire(): Release | ShedReason | Promise<Release | ShedReason> {
     if (this.inflight < this.limit && this.waiters.length === 0) return this.admit();
-    if (this.o.maxLagMs > 0 && this.lagMs() > this.o.maxLagMs) return 'loop_lag';
     const now = performance.now();
+    if (this.o.maxLagMs > 0 && this.lagMs() > this.o.maxLagMs) return 'loop_lag';
     const standing = this.queuedSince !== undefined && now - this.queuedSince >= this.o.queueMs;
     const waitMs = standing ? this.o.overloadQueueMs : this.o.queueMs;
     const room = standing ? Math.min(this.o.maxQueue, this.limit) : this.o.maxQueue;
@@ -122,15 +126,17 @@ export class AdmissionControl {
   private sample(admittedAt: number, ms: number): void {
     const o = this.o;
     if (ms > o.targetMs) {
-      if (admittedAt > this.lastCut) {
-        this.limitValue = Math.max(o.minLimit, this.limitValue * BACKOFF);
-        this.lastCut = performance.now();
-      }
+      if (admittedAt > this.lastCut) this.cut(Math.max(MAX_CUT, o.targetMs / ms), performance.now());
     } else if (this.limitValue < o.initialLimit) {
       this.limitValue = Math.min(o.initialLimit, this.limitValue + 1);
     } else if ((this.inflight + 1) * 2 >= this.limitValue) {
       this.limitValue = Math.min(o.maxLimit, this.limitValue + 1 / this.limitValue);
     }
+  }
+
+  private cut(factor: number, now: number): void {
+    this.limitValue = Math.max(this.o.minLimit, this.limitValue * factor);
+    this.lastCut = now;
   }
 
   /** Hands free slots to the oldest waiters. */

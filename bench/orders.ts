@@ -10,13 +10,17 @@
 //                                         while an admin loop reshards it every 2 s, 8→12→6→16… (c8rs),
 //                                         in slices c8s1 c8rs1 c8rs2 c8s2 (bench/order/reshard.ts)
 //   c1x2/c8x2                             the real path with 2 API processes sharing the load
+//   overload (phase 4)                    for API_WORKERS=1 and 2: capacity (closed model, cap1/cap2),
+//                                         then an open-model crowd at 2x and 4x it for
+//                                         BENCH_OVERLOAD_SECONDS each (bench/order/open-load.ts,
+//                                         bench/order/overload.ts); BENCH_ONLY=overload runs only this
 // The benchmark endpoints exist only with BENCH_ENDPOINTS=1 (src/http/bench-routes.ts). The writer
 // runs as its own process (`worker`) beside the API (BENCH_TOPOLOGY=main runs `main` = API + writer
 // in one process instead). After every run that takes orders: wait for the writer to drain, then
 // rows == accepted (client-side 2xx), sold == accepted, available + sold == total (the service's
 // reconcile); exit 1 on any violation. Results also go to .bench/orders.json.
 //
-// Environment: BENCH_SECONDS (window per scenario, default 5), BENCH_CONNECTIONS (default 100),
+// Environment: BENCH_ONLY=overload (only phase 4), BENCH_OVERLOAD_SECONDS (default 10), BENCH_SECONDS (window per scenario, default 5), BENCH_CONNECTIONS (default 100),
 // BENCH_WARMUP_SECONDS (default 1), BENCH_TOPOLOGY (split | main), BENCH_PROFILE=1 (instead of the
 // suite: run c8 with `node --cpu-prof` on the API child and list the top self-time functions),
 // BENCH_RESHARD_SECONDS (window of each c8s/c8rs slice, default BENCH_SECONDS but at least 7, so that
@@ -41,6 +45,8 @@ import {
 } from './order/checks.ts';
 import { type CpuSnapshot, coresUsed, cpuSnapshot } from './order/cpu.ts';
 import { type LoadResult, type LoadTarget, type RunningLoad, startLoad } from './order/load.ts';
+import { openLoad } from './order/open-load.ts';
+import { type OverloadRun, overloadLine, overloadRun, reportOverload } from './order/overload.ts';
 import { spawnProfiled, summarizeProfile } from './order/profile.ts';
 import {
   analyseReshard,
@@ -55,6 +61,11 @@ const CONNECTIONS = Math.round(envNumber('BENCH_CONNECTIONS', 100));
 const WARMUP_SECONDS = envNumber('BENCH_WARMUP_SECONDS', 1);
 const TOPOLOGY: 'split' | 'main' = process.env.BENCH_TOPOLOGY === 'main' ? 'main' : 'split';
 const PROFILE = process.env.BENCH_PROFILE === '1';
+const ONLY_OVERLOAD = process.env.BENCH_ONLY === 'overload';
+const OVERLOAD_SECONDS = envNumber('BENCH_OVERLOAD_SECONDS', 10);
+/** The open-model crowd's sockets per API URL, and how long it waits for an answer. */
+const OVERLOAD_CONNECTIONS = 400;
+const OVERLOAD_TIMEOUT_MS = 15_000;
 /** Never sold out during a run. */
 const BIG_STOCK = 10_000_000;
 const SOLD_OUT_STOCK = 2_000;
@@ -105,6 +116,7 @@ interface ScenarioResult {
 }
 
 const results: ScenarioResult[] = [];
+const overloadRuns: OverloadRun[] = [];
 const violations: Violation[] = [];
 /** Phase 2b (live reshard), once it has run. */
 let reshard:
@@ -534,6 +546,58 @@ async function suite(): Promise<void> {
   }
   await stopChild(api2);
   if (worker) await stopChild(worker);
+}
+
+/**
+ * Phase 4, overload: for API_WORKERS=1 and 2 (with a writer process beside), the capacity of the real
+ * path (closed model, as c8), then an open-model crowd offering 2x and 4x that capacity. After every
+ * run: drain, rows == accepted, reconcile.
+ */
+async function overloadPhase(): Promise<void> {
+  for (const workers of [1, 2]) {
+    log(`phase 4: overload, API_WORKERS=${workers} + writer process`);
+    const worker = await spawn('worker');
+    const api = await spawn('api', { API_WORKERS: String(workers) });
+    const product = (k: string) => `bench-ov${workers}-${k}`;
+    for (const k of ['warm', 'cap', 'x2', 'x4']) await createSale(api.url, product(k), BIG_STOCK, 8);
+    await warmUp([api.url], product('warm'), ['/api/orders'], 'rows');
+    const cap = await runScenario({
+      key: `cap${workers}`,
+      label: `capacity, API_WORKERS=${workers} (closed model)`,
+      urls: [api.url],
+      path: '/api/orders',
+      productId: product('cap'),
+      shards: 8,
+      expectStatus: 202,
+      check: 'rows',
+    });
+    for (const factor of [2, 4]) {
+      const productId = product(`x${factor}`);
+      const load = await openLoad({
+        urls: [api.url],
+        productId,
+        userPrefix: `ov${workers}x${factor}`,
+        rate: Math.max(1, Math.round(cap.perSecond * factor)),
+        seconds: OVERLOAD_SECONDS,
+        connections: OVERLOAD_CONNECTIONS,
+        timeoutMs: OVERLOAD_TIMEOUT_MS,
+      });
+      const { violations: found } = await settleAndCheck({
+        scenario: `ov${workers}x${factor}`,
+        url: api.url,
+        productId,
+        accepted: load.accepted,
+        unknown: load.unknown,
+        rows: infra.rows,
+      });
+      recordViolations(found);
+      const run = overloadRun(workers, factor, cap.perSecond, load, found.length);
+      overloadRuns.push(run);
+      log(overloadLine(run));
+    }
+    await stopChild(api);
+    await stopChild(worker);
+  }
 }
 
 /**
@@ -973,8 +1037,12 @@ async function main(): Promise<number> {
       return violations.length > 0 ? 1 : 0;
     }
     const t0 = performance.now();
-    await suite();
-    const { checks, reported, estimated } = report();
+    if (!ONLY_OVERLOAD) await suite();
+    await overloadPhase();
+    const { checks, reported, estimated } = ONLY_OVERLOAD
+      ? { checks: [], reported: [], estimated: [] }
+      : report();
+    const overload = reportOverload(overloadRuns);
     const file = writeJson('orders', {
       environment: environment({
         loadavgAtEnd: os.loadavg(),
@@ -995,6 +1063,24 @@ async function main(): Promise<number> {
       checks,
       reported,
       estimated,
+      overload: {
+        seconds: OVERLOAD_SECONDS,
+        connections: OVERLOAD_CONNECTIONS,
+        runs: overloadRuns.map(({ load, latency, ...r }) => ({
+          ...r,
+          offered: load.rate,
+          sent: load.sent,
+          statuses: load.statuses,
+          errors: load.errors,
+          timeouts: load.timeouts,
+          unknown: load.unknown,
+          refused: load.refused,
+          refusedWithoutRetryAfter: load.refusedWithoutRetryAfter,
+          maxSendLagMs: load.maxSendLagMs,
+          latencyMs: { p50: latency.p50, p90: latency.p90, p99: latency.p99, max: latency.max },
+        })),
+        ...overload,
+      },
       reshard: reshard && {
         secondsPerSlice: RESHARD_SECONDS,
         everyMs: RESHARD_EVERY_MS,

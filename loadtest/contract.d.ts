@@ -1,6 +1,6 @@
 // Types of contract.js for the TypeScript side (local/); the k6 side checks contract.js itself.
 
-export type Outcome = 'accepted' | 'sold_out' | 'busy' | 'unexpected';
+export type Outcome = 'accepted' | 'sold_out' | 'busy' | 'rate_limited' | 'unexpected';
 
 export function parseDuration(text: string, examples?: string): number;
 

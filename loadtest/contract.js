@@ -2,7 +2,7 @@
 // of the variables and the HTTP contract of POST /api/orders (DESIGN.md §4). Plain JavaScript
 // that imports no k6 module, so both load it; contract.d.ts types it for the TypeScript side.
 
-/** @typedef {'accepted' | 'sold_out' | 'busy' | 'unexpected'} Outcome */
+/** @typedef {'accepted' | 'sold_out' | 'busy' | 'rate_limited' | 'unexpected'} Outcome */
 
 /**
  * Seconds in a k6 duration string ("90s", "2m", "1h30m", "500ms").
@@ -57,8 +57,11 @@ export function classifyAnswer(status, body, retryAfter, productId, userId) {
     return { outcome: 'unexpected', reason: `409_${String(body?.error ?? 'no_body')}` };
   }
   if (status === 429) {
-    return body?.error === 'busy' && retryAfter !== undefined && retryAfter !== ''
-      ? { outcome: 'busy', reason: '' }
+    // busy: a shard lock stayed taken, or the API process is at its admission limit (overload);
+    // rate_limited: this buyer or address is over its rate limit. Both must say when to retry.
+    const code = body?.error;
+    return (code === 'busy' || code === 'rate_limited') && retryAfter !== undefined && retryAfter !== ''
+      ? { outcome: code, reason: '' }
       : { outcome: 'unexpected', reason: 'bad_429' };
   }
   return { outcome: 'unexpected', reason: status === 0 ? 'network_error' : `status_${status}` };

@@ -39,6 +39,7 @@ export { parseDuration };
  * @property {string} productId          empty: setup() makes a unique one
  * @property {number | undefined} perUserLimit
  * @property {boolean} idempotency
+ * @property {number} retries            retries of a 429 (busy, rate_limited) per buyer
  * @property {number} vus                pre-allocated VUs of the arrival-rate executors
  * @property {number} maxVus
  * @property {number} p95Ms
@@ -137,6 +138,7 @@ export function loadConfig(defaults) {
     productId,
     perUserLimit: limit === '' ? undefined : envInt('PER_USER_LIMIT', 1),
     idempotency: envBool('IDEMPOTENCY', true),
+    retries: envInt('RETRIES', 3, 0),
     // Open model: VUs needed = arrival rate x latency. Pre-allocate for ~100 ms, allow ~1 s.
     vus: envInt('VUS', Math.max(20, Math.ceil(rate / 10))),
     maxVus: envInt('MAX_VUS', Math.max(100, rate)),
@@ -219,8 +221,12 @@ export const metrics = {
   accepted: new Counter('accepted'),
   /** 409 sold_out: the normal answer once stock is gone. */
   soldOut: new Counter('sold_out'),
-  /** 429 busy with Retry-After: shard locks were contended; the client may retry. */
+  /** 429 busy with Retry-After: shard locks were contended or the API shed load; the client retries. */
   busy: new Counter('busy'),
+  /** 429 rate_limited with Retry-After: this buyer or address is over its rate limit. */
+  rateLimited: new Counter('rate_limited'),
+  /** Retries after a 429 (same Idempotency-Key, after Retry-After plus jitter). */
+  retries: new Counter('retries'),
   /** Anything outside the contract: other statuses, 5xx, timeouts, malformed bodies. */
   unexpected: new Counter('unexpected'),
   /** Per response: was it outside the contract? The threshold is rate==0. */
@@ -251,8 +257,10 @@ export function commonThresholds(cfg, maxUnits) {
   const thresholds = {
     // Latency of accepted orders, i.e. of the locked decrement + enqueue path.
     'http_req_duration{status:202}': [`p(95)<${cfg.p95Ms}`, `p(99)<${cfg.p99Ms}`],
-    // Every answer must be 202, 409 sold_out or 429 busy with a well-formed body.
+    // Every answer must be 202, 409 sold_out or 429 busy/rate_limited with a well-formed body and
+    // Retry-After. 429s are expected under overload and not failures; anything else is.
     unexpected_status: ['rate==0'],
+    unexpected: ['count==0'],
     // Invariant 1 seen from the client: never more 202s than units put on sale.
     accepted: [`count<=${maxUnits}`],
     // Invariants 1-3 seen from the server after the writer drained (checks made in teardown).
@@ -343,24 +351,30 @@ export function classify(res, productId, userId) {
   return classifyAnswer(res.status, jsonBody(res), res.headers['Retry-After'], productId, userId);
 }
 
+/** Longest wait between two tries of one buyer, s. */
+const RETRY_CAP_SEC = 30;
+
 /**
- * One buyer: POST /api/orders for one unit, classified and counted.
- * @param {Config} cfg
- * @param {string} productId
- * @param {string} userId
- * @returns {{ outcome: Outcome, res: import('k6/http').RefinedResponse<any> }}
+ * How long a client waits before retrying a 429: never less than its Retry-After (1 s when absent),
+ * doubling with each retry up to RETRY_CAP_SEC, plus up to half again at random, so refused clients
+ * do not come back in one wave.
+ * @param {unknown} retryAfter  the Retry-After header (seconds)
+ * @param {number} attempt      retries made so far (0 for the first)
+ * @returns {number} seconds
  */
-export function buy(cfg, productId, userId) {
-  /** @type {Record<string, string>} */
-  const headers = { 'Content-Type': 'application/json' };
-  // The key is unique per request, so the server's idempotency path is on the measured hot
-  // path exactly as a real client (which would retry with the same key) exercises it.
-  if (cfg.idempotency) headers['Idempotency-Key'] = userId;
-  const res = http.post(`${cfg.baseUrl}/api/orders`, JSON.stringify({ productId, userId, quantity: 1 }), {
-    headers,
-    tags: { name: 'POST /api/orders' },
-  });
-  const { outcome, reason } = classify(res, productId, userId);
+export function retryDelay(retryAfter, attempt) {
+  const floor = Math.max(1, Number(retryAfter) || 1);
+  const backoff = Math.min(RETRY_CAP_SEC, floor * 2 ** attempt);
+  return backoff * (1 + Math.random() * 0.5);
+}
+
+/**
+ * Counts one answer by its outcome (each try of a buyer is an answer).
+ * @param {Outcome} outcome
+ * @param {string} reason
+ * @param {import('k6/http').RefinedResponse<any>} res
+ */
+function countAnswer(outcome, reason, res) {
   metrics.unexpectedStatus.add(outcome === 'unexpected');
   metrics.busyRate.add(outcome === 'busy');
   if (outcome === 'accepted') {
@@ -370,6 +384,8 @@ export function buy(cfg, productId, userId) {
     metrics.soldOut.add(1);
   } else if (outcome === 'busy') {
     metrics.busy.add(1);
+  } else if (outcome === 'rate_limited') {
+    metrics.rateLimited.add(1);
   } else {
     metrics.unexpected.add(1, { reason });
     if (unexpectedLogged < 3) {
@@ -379,7 +395,34 @@ export function buy(cfg, productId, userId) {
       );
     }
   }
-  return { outcome, res };
+}
+
+/**
+ * One buyer: POST /api/orders for one unit, classified and counted, retried as a well-behaved
+ * client does: after a 429 (busy or rate_limited) it waits retryDelay() and sends the same order
+ * with the same Idempotency-Key, at most cfg.retries times. The outcome returned is the last one.
+ * @param {Config} cfg
+ * @param {string} productId
+ * @param {string} userId
+ * @returns {{ outcome: Outcome, res: import('k6/http').RefinedResponse<any> }}
+ */
+export function buy(cfg, productId, userId) {
+  /** @type {Record<string, string>} */
+  const headers = { 'Content-Type': 'application/json' };
+  // The key is unique per buyer and kept across its retries: a retry can never order twice.
+  if (cfg.idempotency) headers['Idempotency-Key'] = userId;
+  const body = JSON.stringify({ productId, userId, quantity: 1 });
+  for (let attempt = 0; ; attempt++) {
+    const res = http.post(`${cfg.baseUrl}/api/orders`, body, {
+      headers,
+      tags: { name: 'POST /api/orders' },
+    });
+    const { outcome, reason } = classify(res, productId, userId);
+    countAnswer(outcome, reason, res);
+    if ((outcome !== 'busy' && outcome !== 'rate_limited') || attempt >= cfg.retries) return { outcome, res };
+    metrics.retries.add(1);
+    sleep(retryDelay(res.headers['Retry-After'], attempt));
+  }
 }
 
 /**
@@ -745,7 +788,7 @@ export function renderSummary(name, data, extra = []) {
     ...(tLines.length > 0 ? tLines : ['    (not in this summary shape; see the JSON file)']),
     '',
     '  outcomes',
-    `    accepted ${count('accepted')}   sold_out ${count('sold_out')}   busy ${count('busy')} (${fmtRate(v('busy_rate', 'rate'))})   unexpected ${count('unexpected')}`,
+    `    accepted ${count('accepted')}   sold_out ${count('sold_out')}   busy ${count('busy')} (${fmtRate(v('busy_rate', 'rate'))})   rate_limited ${count('rate_limited')}   retries ${count('retries')}   unexpected ${count('unexpected')}`,
     `    http_reqs ${count('http_reqs')}   dropped_iterations ${count('dropped_iterations')}   checks ${fmtRate(metricValues(data, 'checks')?.rate)}`,
     '',
     '  latency of accepted orders (202)',

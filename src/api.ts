@@ -1,6 +1,7 @@
-// Production entry point: the HTTP API only (scale it out; the writer runs in worker.ts).
-import { run, startApi } from './runtime.ts';
+// Production entry point: the HTTP API only, API_WORKERS processes of it (scale it out; the writer
+// runs in worker.ts).
+import { run, serveApi } from './runtime.ts';
 
 await run('api', async (rt) => {
-  await startApi(rt);
+  await serveApi(rt);
 });

@@ -1,10 +1,46 @@
 // Configuration from the environment (DESIGN.md §6), validated once at start: a bad value stops the
 // process with one line naming the variable, instead of failing later on the first request.
+import { isIP } from 'node:net';
+import os from 'node:os';
 import { z } from 'zod';
 
 const DEV_ADMIN_TOKEN = 'dev-admin-token';
 
 const int = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
+
+/**
+ * A rate limit `<rate>:<burst>` (requests per second, bucket size; e.g. `5:10`), or `off`.
+ * Parsed to undefined when off.
+ */
+const rateLimit = (def: string) =>
+  z
+    .string()
+    .default(def)
+    .transform((v, ctx) => {
+      if (v === 'off') return undefined;
+      const m = /^(\d+(?:\.\d+)?):(\d+)$/.exec(v);
+      const rate = Number(m?.[1]);
+      const burst = Number(m?.[2]);
+      if (!m || !(rate > 0) || !(burst >= 1) || burst > 1_000_000) {
+        ctx.addIssue({ code: 'custom', message: 'must be <requests per second>:<burst> (e.g. 5:10) or off' });
+        return z.NEVER;
+      }
+      return { rate, burst };
+    });
+
+/** Named address ranges of Express' `trust proxy` (proxy-addr). */
+const TRUST_PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** An address, address/prefix or range name of TRUST_PROXY. */
+function trustedProxyEntry(entry: string): boolean {
+  if (TRUST_PROXY_NAMES.has(entry)) return true;
+  const [address, prefix, extra] = entry.split('/');
+  const family = isIP(address ?? '');
+  if (family === 0 || extra !== undefined) return false;
+  if (prefix === undefined) return true;
+  const bits = Number(prefix);
+  return /^\d+$/.test(prefix) && bits <= (family === 4 ? 32 : 128);
+}
 
 const schema = z.object({
   NODE_ENV: z.string().default('development'),
@@ -30,6 +66,56 @@ const schema = z.object({
   SWEEP_AGE_MS: int(5000, 100, 3_600_000),
   SWEEP_INTERVAL_MS: int(2000, 100, 3_600_000),
   SHUTDOWN_TIMEOUT_MS: int(10_000, 0, 600_000),
+  /** API processes sharing PORT (node:cluster); `auto`: one per core. The writer stays one process. */
+  API_WORKERS: z
+    .string()
+    .default('1')
+    .transform((v, ctx) => {
+      if (v === 'auto') return os.availableParallelism();
+      const n = Number(v);
+      if (!/^\d+$/.test(v) || n < 1 || n > 64) {
+        ctx.addIssue({ code: 'custom', message: 'must be auto or an integer 1..64' });
+        return z.NEVER;
+      }
+      return n;
+    }),
+  /**
+   * Proxies whose X-Forwarded-For is believed (Express `trust proxy`): `false` (none: the client
+   * address is the socket's), or a comma list of addresses, CIDRs and loopback/linklocal/uniquelocal.
+   */
+  TRUST_PROXY: z
+    .string()
+    .default('false')
+    .transform((v, ctx) => {
+      if (v === 'false') return false as const;
+      const entries = v.split(',').map((e) => e.trim());
+      const bad = entries.find((e) => !trustedProxyEntry(e));
+      if (bad !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `"${bad}" is not an address, CIDR or loopback/linklocal/uniquelocal (or set false)`,
+        });
+        return z.NEVER;
+      }
+      return entries;
+    }),
+  /** Orders per buyer (userId) in each API process: `<per second>:<burst>` or `off`. */
+  RATE_LIMIT_PER_USER: rateLimit('off'),
+  /** Orders per client address in each API process: `<per second>:<burst>` or `off`. */
+  RATE_LIMIT_PER_IP: rateLimit('off'),
+  /** Admission control (src/http/admission.ts): the adaptive limit of orders in flight per process. */
+  ADMISSION_LIMIT: int(128, 1, 100_000),
+  ADMISSION_MIN_LIMIT: int(8, 1, 100_000),
+  ADMISSION_MAX_LIMIT: int(1024, 1, 100_000),
+  /** An admitted order slower than this is a congestion signal (the limit is cut). */
+  ADMISSION_TARGET_MS: int(200, 1, 600_000),
+  /** Longest wait for a slot in a burst; 0: no waiting at all. */
+  ADMISSION_QUEUE_MS: int(1000, 0, 600_000),
+  /** Longest wait once the queue has stood for ADMISSION_QUEUE_MS (sustained overload). */
+  ADMISSION_OVERLOAD_QUEUE_MS: int(50, 0, 600_000),
+  ADMISSION_MAX_QUEUE: int(1000, 0, 1_000_000),
+  /** Mean event-loop delay above which nothing waits for a slot; 0: not watched. */
+  ADMISSION_MAX_LAG_MS: int(100, 0, 60_000),
   /** Benchmark-only endpoints under /bench (src/http/bench-routes.ts): `npm run bench` only, never in production. */
   BENCH_ENDPOINTS: z
     .enum(['0', '1', 'false', 'true'])
@@ -53,6 +139,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     );
   }
   const c = parsed.data;
+  if (c.ADMISSION_MIN_LIMIT > c.ADMISSION_LIMIT || c.ADMISSION_LIMIT > c.ADMISSION_MAX_LIMIT) {
+    throw new ConfigError(
+      `invalid configuration: ADMISSION_MIN_LIMIT (${c.ADMISSION_MIN_LIMIT}) <= ADMISSION_LIMIT (${c.ADMISSION_LIMIT}) <= ADMISSION_MAX_LIMIT (${c.ADMISSION_MAX_LIMIT}) must hold`,
+    );
+  }
   const production = c.NODE_ENV === 'production';
   // The well-known development token only for a run that says it is one (`npm start` does).
   const devRun = !production && env.FLASHSALE_DEV_RUN === '1';

@@ -1,7 +1,10 @@
-// `npm start`: the whole service in one process — migrations, HTTP API, writer and sweeper.
-import { run, startApi, startWorker } from './runtime.ts';
+// `npm start`: the whole service — migrations, HTTP API, writer and sweeper; the API in this process,
+// or in API_WORKERS worker processes beside this one (which keeps the writer and sweeper).
+import cluster from 'node:cluster';
+import { run, serveApi, startWorker } from './runtime.ts';
 
 await run('main', async (rt) => {
-  startWorker(rt);
-  await startApi(rt);
+  // A cluster worker is a fork of this entry point: it serves the API only.
+  if (cluster.isPrimary) startWorker(rt);
+  await serveApi(rt);
 });

@@ -5,6 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { AdmissionState } from './http/admission.ts';
 import type { LockEvent } from './lock/client.ts';
 
 /** Outcomes of POST /api/orders as counted by flashsale_orders_total (a closed set). */
@@ -13,6 +14,7 @@ export const ORDER_OUTCOMES = [
   'replayed',
   'sold_out',
   'busy',
+  'rate_limited',
   'limit_exceeded',
   'invalid',
   'unknown_product',
@@ -25,6 +27,7 @@ export type OrderOutcome = (typeof ORDER_OUTCOMES)[number];
 const OUTCOME_BY_CODE: Record<string, OrderOutcome> = {
   sold_out: 'sold_out',
   busy: 'busy',
+  rate_limited: 'rate_limited',
   limit_exceeded: 'limit_exceeded',
   invalid_request: 'invalid',
   payload_too_large: 'invalid',
@@ -206,8 +209,40 @@ export function createMetrics() {
   });
   for (const outcome of ORDER_OUTCOMES) orders.inc({ outcome }, 0);
 
+  let admission: (() => AdmissionState) | undefined;
+  for (const [field, help] of [
+    ['limit', 'Admission control: the adaptive limit of orders in flight in this process'],
+    ['inflight', 'Admission control: orders admitted and not yet answered'],
+    ['queued', 'Admission control: orders waiting for a slot'],
+  ] as const) {
+    new Gauge({
+      name: `flashsale_admission_${field}`,
+      help,
+      registers: [registry],
+      collect() {
+        if (admission) this.set(admission()[field]);
+      },
+    });
+  }
+
   const metrics = {
     registry,
+    admissionShed: new Counter({
+      name: 'flashsale_admission_shed_total',
+      help: 'Orders refused 429 busy by admission control, by reason (queue_full, queue_timeout, loop_lag)',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
+    rateLimited: new Counter({
+      name: 'flashsale_rate_limited_total',
+      help: 'Orders refused 429 rate_limited, by the limit that refused them (user, address)',
+      labelNames: ['by'] as const,
+      registers: [registry],
+    }),
+    /** The admission control whose state the flashsale_admission_* gauges report. */
+    watchAdmission(state: () => AdmissionState): void {
+      admission = state;
+    },
     orders,
     orderSeconds: new Histogram({
       name: 'flashsale_order_duration_seconds',

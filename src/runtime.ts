@@ -1,14 +1,18 @@
 // Process bootstrap shared by the entry points (main = api + writer, api, worker): validated config,
 // connections checked up front (one clear line when Redis or Postgres is not there), migrations,
 // and graceful shutdown on SIGTERM/SIGINT that finishes in-flight requests and writer batches.
+import cluster from 'node:cluster';
 import { once } from 'node:events';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
+import { ApiCluster } from './api-cluster.ts';
 import { type Config, ConfigError, loadConfig, redactUrl } from './config.ts';
 import { checkDatabase, createDatabase, type Database } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { createApp } from './http/app.ts';
+import { EventLoopLag } from './http/loop-lag.ts';
+import { OrderGate } from './http/order-gate.ts';
 import { SaleAdmin } from './inventory/admin.ts';
 import { Catalog } from './inventory/catalog.ts';
 import { startAdminRecovery } from './inventory/recovery.ts';
@@ -82,6 +86,27 @@ export async function boot(role: string, env: NodeJS.ProcessEnv = process.env): 
   return { config, logger, metrics: createMetrics(), redis, db, closers: [] };
 }
 
+/**
+ * HTTP server limits, chosen for overload (README, "Connections under overload"): a refused order
+ * must be an answer (429 + Retry-After), never a reset connection.
+ * - keepAliveTimeout 65 s: longer than a load balancer's idle timeout (nginx 60 s), so the proxy
+ *   always closes an idle connection first and never sends on one this server just closed.
+ * - headersTimeout 66 s (above keepAliveTimeout, as Node requires for keep-alive connections) and
+ *   requestTimeout 30 s: a client that trickles its headers or body is cut (slowloris), while a
+ *   request whose bytes merely sat in a socket buffer during a busy moment is not.
+ */
+const SERVER_TIMEOUTS = { keepAliveTimeout: 65_000, headersTimeout: 66_000, requestTimeout: 30_000 };
+/**
+ * Pending connections the kernel holds before accept() (capped by net.core.somaxconn): a herd of new
+ * connections waits in the kernel instead of being dropped. Node's default is 511.
+ */
+const LISTEN_BACKLOG = 4096;
+/**
+ * Above this many open connections Node closes new ones at once (a reset for the client). It bounds
+ * memory (a few kB per idle connection), set far above what a proxy pool or a load test holds.
+ */
+const MAX_CONNECTIONS = 16_384;
+
 export async function startApi(rt: Runtime): Promise<Server> {
   const { config, logger, metrics, redis, db } = rt;
   const subscriber = redis.duplicate({ maxRetriesPerRequest: null });
@@ -118,6 +143,26 @@ export async function startApi(rt: Runtime): Promise<Server> {
       ),
     onSoldOutFastPath: () => metrics.soldOutFastPath.inc(),
   });
+  const lag = new EventLoopLag();
+  const gate = new OrderGate({
+    admission: {
+      initialLimit: config.ADMISSION_LIMIT,
+      minLimit: config.ADMISSION_MIN_LIMIT,
+      maxLimit: config.ADMISSION_MAX_LIMIT,
+      targetMs: config.ADMISSION_TARGET_MS,
+      queueMs: config.ADMISSION_QUEUE_MS,
+      overloadQueueMs: config.ADMISSION_OVERLOAD_QUEUE_MS,
+      maxQueue: config.ADMISSION_MAX_QUEUE,
+      maxLagMs: config.ADMISSION_MAX_LAG_MS,
+    },
+    perUser: config.RATE_LIMIT_PER_USER,
+    perAddress: config.RATE_LIMIT_PER_IP,
+    isSoldOut: (productId) => catalog.isSoldOut(productId),
+    lagMs: () => lag.current,
+    onShed: (reason) => metrics.admissionShed.inc({ reason }),
+    onRateLimited: (by) => metrics.rateLimited.inc({ by }),
+  });
+  metrics.watchAdmission(() => gate.admission.state());
   const app = createApp({
     redis,
     db,
@@ -128,28 +173,46 @@ export async function startApi(rt: Runtime): Promise<Server> {
     logger,
     adminToken: config.ADMIN_TOKEN,
     maxOrderQuantity: config.MAX_ORDER_QUANTITY,
+    gate,
     failedJobsOf: (productId) => failedJobsOf(queue, productId),
     bench: config.BENCH_ENDPOINTS
       ? { redis, catalog, queue, maxOrderQuantity: config.MAX_ORDER_QUANTITY }
       : undefined,
   });
+  // X-Forwarded-For is believed only from TRUST_PROXY's addresses (req.ip for the per-address limit).
+  app.set('trust proxy', config.TRUST_PROXY);
   if (config.BENCH_ENDPOINTS) logger.warn('BENCH_ENDPOINTS=1: benchmark-only endpoints mounted under /bench');
-  const server = app.listen(config.PORT, config.HOST);
+  const server = Object.assign(createServer(app), SERVER_TIMEOUTS, { maxConnections: MAX_CONNECTIONS });
+  server.listen({ port: config.PORT, host: config.HOST, backlog: LISTEN_BACKLOG });
   await once(server, 'listening');
-  // Keep-alive connections must outlive a load balancer's idle timeout, or it sees resets.
-  server.keepAliveTimeout = 65_000;
   const address = server.address();
   logger.info({ port: typeof address === 'object' && address ? address.port : config.PORT }, 'api listening');
   // Closers run last-pushed first: stop the server (finishing in-flight requests) before the lock
   // client, queue and subscriber those requests use.
   rt.closers.push(
     async () => subscriber.disconnect(),
+    async () => lag.close(),
     async () => clock.stop(),
     () => queue.close(),
     () => locks.close(),
     () => closeServer(server, rt.config.SHUTDOWN_TIMEOUT_MS),
   );
   return server;
+}
+
+/**
+ * The HTTP API of an entry point: in this process, or with API_WORKERS > 1 (in the cluster's
+ * primary) as that many worker processes sharing PORT, which then run startApi themselves.
+ */
+export async function serveApi(rt: Runtime): Promise<void> {
+  if (!cluster.isPrimary || rt.config.API_WORKERS === 1) {
+    await startApi(rt);
+    return;
+  }
+  const apis = new ApiCluster(rt.config.API_WORKERS, rt.logger);
+  // Pushed last, so closed first: the workers finish their requests before the writer drains.
+  rt.closers.push(() => apis.stop());
+  await apis.start();
 }
 
 /**

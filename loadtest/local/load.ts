@@ -45,7 +45,13 @@ export const plannedSeconds = (segments: Segment[]): number =>
 
 /** Everything one phase of buyers saw. */
 export class Recorder {
-  readonly outcomes: Record<Outcome, number> = { accepted: 0, sold_out: 0, busy: 0, unexpected: 0 };
+  readonly outcomes: Record<Outcome, number> = {
+    accepted: 0,
+    sold_out: 0,
+    busy: 0,
+    rate_limited: 0,
+    unexpected: 0,
+  };
   /** By HTTP status; 0 = no answer (connection error, timeout). */
   readonly statuses = new Map<number, number>();
   readonly reasons = new Map<string, number>();
@@ -66,7 +72,7 @@ export class Recorder {
   ) {}
 
   get answered(): number {
-    return this.outcomes.accepted + this.outcomes.sold_out + this.outcomes.busy + this.outcomes.unexpected;
+    return Object.values(this.outcomes).reduce((a, b) => a + b, 0);
   }
 
   status(code: number): void {

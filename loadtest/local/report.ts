@@ -71,7 +71,8 @@ export function render(r: Report): string {
       'requests',
       '202',
       '409',
-      '429',
+      '429 busy',
+      '429 rate_limited',
       'unexpected',
     ],
   ];
@@ -87,6 +88,7 @@ export function render(r: Report): string {
       String(s.outcomes.accepted),
       String(s.outcomes.sold_out),
       String(s.outcomes.busy),
+      String(s.outcomes.rate_limited),
       String(s.outcomes.unexpected),
     ]);
   }

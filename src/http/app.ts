@@ -23,6 +23,7 @@ import { adminAuth } from './admin-auth.ts';
 import { type BenchDeps, benchRouter } from './bench-routes.ts';
 import { type ErrorAnswer, errorAnswer, HttpError } from './errors.ts';
 import { type Answer, fingerprint, idempotent } from './idempotency.ts';
+import type { OrderGate } from './order-gate.ts';
 import { requestLog } from './request-log.ts';
 import {
   idempotencyKeyHeader,
@@ -44,6 +45,8 @@ export interface AppDeps {
   logger: Logger;
   adminToken: string;
   maxOrderQuantity: number;
+  /** Rate limits and admission control of POST /api/orders, before any Redis round trip. */
+  gate: OrderGate;
   /** The order queue's failed jobs of a product, shown on GET /admin/products/:productId. */
   failedJobsOf: FailedJobsOf;
   /** Benchmark-only /bench endpoints (BENCH_ENDPOINTS=1); absent: not mounted. */
@@ -77,8 +80,10 @@ export function createApp(deps: AppDeps): express.Express {
     const t0 = performance.now();
     // False when an Idempotency-Key replay answered without placing anything (counted as replayed).
     let placed = false;
+    let release: (() => void) | undefined;
     const place = async (): Promise<Answer> => {
       const body = parse(orderSchema, req.body);
+      release = await deps.gate.enter(body, req.ip);
       const run = async (attempt?: Attempt): Promise<Answer> => {
         placed = true;
         try {
@@ -107,6 +112,8 @@ export function createApp(deps: AppDeps): express.Express {
       answer = await place();
     } catch (err) {
       answer = failure(err, req);
+    } finally {
+      release?.();
     }
     const outcome =
       answer.status === 202 && !placed && req.get('idempotency-key') !== undefined

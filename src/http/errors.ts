@@ -16,10 +16,21 @@ const STATUS: Record<string, number> = {
   unsupported_media_type: 415,
   idempotency_key_reused: 422,
   busy: 429,
+  rate_limited: 429,
   unavailable: 503,
 };
 
 export class HttpError extends FlashsaleError {}
+
+/** A buyer or a client address is over its rate limit (RATE_LIMIT_PER_USER / RATE_LIMIT_PER_IP). */
+export class RateLimitedError extends FlashsaleError {
+  constructor(
+    by: 'user' | 'address',
+    readonly retryAfterSeconds: number,
+  ) {
+    super('rate_limited', `too many orders from this ${by}; retry after ${retryAfterSeconds} s`, { by });
+  }
+}
 
 export interface ErrorAnswer {
   status: number;
@@ -32,9 +43,8 @@ export function errorAnswer(err: unknown): ErrorAnswer {
   if (err instanceof FlashsaleError) {
     const status = STATUS[err.code] ?? 500;
     const headers: Record<string, string> = {};
-    if (status === 429)
+    if (status === 429 || status === 503)
       headers['Retry-After'] = String((err as { retryAfterSeconds?: number }).retryAfterSeconds ?? 1);
-    if (status === 503) headers['Retry-After'] = '1';
     return { status, body: { error: err.code, message: err.message, ...err.details }, headers };
   }
   return { status: 500, body: { error: 'internal', message: 'internal error' }, headers: {} };

@@ -19,7 +19,10 @@ export class SoldOutError extends FlashsaleError {
   }
 }
 
-/** The shard lock stayed busy for the whole wait budget: the client should retry shortly. */
+/**
+ * The order cannot be served now (its shard lock stayed busy, or the API process is at its admission
+ * limit): the client should retry shortly.
+ */
 export class BusyError extends FlashsaleError {
   constructor(
     productId: string,

@@ -1,0 +1,140 @@
+// The overload phase's figures and report: for each API_WORKERS setting, the capacity (closed model)
+// and open-model runs at multiples of it, judged against the targets at 4x: p99 of all answers
+// <= 1 s, no resets or timeouts, every 429/503 with Retry-After, goodput >= 0.8 x capacity.
+import { type Summary, summarize } from '../lib/stats.ts';
+import { type Check, ms, num, printChecks, printTable, times } from '../lib/table.ts';
+import type { OpenLoadResult } from './open-load.ts';
+
+export const OVERLOAD_TARGETS = { factor: 4, p99Ms: 1000, goodput: 0.8 };
+
+export interface OverloadRun {
+  workers: number;
+  factor: number;
+  capacity: number;
+  load: OpenLoadResult;
+  latency: Summary;
+  /** 202s a second over the run: from the first scheduled send to the last answer (at least the window). */
+  goodput: number;
+  /** Invariant violations found after the run (drain, rows == accepted, reconcile). */
+  violations: number;
+}
+
+export function overloadRun(
+  workers: number,
+  factor: number,
+  capacity: number,
+  load: OpenLoadResult,
+  violations: number,
+): OverloadRun {
+  const seconds = Math.max(load.seconds, load.spanMs / 1000);
+  return {
+    workers,
+    factor,
+    capacity,
+    load,
+    latency: summarize(load.latencies),
+    goodput: load.accepted / seconds,
+    violations,
+  };
+}
+
+const failures = (r: OverloadRun) =>
+  Object.values(r.load.errors).reduce((a, b) => a + b, 0) + r.load.timeouts + r.load.unknown;
+
+export function overloadLine(r: OverloadRun): string {
+  const statuses = Object.entries(r.load.statuses)
+    .map(([s, n]) => `${s}:${n}`)
+    .join(' ');
+  return `  ${`w${r.workers} ${r.factor}x`.padEnd(6)} offered ${num(r.load.rate)}/s  p50 ${ms(r.latency.p50)} ms  p99 ${ms(r.latency.p99)} ms  goodput ${num(r.goodput)}/s  ${statuses}  failures ${failures(r)}${r.violations ? `  ${r.violations} VIOLATION(S)` : '  invariants ok'}`;
+}
+
+/** Prints the overload tables; returns the target checks and the reported comparisons. */
+export function reportOverload(runs: OverloadRun[]): { checks: Check[]; reported: Check[] } {
+  printTable(
+    'Overload (open model: latency from each order\'s scheduled send; "failures" = resets, timeouts, unanswered)',
+    [
+      { header: 'API_WORKERS', value: (r: OverloadRun) => String(r.workers) },
+      { header: 'offered', value: (r: OverloadRun) => `${r.factor}x ${num(r.load.rate)}/s`, align: 'left' },
+      { header: 'capacity/s', value: (r: OverloadRun) => num(r.capacity) },
+      { header: 'sent', value: (r: OverloadRun) => num(r.load.sent) },
+      { header: 'p50 ms', value: (r: OverloadRun) => ms(r.latency.p50) },
+      { header: 'p99 ms', value: (r: OverloadRun) => ms(r.latency.p99) },
+      { header: 'max ms', value: (r: OverloadRun) => ms(r.latency.max) },
+      {
+        header: 'statuses',
+        value: (r: OverloadRun) =>
+          Object.entries(r.load.statuses)
+            .map(([s, n]) => `${s}:${n}`)
+            .join(' '),
+        align: 'left',
+      },
+      {
+        header: 'resets/timeouts',
+        value: (r: OverloadRun) =>
+          [...Object.entries(r.load.errors).map(([c, n]) => `${c}:${n}`), `timeouts:${r.load.timeouts}`].join(
+            ' ',
+          ),
+        align: 'left',
+      },
+      {
+        header: '429/503 w/o Retry-After',
+        value: (r: OverloadRun) => `${r.load.refusedWithoutRetryAfter} of ${r.load.refused}`,
+      },
+      { header: 'goodput 202/s', value: (r: OverloadRun) => num(r.goodput) },
+      { header: 'goodput/capacity', value: (r: OverloadRun) => times(r.goodput / r.capacity) },
+      { header: 'sender lag ms', value: (r: OverloadRun) => ms(r.load.maxSendLagMs) },
+      { header: 'invariants', value: (r: OverloadRun) => (r.violations ? `${r.violations} BROKEN` : 'ok') },
+    ],
+    runs,
+  );
+  const checks: Check[] = runs
+    .filter((r) => r.factor === OVERLOAD_TARGETS.factor)
+    .flatMap((r) => {
+      const at = `API_WORKERS=${r.workers}, ${r.factor}x`;
+      return [
+        {
+          name: `${at}: p99 <= ${OVERLOAD_TARGETS.p99Ms} ms`,
+          pass: r.latency.p99 <= OVERLOAD_TARGETS.p99Ms,
+          detail: `${ms(r.latency.p99)} ms`,
+        },
+        { name: `${at}: 0 resets/timeouts`, pass: failures(r) === 0, detail: String(failures(r)) },
+        {
+          name: `${at}: every 429/503 carries Retry-After`,
+          pass: r.load.refusedWithoutRetryAfter === 0,
+          detail: `${r.load.refusedWithoutRetryAfter} of ${r.load.refused} without`,
+        },
+        {
+          name: `${at}: goodput >= ${OVERLOAD_TARGETS.goodput} x capacity`,
+          pass: r.goodput >= OVERLOAD_TARGETS.goodput * r.capacity,
+          detail: `${times(r.goodput / r.capacity)}  ${num(r.goodput)} / ${num(r.capacity)}`,
+        },
+        { name: `${at}: invariants after the run`, pass: r.violations === 0, detail: String(r.violations) },
+      ];
+    });
+  printChecks(`Overload targets at ${OVERLOAD_TARGETS.factor}x capacity`, checks);
+  const at = (workers: number, factor: number) =>
+    runs.find((r) => r.workers === workers && r.factor === factor);
+  const capacity = (workers: number) => runs.find((r) => r.workers === workers)?.capacity ?? Number.NaN;
+  const goodput4 = (workers: number) => at(workers, OVERLOAD_TARGETS.factor)?.goodput ?? Number.NaN;
+  const reported: Check[] = [
+    {
+      name: 'capacity, API_WORKERS=2 / 1',
+      pass: true,
+      detail: `${times(capacity(2) / capacity(1))}  ${num(capacity(2))} / ${num(capacity(1))} orders/s`,
+    },
+    {
+      name: `goodput at ${OVERLOAD_TARGETS.factor}x, API_WORKERS=2 / 1`,
+      pass: true,
+      detail: `${times(goodput4(2) / goodput4(1))}  ${num(goodput4(2))} / ${num(goodput4(1))} 202/s`,
+    },
+  ];
+  printTable(
+    'Overload, reported (no target)',
+    [
+      { header: 'ratio', value: (c: Check) => c.name, align: 'left' },
+      { header: 'measured', value: (c: Check) => c.detail, align: 'left' },
+    ],
+    reported,
+  );
+  return { checks, reported };
+}

@@ -1,0 +1,66 @@
+// The door of POST /api/orders, in process memory and before any Redis round trip: the sold-out fast
+// path passes free, then the per-address and per-buyer rate limits, then admission control.
+import { performance } from 'node:perf_hooks';
+import { BusyError } from '../inventory/errors.ts';
+import { AdmissionControl, type AdmissionOptions, type Release, type ShedReason } from './admission.ts';
+import { RateLimitedError } from './errors.ts';
+import { type RateLimit, TokenBuckets } from './token-buckets.ts';
+
+export interface OrderGateOptions {
+  admission: AdmissionOptions;
+  /** Per buyer (userId); undefined: no limit. */
+  perUser?: RateLimit;
+  /** Per client address (req.ip, after `trust proxy`); undefined: no limit. */
+  perAddress?: RateLimit;
+  /** True when the product is known sold out in this process: such orders cost nothing, never gated. */
+  isSoldOut: (productId: string) => boolean;
+  /** The event-loop delay in ms (EventLoopLag.current). */
+  lagMs?: () => number;
+  onShed?: (reason: ShedReason) => void;
+  onRateLimited?: (by: 'user' | 'address') => void;
+  /** [0, 1): spreads Retry-After so refused clients do not come back in one wave. */
+  random?: () => number;
+}
+
+/** Refused orders come back after 1..(1 + RETRY_SPREAD_S) seconds, spread at random. */
+const RETRY_SPREAD_S = 2;
+
+/** A permit that frees nothing: the order was not counted (sold-out fast path). */
+const NOTHING: Release = () => {};
+
+/**
+ * Decides, in microseconds, whether an order may go on to the order use case. `enter` answers a
+ * Release (call it when the order is answered) or throws RateLimitedError (429 rate_limited) or
+ * BusyError (429 busy), both with a jittered Retry-After. A refused order touched nothing, so its
+ * retry with the same Idempotency-Key is a first attempt.
+ */
+export class OrderGate {
+  readonly admission: AdmissionControl;
+  private readonly users?: TokenBuckets;
+  private readonly addresses?: TokenBuckets;
+  private readonly random: () => number;
+
+  constructor(private readonly o: OrderGateOptions) {
+    this.admission = new AdmissionControl(o.admission, o.lagMs);
+    if (o.perUser) this.users = new TokenBuckets(o.perUser);
+    if (o.perAddress) this.addresses = new TokenBuckets(o.perAddress);
+    this.random = o.random ?? Math.random;
+  }
+
+  async enter(order: { productId: string; userId: string }, address: string | undefined): Promise<Release> {
+    if (this.o.isSoldOut(order.productId)) return NOTHING;
+    const now = performance.now();
+    if (this.addresses && address !== undefined) this.limit(this.addresses.take(address, now), 'address');
+    if (this.users) this.limit(this.users.take(order.userId, now), 'user');
+    const admitted = await this.admission.acquire();
+    if (typeof admitted === 'function') return admitted;
+    this.o.onShed?.(admitted);
+    throw new BusyError(order.productId, 1 + Math.floor(this.random() * (RETRY_SPREAD_S + 1)));
+  }
+
+  private limit(waitSeconds: number, by: 'user' | 'address'): void {
+    if (waitSeconds === 0) return;
+    this.o.onRateLimited?.(by);
+    throw new RateLimitedError(by, Math.ceil(waitSeconds + this.random()));
+  }
+}

@@ -21,8 +21,14 @@ const STATUS: Record<string, number> = {
 
 export class HttpError extends FlashsaleError {}
 
-export interface ErrorAnswer {
+/** An HTTP answer: status, JSON body, extra headers. */
+export interface Answer {
   status: number;
+  body: Record<string, unknown>;
+  headers?: Record<string, string>;
+}
+
+export interface ErrorAnswer extends Answer {
   body: { error: string; message: string } & Record<string, unknown>;
   headers: Record<string, string>;
 }

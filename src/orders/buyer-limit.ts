@@ -1,9 +1,9 @@
 // Per-user limit of a sale: claim before reserving stock, give back if the order does not go
 // through. Claims are recorded per order attempt (its ticket), so both steps are safe to run twice.
 import type { Redis } from 'ioredis';
-import { buyerClaimsKey, buyerKey } from '../inventory/keys.ts';
 import { defineScripts, luaScript, replyInt } from '../redis/lua.ts';
 import { LimitExceededError } from './errors.ts';
+import { buyerClaimsKey, buyerKey } from './keys.ts';
 
 const CLAIM = luaScript('flashsaleClaim', 2, new URL('./scripts/claim.lua', import.meta.url));
 const GIVE_BACK = luaScript('flashsaleGiveBack', 2, new URL('./scripts/give-back.lua', import.meta.url));

@@ -1,50 +1,37 @@
-// Idempotency-Key for POST /api/orders: the first request with a key decides the answer; any retry
-// with the same key and body (concurrent or later, for 24 h) gets the same status and body and
-// creates nothing; the same key with another body is refused. Only decisions are remembered (an
-// order, or a 409 sold out / over the limit): an answer that changed nothing (404 unknown product)
-// or a transient one (429, 503) is not, so a retry after it really retries.
-//
-// A request claims the key for one order attempt (attempt.ts): the claim names the attempt's ticket
-// and deadline, and only that attempt may store the answer or give the claim up (compare-and-set /
-// compare-and-delete in one script), so every step is safe to run twice — ioredis sends a command
-// again after a reconnect when its reply was lost — and a late clean-up never drops another's claim.
-//
-// A claim is never left to time out blindly. If its request died (API killed) or lost its reply
-// (connection cut mid-reservation), a retry waits until the claim's deadline has passed in Redis'
-// clock — from then on nothing that attempt sent can take effect — and then looks for its ticket:
-// found, the order is the key's answer (the same orderId the first request would have answered);
-// not found, the claim is dropped and the retry places the order itself. Either way exactly one order.
+// Idempotency-Key for placing an order: the first request with a key decides its outcome; retries
+// with the same key and body (concurrent or later, for 24 h) get that outcome and create nothing.
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
-import { idempotencyKey } from '../inventory/keys.ts';
-import { type Attempt, CLOCK_SKEW_MARGIN_MS } from '../orders/attempt.ts';
-import { IdempotencyKeyReusedError, OutcomeUnknownError, RequestInProgressError } from '../orders/errors.ts';
 import { eventually } from '../redis/eventually.ts';
 import { defineScripts, luaScript, replyInt } from '../redis/lua.ts';
+import { type Attempt, CLOCK_SKEW_MARGIN_MS } from './attempt.ts';
+import { IdempotencyKeyReusedError, OutcomeUnknownError, RequestInProgressError } from './errors.ts';
+import { idempotencyKey } from './keys.ts';
 
-export interface Answer {
-  status: number;
-  body: Record<string, unknown>;
-  headers?: Record<string, string>;
-}
-
-/** The order operation behind a key. */
-export interface KeyedOrder {
+/**
+ * The order operation behind a key; `T` is the outcome a key remembers (JSON), e.g. the order placed
+ * or a refusal the order path decided (sold out, over the limit).
+ */
+export interface KeyedOrder<T> {
   newAttempt(): Attempt;
-  /** Places the order as `attempt`. Throws OutcomeUnknownError when it cannot tell whether it did. */
-  run(attempt: Attempt): Promise<Answer>;
-  /** Only once `attempt` can no longer take effect: its answer if it placed an order, else null. */
-  resolve(attempt: Attempt): Promise<Answer | null>;
+  /**
+   * Places the order as `attempt` and resolves with the outcome to remember. Throws when nothing was
+   * decided (busy, unavailable: the claim is given up, a retry really retries), or OutcomeUnknownError
+   * when it cannot tell whether it placed the order (the claim stays for a retry to settle).
+   */
+  run(attempt: Attempt): Promise<T>;
+  /** Only once `attempt` can no longer take effect: its outcome if it placed an order, else null. */
+  resolve(attempt: Attempt): Promise<T | null>;
 }
 
-interface Stored {
+interface Stored<T> {
   fingerprint: string;
   /** Ticket of the attempt holding the claim. */
   attempt: string;
   /** Server time (ms) after which that attempt can no longer place an order. */
   deadline: number;
-  answer?: Answer;
+  answer?: T;
 }
 
 const TTL_SECONDS = 24 * 60 * 60;
@@ -65,14 +52,9 @@ export function fingerprint(value: unknown): string {
   return createHash('sha256').update(JSON.stringify(value)).digest('hex');
 }
 
-/** Answers worth replaying: an order was placed, or the order path decided it cannot be. */
-function isDecision(answer: Answer): boolean {
-  return (answer.status >= 200 && answer.status < 300) || answer.status === 409;
-}
-
-function parseStored(raw: string): Stored | null {
+function parseStored<T>(raw: string): Stored<T> | null {
   try {
-    const v = JSON.parse(raw) as Stored;
+    const v = JSON.parse(raw) as Stored<T>;
     return typeof v === 'object' &&
       v !== null &&
       typeof v.fingerprint === 'string' &&
@@ -92,29 +74,36 @@ function parseClaimReply(reply: unknown): { claimed: boolean; raw: string; now: 
   return { claimed: replyInt(reply[0]) === 1, raw: reply[1], now: replyInt(reply[2]) };
 }
 
-export async function idempotent(
+/**
+ * Runs `order` once per key: the first request's outcome is every retry's. A request claims the key
+ * for one order attempt (attempt.ts); only that attempt may store the outcome or give the claim up
+ * (compare-and-set in one script), so every step is safe to run twice. A claim whose request died or
+ * lost its reply is settled by a retry once the claim's deadline has passed in Redis' clock: it looks
+ * for the attempt's order and remembers it, or drops the claim and places anew.
+ */
+export async function idempotent<T>(
   redis: Redis,
   key: string,
   print: string,
-  order: KeyedOrder,
-): Promise<Answer> {
+  order: KeyedOrder<T>,
+): Promise<T> {
   defineScripts(redis, SCRIPTS);
   const r = redis as IdemRedis;
   const k = idempotencyKey(key);
-  const record = (attempt: Attempt, answer?: Answer) =>
+  const record = (attempt: Attempt, answer?: T) =>
     JSON.stringify({
       fingerprint: print,
       attempt: attempt.ticket,
       deadline: attempt.deadline,
       answer,
-    } satisfies Stored);
+    } satisfies Stored<T>);
   const giveUpAt = Date.now() + MAX_WAIT_MS;
   for (;;) {
     const attempt = order.newAttempt();
     const { claimed, raw, now } = parseClaimReply(
       await r.flashsaleIdempotencyClaim(k, record(attempt), TTL_SECONDS),
     );
-    const stored = parseStored(raw);
+    const stored = parseStored<T>(raw);
     // Our own claim, executed once and sent again after a reconnect, answers "taken" the second time.
     if (claimed || stored?.attempt === attempt.ticket) return runClaimed(r, k, attempt, order, record);
     if (!stored) throw new RequestInProgressError();
@@ -124,8 +113,7 @@ export async function idempotent(
     if (now > finalAt) {
       // The holder's attempt is over in Redis' clock, whether its request is alive or not: settle
       // the key with what it did, then go round (and find that answer, or claim the freed key).
-      // Its deadline bounds every reservation it sent, so it is its fence too.
-      const holder: Attempt = { ticket: stored.attempt, deadline: stored.deadline, fence: stored.deadline };
+      const holder: Attempt = { ticket: stored.attempt, deadline: stored.deadline };
       const answer = await order.resolve(holder);
       await r.flashsaleIdempotencySettle(k, holder.ticket, answer ? record(holder, answer) : '');
       continue;
@@ -135,14 +123,14 @@ export async function idempotent(
   }
 }
 
-async function runClaimed(
+async function runClaimed<T>(
   r: IdemRedis,
   k: string,
   attempt: Attempt,
-  order: KeyedOrder,
-  record: (attempt: Attempt, answer?: Answer) => string,
-): Promise<Answer> {
-  let answer: Answer;
+  order: KeyedOrder<T>,
+  record: (attempt: Attempt, answer?: T) => string,
+): Promise<T> {
+  let answer: T;
   try {
     answer = await order.run(attempt);
   } catch (err) {
@@ -150,7 +138,7 @@ async function runClaimed(
     if (!(err instanceof OutcomeUnknownError)) await settle(r, k, attempt, '');
     throw err;
   }
-  await settle(r, k, attempt, isDecision(answer) ? record(attempt, answer) : '');
+  await settle(r, k, attempt, record(attempt, answer));
   return answer;
 }
 

@@ -12,11 +12,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { LOCK_SCRIPTS, type LockHandle, lockKeys } from '../src/lock/index.ts';
 import {
-  acquireArgs,
+  acquireInput,
+  acquireScript,
   parseAcquireReply,
   parseReleaseReply,
-  releaseArgs,
-  renewArgs,
+  releaseInput,
+  releaseScript,
+  renewInput,
+  renewScript,
 } from '../src/lock/scripts.ts';
 import { replyInt } from '../src/redis/lua.ts';
 import { track, until } from './support/async.ts';
@@ -312,15 +315,17 @@ describe('lock script replies on the wire: RESP2 and RESP3', () => {
         const acquireKeys = acquire.numberOfKeys;
         const releaseKeys = release.numberOfKeys;
         const req = (owner: string, mode: 'try' | 'wait' = 'try', waitId = '') =>
-          acquireArgs({
-            name,
-            owner,
-            leaseMs: 5000,
-            mode,
-            clientId: `c-${owner}`,
-            eligibleMs: mode === 'try' ? 0 : 10_000,
-            waitId,
-          });
+          acquireScript.values(
+            acquireInput({
+              name,
+              owner,
+              leaseMs: 5000,
+              mode,
+              clientId: `c-${owner}`,
+              eligibleMs: mode === 'try' ? 0 : 10_000,
+              waitId,
+            }),
+          );
         const evalsha = (sha: RespValue, numKeys: number, args: (string | number)[]) =>
           raw.command('EVALSHA', String(sha), numKeys, ...args);
 
@@ -346,7 +351,11 @@ describe('lock script replies on the wire: RESP2 and RESP3', () => {
 
         // Release by a non-owner: null ('_' in RESP3, the null bulk string in RESP2).
         const rel = (owner: string, requestId: string, mode: 'release' | 'cancel' = 'release', waitId = '') =>
-          evalsha(releaseSha, releaseKeys, releaseArgs(name, owner, 5000, mode, requestId, waitId));
+          evalsha(
+            releaseSha,
+            releaseKeys,
+            releaseScript.values(releaseInput({ name, owner, leaseMs: 5000, mode, requestId, waitId })),
+          );
         const notHeld = await rel('o2', 'r-o2');
         assert.equal(notHeld.raw, proto === 3 ? '_\r\n' : '$-1\r\n');
         assert.equal(notHeld.value, null);
@@ -387,10 +396,20 @@ describe('lock script replies on the wire: RESP2 and RESP3', () => {
 
         // Renewal: integers 1 / 0.
         await evalsha(acquireSha, acquireKeys, req('o3'));
-        const renewed = await raw.command('EVAL', renew.source, 2, ...renewArgs(name, 5000, 'o3'));
+        const renewed = await raw.command(
+          'EVAL',
+          renew.source,
+          2,
+          ...renewScript.values(renewInput(name, 'o3', 5000)),
+        );
         assert.equal(renewed.raw, ':1\r\n');
         assert.equal(replyInt(renewed.value), 1);
-        const refused = await raw.command('EVAL', renew.source, 2, ...renewArgs(name, 5000, 'o1'));
+        const refused = await raw.command(
+          'EVAL',
+          renew.source,
+          2,
+          ...renewScript.values(renewInput(name, 'o1', 5000)),
+        );
         assert.equal(refused.raw, ':0\r\n');
         assert.equal(replyInt(refused.value), 0);
 

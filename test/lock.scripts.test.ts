@@ -1,33 +1,36 @@
-// The lock's Lua scripts on their own, called directly through a connection where withLockScripts
-// defined them, with argument lists built by acquireArgs/releaseArgs. Each case checks the reply and
+// The lock's Lua scripts on their own, run by EVALSHA with the inputs acquireInput/releaseInput build
+// (raw replies, before parsing). Each case checks the reply and
 // the state left in Redis: the lock hash and its PTTL, the fencing counter, the waiter queue and info
 // hash (keyed by wait id, one per acquire call) with their TTLs, the hand-off markers, the "held by one
 // of ours" flag, the unlock latch, and what was (and was not) published where.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Redis } from 'ioredis';
 import { lockKeys } from '../src/lock/index.ts';
 import {
   type AcquireRequest,
-  acquireArgs,
-  type LockRedis,
+  acquireInput,
+  acquireScript,
   parseAcquireReply,
   type ReleaseMode,
-  releaseArgs,
-  renewArgs,
-  withLockScripts,
+  releaseInput,
+  releaseScript,
+  renewInput,
+  renewScript,
 } from '../src/lock/scripts.ts';
+import type { ScriptInput, TypedScript } from '../src/redis/lua.ts';
 import { Recorder } from './support/pubsub.ts';
 import { RedisServer } from './support/redis-server.ts';
 import { REDISSON_LOCK_SCRIPT } from './support/redisson.ts';
 
 let server: RedisServer;
-let redis: LockRedis;
+let redis: Redis;
 const recorders: Recorder[] = [];
 
 before(async () => {
   server = await RedisServer.start();
-  redis = withLockScripts(server.client());
+  redis = server.client();
 });
 after(async () => {
   await Promise.all(recorders.map((r) => r.close()));
@@ -35,13 +38,21 @@ after(async () => {
 });
 
 let requestSeq = 0;
+/** The script's raw reply (what the parsers get). */
+function raw<K extends string, A extends string>(
+  script: TypedScript<K, A, unknown>,
+  input: ScriptInput<K, A>,
+): Promise<unknown> {
+  return redis.eval(script.source, script.numberOfKeys, ...script.values(input));
+}
 const wake = (clientId: string) => `flashsale_lock__wake:${clientId}`;
 
 type Acquire = Partial<AcquireRequest> & Pick<AcquireRequest, 'name' | 'owner'>;
 /** One acquire; the wait id defaults to one per owner (`<owner>#w`), tests that need more pass their own. */
 function acquire(r: Acquire): Promise<unknown> {
-  return redis.flashsaleLockAcquire(
-    ...acquireArgs({
+  return raw(
+    acquireScript,
+    acquireInput({
       leaseMs: 5000,
       mode: 'try',
       clientId: `client-of-${r.owner}`,
@@ -61,19 +72,20 @@ function release(
   opts: { mode?: ReleaseMode; requestId?: string; leaseMs?: number; waitId?: string } = {},
 ): Promise<unknown> {
   requestSeq += 1;
-  return redis.flashsaleLockRelease(
-    ...releaseArgs(
+  return raw(
+    releaseScript,
+    releaseInput({
       name,
       owner,
-      opts.leaseMs ?? 5000,
-      opts.mode ?? 'release',
-      opts.requestId ?? `req-${requestSeq}`,
-      opts.waitId,
-    ),
+      leaseMs: opts.leaseMs ?? 5000,
+      mode: opts.mode ?? 'release',
+      requestId: opts.requestId ?? `req-${requestSeq}`,
+      waitId: opts.waitId,
+    }),
   );
 }
 function renew(name: string, leaseMs: number, owner: string): Promise<unknown> {
-  return redis.flashsaleLockRenew(...renewArgs(name, leaseMs, owner));
+  return raw(renewScript, renewInput(name, owner, leaseMs));
 }
 /** A Java Redisson client takes the lock with its own script: no flag, no token, no queue. */
 function foreignHold(name: string, owner: string, leaseMs: number): Promise<unknown> {

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
 import { isConnectionError } from '../errors.ts';
+import { defineScripts } from '../redis/lua.ts';
 import type { LockCore } from './core.ts';
 import { LockAcquireTimeoutError, LockNotHeldError, LockUnavailableError } from './errors.ts';
 import { type HandleOwner, LockHandle } from './handle.ts';
@@ -12,14 +13,14 @@ import { currentOwner, newOwnerId, withOwner } from './owner.ts';
 import {
   type AcquireReply,
   type AcquireRequest,
-  acquireArgs,
+  acquireInput,
+  acquireScript,
+  LOCK_SCRIPTS,
   type LockPipeline,
-  type LockRedis,
-  parseAcquireReply,
-  parseReleaseReply,
-  releaseArgs,
-  renewArgs,
-  withLockScripts,
+  releaseInput,
+  releaseScript,
+  renewInput,
+  renewScript,
 } from './scripts.ts';
 import { waitTurn, withDeadline } from './waiting.ts';
 import { WakeHub } from './wake-hub.ts';
@@ -101,7 +102,7 @@ function checkLease(ms: number): void {
 export class LockClient implements HandleOwner {
   readonly clientId: string;
   readonly watchdogLeaseMs: number;
-  private readonly redis: LockRedis;
+  private readonly redis: Redis;
   private readonly hub: WakeHub;
   private readonly watchdog: Watchdog;
   private readonly onEvent: ((event: LockEvent) => void) | undefined;
@@ -116,7 +117,8 @@ export class LockClient implements HandleOwner {
     this.clientId = options.clientId ?? randomUUID();
     this.watchdogLeaseMs = options.watchdogLeaseMs ?? 30_000;
     checkLease(this.watchdogLeaseMs);
-    this.redis = withLockScripts(redis);
+    this.redis = redis;
+    defineScripts(redis, LOCK_SCRIPTS);
     this.hub = new WakeHub(redis, this.clientId, options.subscriber);
     this.watchdog = new Watchdog(this.redis, this.watchdogLeaseMs);
     this.onEvent = options.onEvent;
@@ -137,9 +139,7 @@ export class LockClient implements HandleOwner {
     let sentAt = 0;
     const got = await this.obtain(name, owner, leaseMs, options, (req) => {
       sentAt = performance.now();
-      return this.call(name, () => this.redis.flashsaleLockAcquire(...acquireArgs(req))).then(
-        parseAcquireReply,
-      );
+      return this.call(name, () => acquireScript.run(this.redis, acquireInput(req)));
     });
     if (!got) return null;
     // For a hand-off the lease began when the releaser ran, which is after our last attempt was sent:
@@ -180,9 +180,7 @@ export class LockClient implements HandleOwner {
     let firstSentAt = 0;
     const got = await this.obtain(name, owner, options.leaseMs, options, async (req) => {
       if (firstReplies !== undefined) {
-        return this.call(name, () => this.redis.flashsaleLockAcquire(...acquireArgs(req))).then(
-          parseAcquireReply,
-        );
+        return this.call(name, () => acquireScript.run(this.redis, acquireInput(req)));
       }
       firstSentAt = performance.now();
       const replies = await this.execPipeline(
@@ -194,7 +192,7 @@ export class LockClient implements HandleOwner {
         req,
       );
       firstReplies = replies.slice(1, -1);
-      const reply = parseAcquireReply(replies[0]);
+      const reply = acquireScript.parse(replies[0]);
       // Ends the wait (withdrawing from the queue) rather than returning: there is nothing to wait for.
       if (!reply.acquired && options.settled?.(firstReplies)) throw SETTLED_WITHOUT_HOLD;
       return reply;
@@ -218,10 +216,11 @@ export class LockClient implements HandleOwner {
 
   /** Deletes the lock whoever holds it (and hands it to the next queued waiter). */
   async forceUnlock(name: string): Promise<boolean> {
+    const requestId = this.nextRequestId();
     const reply = await this.call(name, () =>
-      this.redis.flashsaleLockRelease(...releaseArgs(name, '', 0, 'force', this.nextRequestId())),
+      releaseScript.run(this.redis, releaseInput({ name, owner: '', leaseMs: 0, mode: 'force', requestId })),
     );
-    return parseReleaseReply(reply) === 1;
+    return reply === 1;
   }
 
   async isLocked(name: string): Promise<boolean> {
@@ -259,19 +258,16 @@ export class LockClient implements HandleOwner {
 
   async releaseHandle(handle: LockHandle): Promise<void> {
     if (handle.watchdog) this.watchdog.remove(handle);
-    const reply = await this.call(handle.name, () =>
-      this.redis.flashsaleLockRelease(
-        ...releaseArgs(
-          handle.name,
-          handle.owner,
-          handle.leaseMs,
-          'release',
-          this.nextRequestId(),
-          this.handedTo.get(handle),
-        ),
-      ),
-    );
-    if (parseReleaseReply(reply) === null) throw new LockNotHeldError(handle.name);
+    const request = {
+      name: handle.name,
+      owner: handle.owner,
+      leaseMs: handle.leaseMs,
+      mode: 'release' as const,
+      requestId: this.nextRequestId(),
+      waitId: this.handedTo.get(handle),
+    };
+    const reply = await this.call(handle.name, () => releaseScript.run(this.redis, releaseInput(request)));
+    if (reply === null) throw new LockNotHeldError(handle.name);
     const acquiredAt = this.acquiredAt.get(handle);
     if (acquiredAt !== undefined) {
       this.acquiredAt.delete(handle);
@@ -283,10 +279,10 @@ export class LockClient implements HandleOwner {
     checkLease(leaseMs);
     if (handle.released) throw new LockNotHeldError(handle.name);
     const sentAt = performance.now();
-    const reply = await this.call(handle.name, () =>
-      this.redis.flashsaleLockRenew(...renewArgs(handle.name, leaseMs, handle.owner)),
+    const renewed = await this.call(handle.name, () =>
+      renewScript.run(this.redis, renewInput(handle.name, handle.owner, leaseMs)),
     );
-    if (Number(reply) !== 1) {
+    if (!renewed) {
       handle.markLost('lock no longer held at extend');
       throw new LockNotHeldError(handle.name);
     }
@@ -408,8 +404,10 @@ export class LockClient implements HandleOwner {
   /** A waiter gives up: leave the queue; if the lock was handed to this wait meanwhile, pass it on. */
   private async withdraw(name: string, owner: string, leaseMs: number, waitId: string): Promise<void> {
     try {
-      await this.redis.flashsaleLockRelease(
-        ...releaseArgs(name, owner, leaseMs, 'cancel', this.nextRequestId(), waitId),
+      const requestId = this.nextRequestId();
+      await releaseScript.run(
+        this.redis,
+        releaseInput({ name, owner, leaseMs, mode: 'cancel', requestId, waitId }),
       );
     } catch {
       // Redis unreachable: the queue entry lapses after its eligibility, a handed lock after its lease.
@@ -425,11 +423,14 @@ export class LockClient implements HandleOwner {
     acquire?: AcquireRequest,
     handedTo = '',
   ): Promise<unknown[]> {
-    const pipeline = this.redis.pipeline() as LockPipeline;
-    const releaseId = this.nextRequestId();
-    if (acquire) pipeline.flashsaleLockAcquire(...acquireArgs({ ...acquire, pairedRelease: releaseId }));
+    const pipeline = this.redis.pipeline();
+    const requestId = this.nextRequestId();
+    if (acquire) acquireScript.run(pipeline, acquireInput({ ...acquire, pairedRelease: requestId }));
     build(pipeline, hold);
-    pipeline.flashsaleLockRelease(...releaseArgs(name, owner, leaseMs, 'release', releaseId, handedTo));
+    releaseScript.run(
+      pipeline,
+      releaseInput({ name, owner, leaseMs, mode: 'release', requestId, waitId: handedTo }),
+    );
     const replies = await this.call(name, () => pipeline.exec());
     return (replies ?? []).map(([err, value]) => {
       if (err) throw err;

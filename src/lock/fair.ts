@@ -11,11 +11,19 @@
 //   fair lock adds each waiter's timeout onto the previous one's). A grant made to a waiter that died
 //   while queued lasts no longer than its deadline plus a 100 ms grace, so a dead waiter in the middle
 //   of the queue delays the next one by at most that.
-import { fairAcquireArgs, fairReleaseArgs } from './family-scripts.ts';
+import {
+  fairAcquireInput,
+  fairAcquireScript,
+  fairReleaseInput,
+  fairReleaseScript,
+  type QueuedAcquire,
+  type QueuedRelease,
+  type QueuedReply,
+} from './family-scripts.ts';
 import type { LockHandle } from './handle.ts';
 import { fairKeys } from './keys.ts';
 import { QueuedLock } from './queued.ts';
-import { type AcquireMode, type LockPipeline, type ReleaseMode, renewArgs } from './scripts.ts';
+import { type LockPipeline, renewInput, renewScript } from './scripts.ts';
 
 /** Fair locks over a LockClient: `new FairLock(client).acquire(name, options)`. */
 export class FairLock extends QueuedLock {
@@ -23,10 +31,11 @@ export class FairLock extends QueuedLock {
 
   /** Deletes the lock whoever holds it; the oldest live waiter gets it next. */
   async forceUnlock(name: string): Promise<boolean> {
+    const requestId = this.core.nextRequestId();
     const reply = await this.core.call(name, () =>
-      this.releaseScript(name, '', 0, 'force', this.core.nextRequestId()),
+      this.releaseOnce({ name, owner: '', leaseMs: 0, mode: 'force', requestId }),
     );
-    return Number(reply) === 1;
+    return reply === 1;
   }
 
   async isLocked(name: string): Promise<boolean> {
@@ -38,43 +47,20 @@ export class FairLock extends QueuedLock {
     return this.core.call(name, () => this.redis.zcard(fairKeys(name).queue));
   }
 
-  protected acquireScript(
-    name: string,
-    owner: string,
-    leaseMs: number,
-    mode: AcquireMode,
-    eligibleMs: number,
-    heartbeatMs: number,
-  ): Promise<unknown> {
-    return this.redis.flashsaleFairAcquire(
-      ...fairAcquireArgs({
-        name,
-        owner,
-        leaseMs,
-        mode,
-        clientId: this.core.clientId,
-        eligibleMs,
-        heartbeatMs,
-      }),
-    );
+  protected acquireOnce(request: QueuedAcquire): Promise<QueuedReply> {
+    return fairAcquireScript.run(this.redis, fairAcquireInput(request));
   }
 
-  protected releaseScript(
-    name: string,
-    owner: string,
-    leaseMs: number,
-    mode: ReleaseMode,
-    requestId: string,
-  ): Promise<unknown> {
-    return this.redis.flashsaleFairRelease(...fairReleaseArgs(name, owner, leaseMs, mode, requestId));
+  protected releaseOnce(request: QueuedRelease): Promise<0 | 1 | null> {
+    return fairReleaseScript.run(this.redis, fairReleaseInput(request));
   }
 
-  protected renewScript(name: string, owner: string, leaseMs: number): Promise<unknown> {
-    return this.redis.flashsaleLockRenew(...renewArgs(name, leaseMs, owner));
+  protected renewOnce(name: string, owner: string, leaseMs: number): Promise<boolean> {
+    return renewScript.run(this.redis, renewInput(name, owner, leaseMs));
   }
 
   queueRenewal(pipeline: LockPipeline, handle: LockHandle, leaseMs: number): void {
-    pipeline.flashsaleLockRenew(...renewArgs(handle.name, leaseMs, handle.owner));
+    renewScript.run(pipeline, renewInput(handle.name, handle.owner, leaseMs));
   }
 
   async remainingTtl(handle: LockHandle): Promise<number> {

@@ -3,7 +3,7 @@
 // monotonic clock from when the confirming command was sent, so a slow reply never stretches it).
 import { performance } from 'node:perf_hooks';
 import { LockLostError } from './errors.ts';
-import { type LockPipeline, renewArgs } from './scripts.ts';
+import { type LockPipeline, renewInput, renewScript } from './scripts.ts';
 
 export interface HandleOwner {
   releaseHandle(handle: LockHandle): Promise<void>;
@@ -98,7 +98,7 @@ export class LockHandle implements AsyncDisposable {
   /** @internal Queues the renew command for this hold on a watchdog pipeline. */
   queueRenewal(pipeline: LockPipeline, leaseMs: number): void {
     if (this.client.queueRenewal) this.client.queueRenewal(pipeline, this, leaseMs);
-    else pipeline.flashsaleLockRenew(...renewArgs(this.name, leaseMs, this.owner));
+    else renewScript.run(pipeline, renewInput(this.name, this.owner, leaseMs));
   }
 
   /** @internal */

@@ -17,4 +17,4 @@ export { withOwner } from './owner.ts';
 export type { QueuedAcquireOptions, QueuedLockOptions } from './queued.ts';
 export { ReadWriteLock, ReadWriteSide } from './read-write.ts';
 export { RedLock, type RedLockOptions } from './redlock.ts';
-export { LOCK_SCRIPTS, type LockPipeline, type LockRedis } from './scripts.ts';
+export { LOCK_SCRIPTS, type LockPipeline } from './scripts.ts';

@@ -8,13 +8,20 @@
 // no longer than it would have waited; a live waiter whose grant is shorter than its lease tops it up:
 // lazily (half-way through what it knows of the grant) when that is comfortably far, at once otherwise.
 import { performance } from 'node:perf_hooks';
+import type { Redis } from 'ioredis';
+import { defineScripts } from '../redis/lua.ts';
 import type { LockClient } from './client.ts';
 import type { LockCore } from './core.ts';
 import { LockAcquireTimeoutError, LockNotHeldError, LockUpgradeError } from './errors.ts';
-import { type FamilyRedis, parseQueuedReply, type QueuedReply, withFamilyScripts } from './family-scripts.ts';
+import {
+  FAMILY_SCRIPTS,
+  type QueuedAcquire,
+  type QueuedRelease,
+  type QueuedReply,
+} from './family-scripts.ts';
 import { type HandleOwner, LockHandle } from './handle.ts';
 import { currentOwner, newOwnerId, withOwner } from './owner.ts';
-import type { AcquireMode, LockPipeline, ReleaseMode } from './scripts.ts';
+import type { LockPipeline } from './scripts.ts';
 import { ELIGIBLE_CAP_MS, RETRY_CAP_MS, type TurnReply, waitTurn, withDeadline } from './waiting.ts';
 
 export interface QueuedAcquireOptions {
@@ -51,13 +58,14 @@ interface Granted {
 
 export abstract class QueuedLock implements HandleOwner {
   protected readonly core: LockCore;
-  protected readonly redis: FamilyRedis;
+  protected readonly redis: Redis;
   private readonly heartbeatMs: number;
   private readonly eligibleCapMs: number;
 
   constructor(client: LockClient, options: QueuedLockOptions = {}) {
     this.core = client.core;
-    this.redis = withFamilyScripts(this.core.redis);
+    this.redis = this.core.redis;
+    defineScripts(this.redis, FAMILY_SCRIPTS);
     this.heartbeatMs = options.heartbeatMs ?? RETRY_CAP_MS;
     this.eligibleCapMs = options.eligibleCapMs ?? ELIGIBLE_CAP_MS;
     if (!(this.heartbeatMs > 0) || !(this.eligibleCapMs > this.heartbeatMs)) {
@@ -67,23 +75,11 @@ export abstract class QueuedLock implements HandleOwner {
 
   /** The kind of hold, as LockHandle.kind ('lock' for the fair lock: renewed like the reentrant one). */
   protected abstract readonly holdKind: string;
-  protected abstract acquireScript(
-    name: string,
-    owner: string,
-    leaseMs: number,
-    mode: AcquireMode,
-    eligibleMs: number,
-    heartbeatMs: number,
-  ): Promise<unknown>;
-  protected abstract releaseScript(
-    name: string,
-    owner: string,
-    leaseMs: number,
-    mode: ReleaseMode,
-    requestId: string,
-  ): Promise<unknown>;
-  /** 1 when the owner's hold was renewed to leaseMs from now, 0 when it is gone. */
-  protected abstract renewScript(name: string, owner: string, leaseMs: number): Promise<unknown>;
+  protected abstract acquireOnce(request: QueuedAcquire): Promise<QueuedReply>;
+  /** null when the owner did not hold the lock, 0 when holds remain, 1 when released. */
+  protected abstract releaseOnce(request: QueuedRelease): Promise<0 | 1 | null>;
+  /** Whether the owner's hold was renewed to leaseMs from now (false: it is gone). */
+  protected abstract renewOnce(name: string, owner: string, leaseMs: number): Promise<boolean>;
   abstract queueRenewal(pipeline: LockPipeline, handle: LockHandle, leaseMs: number): void;
   abstract remainingTtl(handle: LockHandle): Promise<number>;
 
@@ -112,10 +108,10 @@ export abstract class QueuedLock implements HandleOwner {
       retryCapMs: this.heartbeatMs,
       attempt: async (mode, eligibleMs): Promise<TurnReply<LockHandle>> => {
         sentAt = performance.now();
-        const reply: QueuedReply = parseQueuedReply(
-          await this.core.call(name, () =>
-            this.acquireScript(name, owner, leaseMs, mode, eligibleMs, this.heartbeatMs),
-          ),
+        const { clientId } = this.core;
+        const heartbeatMs = this.heartbeatMs;
+        const reply = await this.core.call(name, () =>
+          this.acquireOnce({ name, owner, leaseMs, mode, clientId, eligibleMs, heartbeatMs }),
         );
         if (reply.acquired) {
           const handle = await this.claim(name, owner, leaseMs, watchdog, { ...reply, sentAt });
@@ -143,7 +139,8 @@ export abstract class QueuedLock implements HandleOwner {
         }),
       withdraw: async () => {
         try {
-          await this.releaseScript(name, owner, leaseMs, 'cancel', this.core.nextRequestId());
+          const requestId = this.core.nextRequestId();
+          await this.releaseOnce({ name, owner, leaseMs, mode: 'cancel', requestId });
         } catch {
           // Redis unreachable: the queue entry lapses at its deadline, a grant at its end.
         }
@@ -172,19 +169,21 @@ export abstract class QueuedLock implements HandleOwner {
 
   async releaseHandle(handle: LockHandle): Promise<void> {
     if (handle.watchdog) this.core.watchdog.remove(handle);
-    const reply = await this.core.call(handle.name, () =>
-      this.releaseScript(handle.name, handle.owner, handle.leaseMs, 'release', this.core.nextRequestId()),
+    const { name, owner, leaseMs } = handle;
+    const requestId = this.core.nextRequestId();
+    const reply = await this.core.call(name, () =>
+      this.releaseOnce({ name, owner, leaseMs, mode: 'release', requestId }),
     );
-    if (reply === null || reply === undefined) throw new LockNotHeldError(handle.name);
+    if (reply === null) throw new LockNotHeldError(name);
   }
 
   async extendHandle(handle: LockHandle, leaseMs: number): Promise<void> {
     if (handle.released) throw new LockNotHeldError(handle.name);
     const sentAt = performance.now();
-    const reply = await this.core.call(handle.name, () =>
-      this.renewScript(handle.name, handle.owner, leaseMs),
+    const renewed = await this.core.call(handle.name, () =>
+      this.renewOnce(handle.name, handle.owner, leaseMs),
     );
-    if (Number(reply) !== 1) {
+    if (!renewed) {
       handle.markLost('lock no longer held at extend');
       throw new LockNotHeldError(handle.name);
     }
@@ -227,7 +226,7 @@ export abstract class QueuedLock implements HandleOwner {
       return handle;
     }
     const sentAt = performance.now();
-    if (Number(await this.core.call(name, () => this.renewScript(name, owner, leaseMs))) !== 1) return null;
+    if (!(await this.core.call(name, () => this.renewOnce(name, owner, leaseMs)))) return null;
     return this.newHandle(name, owner, leaseMs, watchdog, got, sentAt);
   }
 

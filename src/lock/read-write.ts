@@ -12,21 +12,27 @@
 //   queues behind it instead of joining the current readers, so a waiting writer waits at most for the
 //   holds present when it queued (each ends at its release or its lease) and for the waiters queued
 //   before it. Readers that reach the head together are granted together.
+
+import type { Redis } from 'ioredis';
 import type { LockClient } from './client.ts';
 import type { LockCore } from './core.ts';
 import {
-  type FamilyRedis,
+  type QueuedAcquire,
+  type QueuedRelease,
+  type QueuedReply,
   type RwKind,
-  rwAcquireArgs,
-  rwReleaseArgs,
-  rwRenewArgs,
-  withFamilyScripts,
+  rwAcquireInput,
+  rwAcquireScript,
+  rwReleaseInput,
+  rwReleaseScript,
+  rwRenewInput,
+  rwRenewScript,
 } from './family-scripts.ts';
 import type { LockHandle } from './handle.ts';
 import { rwKeys } from './keys.ts';
 import { currentOwner } from './owner.ts';
 import { QueuedLock, type QueuedLockOptions } from './queued.ts';
-import type { AcquireMode, LockPipeline, ReleaseMode } from './scripts.ts';
+import type { LockPipeline } from './scripts.ts';
 
 /** One side of a read-write lock: `rw.read` or `rw.write`. */
 export class ReadWriteSide extends QueuedLock {
@@ -48,46 +54,20 @@ export class ReadWriteSide extends QueuedLock {
     return v === null ? 0 : Number(v);
   }
 
-  protected acquireScript(
-    name: string,
-    owner: string,
-    leaseMs: number,
-    mode: AcquireMode,
-    eligibleMs: number,
-    heartbeatMs: number,
-  ): Promise<unknown> {
-    return this.redis.flashsaleRwAcquire(
-      ...rwAcquireArgs({
-        name,
-        owner,
-        leaseMs,
-        mode,
-        kind: this.kind,
-        clientId: this.core.clientId,
-        eligibleMs,
-        heartbeatMs,
-      }),
-    );
+  protected acquireOnce(request: QueuedAcquire): Promise<QueuedReply> {
+    return rwAcquireScript.run(this.redis, rwAcquireInput({ ...request, kind: this.kind }));
   }
 
-  protected releaseScript(
-    name: string,
-    owner: string,
-    _leaseMs: number,
-    mode: ReleaseMode,
-    requestId: string,
-  ): Promise<unknown> {
-    return this.redis.flashsaleRwRelease(...rwReleaseArgs(name, owner, this.kind, mode, requestId));
+  protected releaseOnce(request: QueuedRelease): Promise<0 | 1 | null> {
+    return rwReleaseScript.run(this.redis, rwReleaseInput({ ...request, kind: this.kind }));
   }
 
-  protected renewScript(name: string, owner: string, leaseMs: number): Promise<unknown> {
-    return this.redis.flashsaleRwRenew(...rwRenewArgs(name, owner, this.kind, leaseMs));
+  protected renewOnce(name: string, owner: string, leaseMs: number): Promise<boolean> {
+    return rwRenewScript.run(this.redis, rwRenewInput(name, owner, this.kind, leaseMs));
   }
 
   queueRenewal(pipeline: LockPipeline, handle: LockHandle, leaseMs: number): void {
-    (pipeline as unknown as { flashsaleRwRenew(...args: (string | number)[]): unknown }).flashsaleRwRenew(
-      ...rwRenewArgs(handle.name, handle.owner, this.kind, leaseMs),
-    );
+    rwRenewScript.run(pipeline, rwRenewInput(handle.name, handle.owner, this.kind, leaseMs));
   }
 
   async remainingTtl(handle: LockHandle): Promise<number> {
@@ -106,13 +86,13 @@ export class ReadWriteLock {
   readonly read: ReadWriteSide;
   readonly write: ReadWriteSide;
   private readonly core: LockCore;
-  private readonly redis: FamilyRedis;
+  private readonly redis: Redis;
 
   constructor(client: LockClient, options: QueuedLockOptions = {}) {
     this.read = new ReadWriteSide(client, 'r', options);
     this.write = new ReadWriteSide(client, 'w', options);
     this.core = client.core;
-    this.redis = withFamilyScripts(this.core.redis);
+    this.redis = this.core.redis;
   }
 
   /** 'read' or 'write' while held (a downgrading writer shows 'write' until it releases the write lock). */
@@ -123,9 +103,13 @@ export class ReadWriteLock {
 
   /** Ends every hold whoever holds it; queued waiters get the lock in order. */
   async forceUnlock(name: string): Promise<boolean> {
+    const requestId = this.core.nextRequestId();
     const reply = await this.core.call(name, () =>
-      this.redis.flashsaleRwRelease(...rwReleaseArgs(name, '', 'w', 'force', this.core.nextRequestId())),
+      rwReleaseScript.run(
+        this.redis,
+        rwReleaseInput({ name, owner: '', kind: 'w', mode: 'force', requestId }),
+      ),
     );
-    return Number(reply) === 1;
+    return reply === 1;
   }
 }

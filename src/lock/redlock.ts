@@ -26,25 +26,20 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
+import { defineScripts } from '../redis/lua.ts';
 import type { AcquireOptions } from './client.ts';
 import { LockAcquireTimeoutError, LockNotHeldError, LockQuorumUnavailableError } from './errors.ts';
 import {
-  type FamilyRedis,
+  FAMILY_SCRIPTS,
   type RedlockReleaseMode,
-  redlockAcquireArgs,
-  redlockReleaseArgs,
-  withFamilyScripts,
+  redlockAcquireInput,
+  redlockAcquireScript,
+  redlockReleaseInput,
+  redlockReleaseScript,
 } from './family-scripts.ts';
 import { type HandleOwner, LockHandle } from './handle.ts';
 import { currentOwner, newOwnerId, withOwner } from './owner.ts';
-import {
-  type AcquireMode,
-  type AcquireReply,
-  type LockPipeline,
-  parseAcquireReply,
-  renewArgs,
-  withLockScripts,
-} from './scripts.ts';
+import { type AcquireMode, type AcquireReply, LOCK_SCRIPTS, renewInput, renewScript } from './scripts.ts';
 import { type TurnReply, waitTurn, withDeadline } from './waiting.ts';
 import { type WaitEvent, type Waiter, WakeHub } from './wake-hub.ts';
 import { type BatchRenewer, type RenewOutcome, Watchdog } from './watchdog.ts';
@@ -67,7 +62,7 @@ export interface RedLockOptions {
 
 interface Master {
   index: number;
-  redis: FamilyRedis;
+  redis: Redis;
   hub: WakeHub;
 }
 
@@ -105,8 +100,8 @@ export class RedLock implements HandleOwner {
     this.heartbeatMs = options.heartbeatMs ?? 1000;
     this.quorum = Math.floor(masters.length / 2) + 1;
     this.masters = masters.map((redis, index) => {
-      withLockScripts(redis);
-      return { index, redis: withFamilyScripts(redis), hub: new WakeHub(redis, this.clientId) };
+      defineScripts(redis, [...LOCK_SCRIPTS, ...FAMILY_SCRIPTS]);
+      return { index, redis, hub: new WakeHub(redis, this.clientId) };
     });
     this.watchdog = new Watchdog(this.batchRenewer(), this.watchdogLeaseMs);
   }
@@ -198,8 +193,8 @@ export class RedLock implements HandleOwner {
     if (handle.released) throw new LockNotHeldError(handle.name);
     const start = performance.now();
     const { answers, yes } = await this.poll(
-      (m) => m.redis.flashsaleLockRenew(...renewArgs(handle.name, leaseMs, handle.owner)),
-      (r) => Number(r) === 1,
+      (m) => renewScript.run(m.redis, renewInput(handle.name, handle.owner, leaseMs)),
+      (renewed) => renewed,
       true,
     );
     const drift = this.drift(leaseMs);
@@ -207,7 +202,7 @@ export class RedLock implements HandleOwner {
       handle.confirm(start - drift, leaseMs);
       return;
     }
-    const lost = answers.filter((a) => a?.ok && Number(a.value) !== 1).length;
+    const lost = answers.filter((a) => a?.ok && !a.value).length;
     if (lost > this.masters.length - this.quorum) {
       handle.markLost('a majority of masters no longer hold the lock');
       throw new LockNotHeldError(handle.name);
@@ -262,19 +257,18 @@ export class RedLock implements HandleOwner {
     const start = performance.now();
     const { answers, yes } = await this.poll(
       (m) =>
-        m.redis
-          .flashsaleRedlockAcquire(
-            ...redlockAcquireArgs({
-              name,
-              owner,
-              leaseMs,
-              mode,
-              clientId: this.clientId,
-              eligibleMs,
-              heartbeatMs: this.heartbeatMs,
-            }),
-          )
-          .then(parseAcquireReply),
+        redlockAcquireScript.run(
+          m.redis,
+          redlockAcquireInput({
+            name,
+            owner,
+            leaseMs,
+            mode,
+            clientId: this.clientId,
+            eligibleMs,
+            heartbeatMs: this.heartbeatMs,
+          }),
+        ),
       (r) => r.acquired,
       true,
       leaseMs,
@@ -339,8 +333,16 @@ export class RedLock implements HandleOwner {
     await Promise.all(
       this.masters.map((m) => {
         const done = bounded(
-          m.redis.flashsaleRedlockRelease(
-            ...redlockReleaseArgs(name, owner, leaseMs, mode, this.nextRequestId(), reservationMs),
+          redlockReleaseScript.run(
+            m.redis,
+            redlockReleaseInput({
+              name,
+              owner,
+              leaseMs,
+              mode,
+              requestId: this.nextRequestId(),
+              reservationMs,
+            }),
           ),
           timeoutMs,
         ).then(
@@ -432,8 +434,8 @@ export class RedLock implements HandleOwner {
       const timeoutMs = this.masterTimeout(leaseMs);
       const perMaster = await Promise.all(
         this.masters.map(async (m) => {
-          const pipeline = m.redis.pipeline() as LockPipeline;
-          for (const h of handles) pipeline.flashsaleLockRenew(...renewArgs(h.name, leaseMs, h.owner));
+          const pipeline = m.redis.pipeline();
+          for (const h of handles) renewScript.run(pipeline, renewInput(h.name, h.owner, leaseMs));
           try {
             return (await bounded(pipeline.exec(), timeoutMs)) ?? [];
           } catch {

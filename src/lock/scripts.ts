@@ -1,104 +1,16 @@
-// The lock's Lua scripts and the argument lists they take, shared by the single-call path
-// (LockClient) and by callers that pipeline an acquire and release around their own guarded commands.
-import type { ChainableCommander, Redis } from 'ioredis';
-import { defineScripts, luaScript, replyInt } from '../redis/lua.ts';
+// The reentrant lock's Lua scripts as typed commands, and the inputs built from a request, shared by
+// the single-call path (LockClient) and the pipelined guarded round trip.
+import type { ChainableCommander } from 'ioredis';
+import { type InputOf, replyInt, typedScript } from '../redis/lua.ts';
 import { lockKeys, wakeChannelPrefix } from './keys.ts';
 
-export const LOCK_SCRIPTS = [
-  luaScript('flashsaleLockAcquire', 7, new URL('./scripts/acquire.lua', import.meta.url)),
-  luaScript('flashsaleLockRelease', 8, new URL('./scripts/release.lua', import.meta.url), [
-    new URL('./scripts/latch.lua', import.meta.url),
-  ]),
-  luaScript('flashsaleLockRenew', 2, new URL('./scripts/renew.lua', import.meta.url)),
-] as const;
-
-type Arg = string | number;
-type LockCommands<R> = {
-  flashsaleLockAcquire(...args: Arg[]): R;
-  flashsaleLockRelease(...args: Arg[]): R;
-  flashsaleLockRenew(...args: Arg[]): R;
-};
-export type LockRedis = Redis & LockCommands<Promise<unknown>>;
-export type LockPipeline = ChainableCommander & LockCommands<ChainableCommander>;
-
-export function withLockScripts(redis: Redis): LockRedis {
-  defineScripts(redis, LOCK_SCRIPTS);
-  return redis as LockRedis;
-}
+/** A pipeline the lock scripts can be queued on (created from a client they are defined on). */
+export type LockPipeline = ChainableCommander;
 
 export type AcquireMode = 'try' | 'wait' | 'retry';
 export type ReleaseMode = 'release' | 'cancel' | 'force';
 
-export interface AcquireRequest {
-  name: string;
-  owner: string;
-  leaseMs: number;
-  mode: AcquireMode;
-  clientId: string;
-  /** How long the caller stays eligible for a hand-off (its remaining wait). */
-  eligibleMs: number;
-  /** Identifies this wait in the queue (unique per acquire call; unused in 'try' mode). */
-  waitId?: string;
-  /** Request id of the release pipelined right after this acquire (runGuarded), if any. */
-  pairedRelease?: string;
-}
-
-/** Arguments of renew.lua: extend `owner`'s hold on `name` to leaseMs. */
-export function renewArgs(name: string, leaseMs: number, owner: string): Arg[] {
-  return [name, lockKeys(name).ours, leaseMs, owner];
-}
-
-export function acquireArgs(r: AcquireRequest): Arg[] {
-  const k = lockKeys(r.name);
-  return [
-    k.lock,
-    k.token,
-    k.queue,
-    k.waiters,
-    k.handed,
-    k.ours,
-    k.latch(r.pairedRelease ?? ''),
-    r.leaseMs,
-    r.owner,
-    r.mode,
-    r.clientId,
-    Math.ceil(r.eligibleMs),
-    r.waitId ?? '',
-    r.pairedRelease === undefined ? '' : '1',
-  ];
-}
-
-export function releaseArgs(
-  name: string,
-  owner: string,
-  leaseMs: number,
-  mode: ReleaseMode,
-  requestId: string,
-  /** The wait the hold was handed to ('' if it was not a hand-off); required for 'cancel'. */
-  waitId = '',
-): Arg[] {
-  const k = lockKeys(name);
-  return [
-    k.lock,
-    k.channel,
-    k.token,
-    k.queue,
-    k.waiters,
-    k.latch(requestId),
-    k.handed,
-    k.ours,
-    owner,
-    leaseMs,
-    mode,
-    wakeChannelPrefix,
-    UNLOCK_LATCH_MS,
-    name,
-    waitId,
-  ];
-}
-
-/** Long enough to cover ioredis re-sending an unanswered command after a reconnect. */
-const UNLOCK_LATCH_MS = 10_000;
+const file = (name: string) => new URL(`./scripts/${name}`, import.meta.url);
 
 export type AcquireReply =
   | { acquired: true; token: number; holdCount: number }
@@ -120,3 +32,107 @@ export function parseReleaseReply(reply: unknown): 0 | 1 | null {
   if (reply === null || reply === undefined) return null;
   return replyInt(reply) === 0 ? 0 : 1;
 }
+
+/** 1 when renewed, 0 when the owner no longer holds the lock. */
+const parseRenewed = (reply: unknown): boolean => replyInt(reply) === 1;
+
+export const acquireScript = typedScript({
+  name: 'flashsaleLockAcquire',
+  file: file('acquire.lua'),
+  keys: ['lock', 'token', 'queue', 'waiters', 'handed', 'ours', 'latch'],
+  args: ['leaseMs', 'owner', 'mode', 'clientId', 'eligibleMs', 'waitId', 'paired'],
+  parse: parseAcquireReply,
+});
+
+export const releaseScript = typedScript({
+  name: 'flashsaleLockRelease',
+  file: file('release.lua'),
+  keys: ['lock', 'channel', 'token', 'queue', 'waiters', 'latch', 'handed', 'ours'],
+  args: ['owner', 'leaseMs', 'mode', 'wakePrefix', 'latchTtlMs', 'name', 'waitId'],
+  parse: parseReleaseReply,
+});
+
+export const renewScript = typedScript({
+  name: 'flashsaleLockRenew',
+  file: file('renew.lua'),
+  keys: ['lock', 'ours'],
+  args: ['leaseMs', 'owner'],
+  parse: parseRenewed,
+});
+
+export const LOCK_SCRIPTS = [acquireScript, releaseScript, renewScript] as const;
+
+export interface AcquireRequest {
+  name: string;
+  owner: string;
+  leaseMs: number;
+  mode: AcquireMode;
+  clientId: string;
+  /** How long the caller stays eligible for a hand-off (its remaining wait). */
+  eligibleMs: number;
+  /** Identifies this wait in the queue (unique per acquire call; unused in 'try' mode). */
+  waitId?: string;
+  /** Request id of the release pipelined right after this acquire (runGuarded), if any. */
+  pairedRelease?: string;
+}
+
+export function acquireInput(r: AcquireRequest): InputOf<typeof acquireScript> {
+  const k = lockKeys(r.name);
+  return {
+    lock: k.lock,
+    token: k.token,
+    queue: k.queue,
+    waiters: k.waiters,
+    handed: k.handed,
+    ours: k.ours,
+    latch: k.latch(r.pairedRelease ?? ''),
+    leaseMs: r.leaseMs,
+    owner: r.owner,
+    mode: r.mode,
+    clientId: r.clientId,
+    eligibleMs: Math.ceil(r.eligibleMs),
+    waitId: r.waitId ?? '',
+    paired: r.pairedRelease === undefined ? '' : '1',
+  };
+}
+
+export interface ReleaseRequest {
+  name: string;
+  owner: string;
+  /** Lease to keep while re-entry holds remain. */
+  leaseMs: number;
+  mode: ReleaseMode;
+  /** Unique per release call: names its unlock latch. */
+  requestId: string;
+  /** The wait the hold was handed to ('' or absent if it was not a hand-off); required for 'cancel'. */
+  waitId?: string;
+}
+
+export function releaseInput(r: ReleaseRequest): InputOf<typeof releaseScript> {
+  const k = lockKeys(r.name);
+  return {
+    lock: k.lock,
+    channel: k.channel,
+    token: k.token,
+    queue: k.queue,
+    waiters: k.waiters,
+    latch: k.latch(r.requestId),
+    handed: k.handed,
+    ours: k.ours,
+    owner: r.owner,
+    leaseMs: r.leaseMs,
+    mode: r.mode,
+    wakePrefix: wakeChannelPrefix,
+    latchTtlMs: UNLOCK_LATCH_MS,
+    name: r.name,
+    waitId: r.waitId ?? '',
+  };
+}
+
+/** Input of renew.lua: extend `owner`'s hold on `name` to leaseMs. */
+export function renewInput(name: string, owner: string, leaseMs: number): InputOf<typeof renewScript> {
+  return { lock: name, ours: lockKeys(name).ours, leaseMs, owner };
+}
+
+/** Long enough to cover ioredis re-sending an unanswered command after a reconnect. */
+export const UNLOCK_LATCH_MS = 10_000;

@@ -4,8 +4,8 @@
 // still registered. How a batch is renewed is pluggable: one pipeline on one connection (every
 // single-Redis lock kind, each queueing its own renew script), or a quorum over several masters.
 import { performance } from 'node:perf_hooks';
+import type { Redis } from 'ioredis';
 import type { LockHandle } from './handle.ts';
-import type { LockPipeline, LockRedis } from './scripts.ts';
 
 /**
  * Per handle: renewed (the hold is confirmed for the lease counted from `from`, monotonic ms), lost
@@ -15,10 +15,10 @@ export type RenewOutcome = { from: number } | 'lost' | 'unreachable';
 export type BatchRenewer = (handles: LockHandle[], leaseMs: number) => Promise<RenewOutcome[]>;
 
 /** Renews every handle in one pipelined round trip; each handle queues its own kind's renew script. */
-export function pipelineRenewer(redis: LockRedis): BatchRenewer {
+export function pipelineRenewer(redis: Redis): BatchRenewer {
   return async (handles, leaseMs) => {
     const sentAt = performance.now();
-    const pipeline = redis.pipeline() as LockPipeline;
+    const pipeline = redis.pipeline();
     for (const h of handles) h.queueRenewal(pipeline, leaseMs);
     const replies = (await pipeline.exec()) ?? [];
     return handles.map((_, i) => {
@@ -36,7 +36,7 @@ export class Watchdog {
   private readonly renew: BatchRenewer;
 
   constructor(
-    renew: LockRedis | BatchRenewer,
+    renew: Redis | BatchRenewer,
     readonly leaseMs: number,
   ) {
     this.renew = typeof renew === 'function' ? renew : pipelineRenewer(renew);

@@ -3,23 +3,24 @@
 -- the caller's wait in a FIFO queue so that release can hand the lock straight to one waiter (no herd).
 -- Each wait has its own id, so two waits of one owner (re-entrant chains) never stand for each other.
 --
--- KEYS[1] lock hash (the lock name)
--- KEYS[2] fencing token counter (never reset)
--- KEYS[3] waiter queue: zset waitId -> first-ask time (server microseconds)
--- KEYS[4] waiter info: hash waitId -> "<clientId>|<leaseMs>|<eligibleUntilMs>|<owner>"
--- KEYS[5] hand-offs not yet collected: hash waitId -> token
--- KEYS[6] "held by one of ours" flag: its holder hands off on release, so our waiters need not
+-- KEYS[1] lock: hash (the lock name)
+-- KEYS[2] token: fencing token counter (never reset)
+-- KEYS[3] queue: waiter queue: zset waitId -> first-ask time (server microseconds)
+-- KEYS[4] waiters: waiter info: hash waitId -> "<clientId>|<leaseMs>|<eligibleUntilMs>|<owner>"
+-- KEYS[5] handed: hand-offs not yet collected: hash waitId -> token
+-- KEYS[6] ours: "held by one of ours" flag: its holder hands off on release, so our waiters need not
 --         listen on the Redisson channel (which only Redisson's own clients publish on)
--- KEYS[7] unlock latch of the release pipelined right after this acquire (checked when ARGV[7] = "1")
--- ARGV[1] lease in ms
--- ARGV[2] owner id (<clientUuid>:<ownerId>)
+-- KEYS[7] latch: unlock latch of the release pipelined right after this acquire (checked when ARGV[7] = "1")
+-- ARGV[1] leaseMs: lease in ms
+-- ARGV[2] owner: id (<clientUuid>:<ownerId>)
 -- ARGV[3] mode: "try" (never queue), "wait" (queue if held), "retry" (a queued waiter asking again)
--- ARGV[4] client id (names the waiter's wake channel)
--- ARGV[5] ms the waiter stays eligible for a hand-off from now (its remaining wait)
--- ARGV[6] wait id (unique per acquire call)
--- ARGV[7] "1" when a release with the latch KEYS[7] follows in the same pipeline, else ""
+-- ARGV[4] clientId: client id (names the waiter's wake channel)
+-- ARGV[5] eligibleMs: ms the waiter stays eligible for a hand-off from now (its remaining wait)
+-- ARGV[6] waitId: wait id (unique per acquire call)
+-- ARGV[7] paired: "1" when a release with the latch KEYS[7] follows in the same pipeline, else ""
 -- Returns {token, holdCount} when acquired; when held, the holder's PTTL (Redisson's contract) or,
 -- when the holder is one of ours (it will hand off), {0, pttl}.
+--- @include "time.lua"
 local lease = tonumber(ARGV[1])
 local owner = ARGV[2]
 local mode = ARGV[3]

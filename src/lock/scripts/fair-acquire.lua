@@ -3,22 +3,23 @@
 -- queue (queue.lua): nobody takes a free lock while a live waiter asked before them (no barging, not
 -- even tryAcquire), and a free lock found with waiters queued goes to the oldest of them at once.
 --
--- KEYS[1] lock hash (the lock name)
--- KEYS[2] fencing token counter (the reentrant lock's, so tokens stay monotonic per name)
+-- KEYS[1] lock: hash (the lock name)
+-- KEYS[2] token: fencing token counter (the reentrant lock's, so tokens stay monotonic per name)
 -- KEYS[3] queue: zset owner -> ticket
 -- KEYS[4] deadlines: zset owner -> server ms
--- KEYS[5] waiter info: hash owner -> "x|<clientId>|<leaseMs>|<wakeAtMs>"
--- ARGV[1] lease in ms
--- ARGV[2] owner id
+-- KEYS[5] waiters: waiter info: hash owner -> "x|<clientId>|<leaseMs>|<wakeAtMs>"
+-- ARGV[1] leaseMs: lease in ms
+-- ARGV[2] owner: id
 -- ARGV[3] mode: "try" (never queue), "wait" (queue if not acquired), "retry" (a queued waiter asking again)
--- ARGV[4] client id (names the waiter's wake channel)
--- ARGV[5] ms the waiter stays eligible from now (its remaining wait, capped): its deadline
--- ARGV[6] heartbeat: the longest a queued waiter sleeps before asking again (ms)
--- ARGV[7] wake channel prefix
--- ARGV[8] lock name, echoed in wake messages
+-- ARGV[4] clientId: client id (names the waiter's wake channel)
+-- ARGV[5] eligibleMs: ms the waiter stays eligible from now (its remaining wait, capped): its deadline
+-- ARGV[6] heartbeatMs: heartbeat: the longest a queued waiter sleeps before asking again (ms)
+-- ARGV[7] wakePrefix: wake channel prefix
+-- ARGV[8] name: lock name, echoed in wake messages
 -- Returns {1, token, holdCount, grantedMs} when acquired (grantedMs: the lease in force, shorter than
 -- asked only for a grant found by a retry), else {0, pttl, wakeInMs}: the holder's PTTL and when the
 -- caller should ask again (the head: when the holder's lease may lapse; the others: their heartbeat).
+--- @include "queue.lua"
 local Q = {queue = KEYS[3], deadlines = KEYS[4], info = KEYS[5], wake = ARGV[7], name = ARGV[8]}
 local lease = tonumber(ARGV[1])
 local owner = ARGV[2]

@@ -4,19 +4,23 @@
 -- timer hint only if its own timer would fire after that grant could lapse. With nobody queued the
 -- lock is deleted and "0" published on the Redisson channel.
 --
--- KEYS[1] lock hash
--- KEYS[2] Redisson unlock channel: redisson_lock__channel:{name}
--- KEYS[3] fencing token counter
--- KEYS[4] queue, KEYS[5] deadlines, KEYS[6] waiter info (see fair-acquire.lua)
--- KEYS[7] unlock latch for this request
--- ARGV[1] owner id
--- ARGV[2] lease in ms to keep while re-entry holds remain
+-- KEYS[1] lock: hash
+-- KEYS[2] channel: Redisson unlock channel: redisson_lock__channel:{name}
+-- KEYS[3] token: fencing token counter
+-- KEYS[4] queue: (see fair-acquire.lua)
+-- KEYS[5] deadlines: deadlines
+-- KEYS[6] waiters: waiter info
+-- KEYS[7] latch: unlock latch for this request
+-- ARGV[1] owner: id
+-- ARGV[2] leaseMs: lease in ms to keep while re-entry holds remain
 -- ARGV[3] mode: "release"; "cancel" (a waiter giving up: leave the queue, and release a lock granted to
 --         it meanwhile); "force" (delete whoever holds it)
--- ARGV[4] wake channel prefix
--- ARGV[5] unlock latch ttl in ms
--- ARGV[6] lock name, echoed in wake messages
+-- ARGV[4] wakePrefix: wake channel prefix
+-- ARGV[5] latchTtlMs: unlock latch ttl in ms
+-- ARGV[6] name: lock name, echoed in wake messages
 -- Returns nil when the owner does not hold the lock, 0 when holds remain, 1 when released.
+--- @include "queue.lua"
+--- @include "latch.lua"
 local owner = ARGV[1]
 local mode = ARGV[3]
 

@@ -1,4 +1,4 @@
--- The unlock latch of the lock library's release scripts (prepended to each at load time): a release
+-- The unlock latch of the lock library's release scripts (included by each): a release
 -- request the client sends again (ioredis re-sends a command whose reply was lost) is answered from
 -- the latch with the result it had, instead of counting a hold down twice.
 

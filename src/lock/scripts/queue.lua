@@ -1,5 +1,5 @@
--- Waiter queue library, prepended to the fair and read-write lock scripts (no KEYS/ARGV of its own:
--- the including script passes a table Q built from its keys and arguments). Keys, all under the
+-- Waiter queue library of the fair, read-write and multi-master lock scripts (included; no KEYS/ARGV of
+-- its own: the including script passes a table Q built from its keys and arguments). Keys, all under the
 -- lock's hash tag:
 --   Q.queue     zset  owner -> ticket: the order of first asks (a waiter asking again keeps its ticket)
 --   Q.deadlines zset  owner -> server ms after which the waiter counts as gone. Each waiter's own wait,
@@ -10,13 +10,10 @@
 --   Q.wake      wake channel prefix (a waiter's client id is appended); Q.name the lock name
 -- Wake messages (JSON): grant [name, owner, token, grantedMs]; head hint [name, owner, "head", ms].
 
+--- @include "time.lua"
+
 -- How long past its deadline a waiter may still hold a grant: time to confirm it (see q_pop_grant).
 local GRANT_GRACE_MS = 100
-
-local function now_ms()
-  local t = redis.call('time')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
 
 local function parse_info(info)
   if not info then

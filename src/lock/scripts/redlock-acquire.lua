@@ -3,22 +3,23 @@
 -- queues (queue.lua) so that a release can wake exactly the oldest waiter and reserve the freed lock
 -- for it for a moment (KEYS[6]), instead of waking every waiter on every master.
 --
--- KEYS[1] lock hash (the lock name)
--- KEYS[2] fencing token counter of this master
+-- KEYS[1] lock: hash (the lock name)
+-- KEYS[2] token: fencing token counter of this master
 -- KEYS[3] queue: zset owner -> ticket
 -- KEYS[4] deadlines: zset owner -> server ms
--- KEYS[5] waiter info: hash owner -> "m|<clientId>|<leaseMs>|<wakeAtMs>"
+-- KEYS[5] waiters: waiter info: hash owner -> "m|<clientId>|<leaseMs>|<wakeAtMs>"
 -- KEYS[6] reservation: string owner, PX = how long a freed lock is kept for the woken head
--- ARGV[1] lease in ms
--- ARGV[2] owner id
+-- ARGV[1] leaseMs: lease in ms
+-- ARGV[2] owner: id
 -- ARGV[3] mode: "try" (never queue), "wait"/"retry" (queue, keeping the place, whatever the outcome:
 --         the entry goes at release, or when the waiter gives up)
--- ARGV[4] client id (names the waiter's wake channel)
--- ARGV[5] ms the waiter stays queued from now without asking again (its deadline)
--- ARGV[6] heartbeat: the longest a queued waiter sleeps before asking again (ms)
--- ARGV[7] wake channel prefix
--- ARGV[8] lock name, echoed in wake messages
+-- ARGV[4] clientId: client id (names the waiter's wake channel)
+-- ARGV[5] eligibleMs: ms the waiter stays queued from now without asking again (its deadline)
+-- ARGV[6] heartbeatMs: heartbeat: the longest a queued waiter sleeps before asking again (ms)
+-- ARGV[7] wakePrefix: wake channel prefix
+-- ARGV[8] name: lock name, echoed in wake messages
 -- Returns {token, holdCount} when taken here, else how long until it may be free here (ms).
+--- @include "queue.lua"
 local Q = {queue = KEYS[3], deadlines = KEYS[4], info = KEYS[5], wake = ARGV[7], name = ARGV[8]}
 local lease = tonumber(ARGV[1])
 local owner = ARGV[2]

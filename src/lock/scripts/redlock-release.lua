@@ -6,21 +6,25 @@
 -- The unlock latch is written only when holds remain, where a replayed request would count down twice;
 -- a release that ends the hold leaves no key of the owner behind.
 --
--- KEYS[1] lock hash (the lock name)
--- KEYS[2] Redisson unlock channel: redisson_lock__channel:{name}
--- KEYS[3] unlock latch for this request
--- KEYS[4] queue, KEYS[5] deadlines, KEYS[6] waiter info (see redlock-acquire.lua)
--- KEYS[7] reservation
--- ARGV[1] owner id
--- ARGV[2] lease in ms to keep while re-entry holds remain
--- ARGV[3] unlock latch ttl in ms
+-- KEYS[1] lock: hash (the lock name)
+-- KEYS[2] channel: Redisson unlock channel: redisson_lock__channel:{name}
+-- KEYS[3] latch: unlock latch for this request
+-- KEYS[4] queue: (see redlock-acquire.lua)
+-- KEYS[5] deadlines: deadlines
+-- KEYS[6] waiters: waiter info
+-- KEYS[7] reservation: reservation
+-- ARGV[1] owner: id
+-- ARGV[2] leaseMs: lease in ms to keep while re-entry holds remain
+-- ARGV[3] latchTtlMs: unlock latch ttl in ms
 -- ARGV[4] mode: "release" (and leave the queue); "rollback" (undo a refused round, keep the queue
 --         place; a waiter that is itself the head wakes nobody: it asks again on its own);
 --         "cancel" (a waiter giving up: leave the queue, pass on a reservation held for it)
--- ARGV[5] wake channel prefix
--- ARGV[6] lock name, echoed in wake messages
--- ARGV[7] reservation in ms
+-- ARGV[5] wakePrefix: wake channel prefix
+-- ARGV[6] name: lock name, echoed in wake messages
+-- ARGV[7] reservationMs: reservation in ms
 -- Returns nil when the owner does not hold the lock here, 0 when holds remain, 1 when released.
+--- @include "queue.lua"
+--- @include "latch.lua"
 local owner = ARGV[1]
 local mode = ARGV[4]
 local latched, latch = unlock_latch(KEYS[3], ARGV[3])

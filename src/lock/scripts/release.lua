@@ -4,23 +4,25 @@
 -- that waiter's client is told. With nobody queued it is deleted and "0" published on the Redisson
 -- channel, which is what Redisson (Java) waiters listen for.
 --
--- KEYS[1] lock hash
--- KEYS[2] Redisson unlock channel: redisson_lock__channel:{name}
--- KEYS[3] fencing token counter
--- KEYS[4] waiter queue (zset waitId -> first-ask time)
--- KEYS[5] waiter info (hash waitId -> "<clientId>|<leaseMs>|<eligibleUntilMs>|<owner>")
--- KEYS[6] unlock latch for this request
--- KEYS[7] hand-offs not yet collected (hash waitId -> token)
--- KEYS[8] "held by one of ours" flag
--- ARGV[1] owner id
--- ARGV[2] lease in ms to keep while re-entry holds remain
+-- KEYS[1] lock: hash
+-- KEYS[2] channel: Redisson unlock channel: redisson_lock__channel:{name}
+-- KEYS[3] token: fencing token counter
+-- KEYS[4] queue: waiter queue (zset waitId -> first-ask time)
+-- KEYS[5] waiters: waiter info (hash waitId -> "<clientId>|<leaseMs>|<eligibleUntilMs>|<owner>")
+-- KEYS[6] latch: unlock latch for this request
+-- KEYS[7] handed: hand-offs not yet collected (hash waitId -> token)
+-- KEYS[8] ours: "held by one of ours" flag
+-- ARGV[1] owner: id
+-- ARGV[2] leaseMs: lease in ms to keep while re-entry holds remain
 -- ARGV[3] mode: "release"; "cancel" (wait ARGV[7] gives up: leave the queue, and release the lock only
 --         if it was handed to that wait); "force" (delete whoever holds it)
--- ARGV[4] wake channel prefix; the waiter's client id is appended
--- ARGV[5] unlock latch ttl in ms
--- ARGV[6] lock name, echoed in the wake message
--- ARGV[7] wait id the hold was handed to ('' when it was not a hand-off; required in cancel mode)
+-- ARGV[4] wakePrefix: wake channel prefix; the waiter's client id is appended
+-- ARGV[5] latchTtlMs: unlock latch ttl in ms
+-- ARGV[6] name: lock name, echoed in the wake message
+-- ARGV[7] waitId: wait id the hold was handed to ('' when it was not a hand-off; required in cancel mode)
 -- Returns nil when the owner does not hold the lock, 0 when holds remain, 1 when released.
+--- @include "time.lua"
+--- @include "latch.lua"
 local owner = ARGV[1]
 local mode = ARGV[3]
 
@@ -30,8 +32,7 @@ if latched then
 end
 
 local function handOff()
-  local t = redis.call('time')
-  local nowMs = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local nowMs = now_ms()
   for _ = 1, 1000 do
     local head = redis.call('zpopmin', KEYS[4])
     if #head == 0 then

@@ -1,10 +1,10 @@
 -- Lease renewal (Redisson's watchdog script): extend the lease only if the owner still holds the lock.
 -- The "held by one of ours" flag follows the lock's lease, so waiters keep trusting the hand-off.
 --
--- KEYS[1] lock hash
--- KEYS[2] "held by one of ours" flag (see acquire.lua)
--- ARGV[1] lease in ms
--- ARGV[2] owner id
+-- KEYS[1] lock: hash
+-- KEYS[2] ours: "held by one of ours" flag (see acquire.lua)
+-- ARGV[1] leaseMs: lease in ms
+-- ARGV[2] owner: id
 -- Returns 1 when renewed, 0 when the owner no longer holds the lock.
 if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
   redis.call('pexpire', KEYS[1], ARGV[1])

@@ -4,23 +4,24 @@
 -- The queue is FIFO across readers and writers, so a reader arriving while a writer waits queues
 -- behind it (no barging), and a writer waits at most for the holds present when it queued.
 --
--- KEYS[1] lock hash (the lock name)
+-- KEYS[1] lock: hash (the lock name)
 -- KEYS[2] holds: zset "r:<owner>" / "w:<owner>" -> server ms when the hold lapses
--- KEYS[3] fencing token counter
+-- KEYS[3] token: fencing token counter
 -- KEYS[4] queue: zset owner -> ticket
 -- KEYS[5] deadlines: zset owner -> server ms
--- KEYS[6] waiter info: hash owner -> "<r|w>|<clientId>|<leaseMs>|<wakeAtMs>"
--- ARGV[1] lease in ms
--- ARGV[2] owner id
+-- KEYS[6] waiters: waiter info: hash owner -> "<r|w>|<clientId>|<leaseMs>|<wakeAtMs>"
+-- ARGV[1] leaseMs: lease in ms
+-- ARGV[2] owner: id
 -- ARGV[3] mode: "try" (never queue), "wait" (queue if not acquired), "retry" (a queued waiter asking again)
 -- ARGV[4] kind: "r" (read) or "w" (write)
--- ARGV[5] client id (names the waiter's wake channel)
--- ARGV[6] ms the waiter stays eligible from now (its remaining wait, capped): its deadline
--- ARGV[7] heartbeat: the longest a queued waiter sleeps before asking again (ms)
--- ARGV[8] wake channel prefix
--- ARGV[9] lock name, echoed in wake messages
+-- ARGV[5] clientId: client id (names the waiter's wake channel)
+-- ARGV[6] eligibleMs: ms the waiter stays eligible from now (its remaining wait, capped): its deadline
+-- ARGV[7] heartbeatMs: heartbeat: the longest a queued waiter sleeps before asking again (ms)
+-- ARGV[8] wakePrefix: wake channel prefix
+-- ARGV[9] name: lock name, echoed in wake messages
 -- Returns {1, token, holdCount, grantedMs} when acquired; {0, blockedMs, wakeInMs} when not (how long
 -- the blocking holds may last, and when to ask again); {-1, 0, 0} for an upgrade (read -> write).
+--- @include "rw-lib.lua"
 local L = {lock = KEYS[1], holds = KEYS[2], token = KEYS[3]}
 local Q = {queue = KEYS[4], deadlines = KEYS[5], info = KEYS[6], wake = ARGV[8], name = ARGV[9]}
 local lease = tonumber(ARGV[1])

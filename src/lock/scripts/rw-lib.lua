@@ -1,5 +1,5 @@
--- Read-write lock state library, prepended (after queue.lua) to rw-acquire.lua, rw-release.lua and
--- rw-renew.lua; no KEYS/ARGV of its own: the including script passes a table L built from its keys.
+-- Read-write lock state library, included by rw-acquire.lua, rw-release.lua and rw-renew.lua;
+-- no KEYS/ARGV of its own: the including script passes a table L built from its keys.
 --   L.lock   hash  mode = "read" | "write"; writer = the write holder's owner id;
 --                  "r:<owner>" / "w:<owner>" -> re-entry count; "t:r:<owner>" / "t:w:<owner>" -> the
 --                  fencing token of that hold's latest acquisition
@@ -8,6 +8,8 @@
 --                  other readers keep the lock alive (Redisson keeps such a reader's field forever)
 --   L.token  fencing token counter (the reentrant lock's, so tokens stay monotonic per name)
 -- Both L.lock and L.holds carry PEXPIRE = the latest lapse, so they vanish with the last hold.
+
+--- @include "queue.lua"
 
 -- After holds changed: key TTLs and mode follow the holds; no hold left deletes the lock.
 local function rw_refresh(L, now)

@@ -3,20 +3,24 @@
 -- now have the lock are granted it (rw-lib.lua rw_settle) and only their clients are told. Releasing
 -- the write lock while holding the read lock leaves a read hold: the downgrade.
 --
--- KEYS[1] lock hash
--- KEYS[2] holds zset
--- KEYS[3] fencing token counter
--- KEYS[4] queue, KEYS[5] deadlines, KEYS[6] waiter info (see rw-acquire.lua)
--- KEYS[7] unlock latch for this request
--- KEYS[8] Redisson unlock channel (published "0" when the lock ends with nobody queued)
--- ARGV[1] owner id
+-- KEYS[1] lock: hash
+-- KEYS[2] holds: zset
+-- KEYS[3] token: fencing token counter
+-- KEYS[4] queue: (see rw-acquire.lua)
+-- KEYS[5] deadlines: deadlines
+-- KEYS[6] waiters: waiter info
+-- KEYS[7] latch: unlock latch for this request
+-- KEYS[8] channel: Redisson unlock channel (published "0" when the lock ends with nobody queued)
+-- ARGV[1] owner: id
 -- ARGV[2] kind: "r" or "w"
 -- ARGV[3] mode: "release"; "cancel" (a waiter giving up: leave the queue, and release a hold granted to
 --         it meanwhile); "force" (end every hold)
--- ARGV[4] wake channel prefix
--- ARGV[5] unlock latch ttl in ms
--- ARGV[6] lock name, echoed in wake messages
+-- ARGV[4] wakePrefix: wake channel prefix
+-- ARGV[5] latchTtlMs: unlock latch ttl in ms
+-- ARGV[6] name: lock name, echoed in wake messages
 -- Returns nil when the owner does not hold that kind, 0 when holds of it remain, 1 when released.
+--- @include "rw-lib.lua"
+--- @include "latch.lua"
 local owner = ARGV[1]
 local mode = ARGV[3]
 local member = ARGV[2] .. ':' .. owner

@@ -9,7 +9,7 @@ import type { Catalog } from './catalog.ts';
 import { BusyError, ReservationInDoubtError, SoldOutError, UnknownProductError } from './errors.ts';
 import { type ShardRef, shardKeys } from './keys.ts';
 import { readShardStocks, type Sale } from './sale.ts';
-import { type InventoryPipeline, replyInts, ShardStatus, withInventoryScripts } from './scripts.ts';
+import { RESERVE, ShardStatus, withInventoryScripts } from './scripts.ts';
 
 /** What to reserve, and the entry to record for it in the shard's reservation hash. */
 export interface ReserveRequest<T extends object> {
@@ -201,10 +201,8 @@ export class StockReserver {
       key: sale.shardKeys[index] as string,
     };
     const k = shardKeys(shard.key);
-    const token = lockKeys(k.lock).token;
     const { id, value } = req.entry(shard);
     sent.values.set(id, value);
-    const json = JSON.stringify(value);
     let replies: unknown[];
     try {
       replies = await this.locks.runGuarded(
@@ -213,25 +211,25 @@ export class StockReserver {
           leaseMs: this.options.leaseMs,
           waitMs,
           // A re-sent reservation answers "reserved" for its order id even when its re-sent acquire lost.
-          settled: (replies) => replyInts(replies[0])[0] === ShardStatus.ok,
+          settled: (replies) => RESERVE.parse(replies[0])[0] === ShardStatus.ok,
         },
         (pipeline, hold) => {
           const deadline = Math.min(req.deadline, this.options.clock.now() + SEND_LEASE_MS);
           sent.deadline = Math.max(sent.deadline, deadline);
-          (pipeline as unknown as InventoryPipeline).flashsaleReserve(
-            k.lock,
-            token,
-            k.stock,
-            k.fence,
-            k.sold,
-            k.reservations,
-            hold.owner,
-            hold.token ?? '',
-            req.quantity,
+          RESERVE.run(pipeline, {
+            lock: k.lock,
+            tokenCounter: lockKeys(k.lock).token,
+            stock: k.stock,
+            fence: k.fence,
+            sold: k.sold,
+            reservations: k.reservations,
+            owner: hold.owner,
+            token: hold.token ?? '',
+            quantity: req.quantity,
             id,
-            json,
+            entry: JSON.stringify(value),
             deadline,
-          );
+          });
         },
       );
     } catch (err) {
@@ -239,7 +237,7 @@ export class StockReserver {
       if (err instanceof LockUnavailableError) throw new UnavailableError('Redis', err);
       throw err;
     }
-    const [status = ShardStatus.notOwner, stockLeft = 0, fence = 0] = replyInts(replies[0]);
+    const [status = ShardStatus.notOwner, stockLeft = 0, fence = 0] = RESERVE.parse(replies[0]);
     switch (status) {
       case ShardStatus.ok:
         return { kind: 'reserved', shard, id, token: fence };

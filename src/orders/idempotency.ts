@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { eventually } from '../redis/eventually.ts';
-import { defineScripts, luaScript, replyInt } from '../redis/lua.ts';
+import { replyInt, typedScript } from '../redis/lua.ts';
 import { type Attempt, CLOCK_SKEW_MARGIN_MS } from './attempt.ts';
 import { IdempotencyKeyReusedError, OutcomeUnknownError, RequestInProgressError } from './errors.ts';
 import { idempotencyKey } from './keys.ts';
@@ -38,15 +38,20 @@ const TTL_SECONDS = 24 * 60 * 60;
 /** Longest a retry waits for the request that holds its key (it normally ends by its deadline). */
 const MAX_WAIT_MS = 15_000;
 
-const SCRIPTS = [
-  luaScript('flashsaleIdempotencyClaim', 1, new URL('./scripts/idempotency-claim.lua', import.meta.url)),
-  luaScript('flashsaleIdempotencySettle', 1, new URL('./scripts/idempotency-settle.lua', import.meta.url)),
-];
-
-type IdemRedis = Redis & {
-  flashsaleIdempotencyClaim(key: string, record: string, ttl: number): Promise<unknown>;
-  flashsaleIdempotencySettle(key: string, attempt: string, record: string): Promise<unknown>;
-};
+const CLAIM = typedScript({
+  name: 'flashsaleIdempotencyClaim',
+  file: new URL('./scripts/idempotency-claim.lua', import.meta.url),
+  keys: ['key'],
+  args: ['record', 'ttlSeconds'],
+  parse: parseClaimReply,
+});
+const SETTLE = typedScript({
+  name: 'flashsaleIdempotencySettle',
+  file: new URL('./scripts/idempotency-settle.lua', import.meta.url),
+  keys: ['key'],
+  args: ['attempt', 'record'],
+  parse: replyInt,
+});
 
 export function fingerprint(value: unknown): string {
   return createHash('sha256').update(JSON.stringify(value)).digest('hex');
@@ -87,8 +92,6 @@ export async function idempotent<T>(
   print: string,
   order: KeyedOrder<T>,
 ): Promise<T> {
-  defineScripts(redis, SCRIPTS);
-  const r = redis as IdemRedis;
   const k = idempotencyKey(key);
   const record = (attempt: Attempt, answer?: T) =>
     JSON.stringify({
@@ -100,12 +103,14 @@ export async function idempotent<T>(
   const giveUpAt = Date.now() + MAX_WAIT_MS;
   for (;;) {
     const attempt = order.newAttempt();
-    const { claimed, raw, now } = parseClaimReply(
-      await r.flashsaleIdempotencyClaim(k, record(attempt), TTL_SECONDS),
-    );
+    const { claimed, raw, now } = await CLAIM.run(redis, {
+      key: k,
+      record: record(attempt),
+      ttlSeconds: TTL_SECONDS,
+    });
     const stored = parseStored<T>(raw);
     // Our own claim, executed once and sent again after a reconnect, answers "taken" the second time.
-    if (claimed || stored?.attempt === attempt.ticket) return runClaimed(r, k, attempt, order, record);
+    if (claimed || stored?.attempt === attempt.ticket) return runClaimed(redis, k, attempt, order, record);
     if (!stored) throw new RequestInProgressError();
     if (stored.fingerprint !== print) throw new IdempotencyKeyReusedError();
     if (stored.answer) return stored.answer;
@@ -115,7 +120,11 @@ export async function idempotent<T>(
       // the key with what it did, then go round (and find that answer, or claim the freed key).
       const holder: Attempt = { ticket: stored.attempt, deadline: stored.deadline };
       const answer = await order.resolve(holder);
-      await r.flashsaleIdempotencySettle(k, holder.ticket, answer ? record(holder, answer) : '');
+      await SETTLE.run(redis, {
+        key: k,
+        attempt: holder.ticket,
+        record: answer ? record(holder, answer) : '',
+      });
       continue;
     }
     if (Date.now() > giveUpAt) throw new RequestInProgressError();
@@ -124,7 +133,7 @@ export async function idempotent<T>(
 }
 
 async function runClaimed<T>(
-  r: IdemRedis,
+  r: Redis,
   k: string,
   attempt: Attempt,
   order: KeyedOrder<T>,
@@ -143,6 +152,6 @@ async function runClaimed<T>(
 }
 
 /** Stores the answer (record) or releases the claim (record ''); retried in the background while Redis is unreachable. */
-function settle(r: IdemRedis, k: string, attempt: Attempt, record: string): Promise<void> {
-  return eventually(() => r.flashsaleIdempotencySettle(k, attempt.ticket, record));
+function settle(r: Redis, k: string, attempt: Attempt, record: string): Promise<void> {
+  return eventually(() => SETTLE.run(r, { key: k, attempt: attempt.ticket, record }));
 }

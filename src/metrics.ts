@@ -7,7 +7,7 @@ import { countReservations, type ReservationCount } from './inventory/reservatio
 import type { LockEvent } from './lock/client.ts';
 
 /** Outcomes of POST /api/orders as counted by flashsale_orders_total (a closed set). */
-export const ORDER_OUTCOMES = [
+const ORDER_OUTCOMES = [
   'accepted',
   'replayed',
   'sold_out',
@@ -41,8 +41,7 @@ export function orderOutcome(status: number, code: unknown): OrderOutcome {
 }
 
 /** Job states of the orders queue reported by flashsale_order_queue_jobs. */
-export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
-export type QueueCounts = Partial<Record<(typeof QUEUE_STATES)[number], number>>;
+const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
 
 /** Anything that can count its jobs by state (a BullMQ Queue). */
 export interface JobCounter {

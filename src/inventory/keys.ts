@@ -41,7 +41,6 @@ export function shardKeys(stockKey: string) {
     retired: `${stockKey}:retired`,
   };
 }
-export type ShardKeys = ReturnType<typeof shardKeys>;
 
 /** SCAN pattern matching every shard's reservation hash (`shardKeys(k).reservations`). */
 export const RESERVATION_HASHES = 'stock:{*}:res';

@@ -17,7 +17,7 @@ export interface RecoveryOptions {
 const SALE_HASH = /^sale:\{([A-Za-z0-9_-]{1,64})\}$/;
 
 /** Products with a change pending for at least `ageMs`. */
-export async function abandonedChanges(redis: Redis, ageMs: number, now = Date.now()): Promise<string[]> {
+async function abandonedChanges(redis: Redis, ageMs: number, now = Date.now()): Promise<string[]> {
   const found: string[] = [];
   const stream = redis.scanStream({ match: 'sale:{*}', type: 'hash', count: 500 });
   for await (const keys of stream as AsyncIterable<string[]>) {

@@ -82,7 +82,7 @@ export async function* scanReservations(redis: Redis): AsyncIterable<Reservation
 }
 
 /** Bounds of countReservations (SCAN calls of COUNT `count` each, and wall time). */
-export const RESERVATION_SCAN = { maxCalls: 100, count: 1000, maxMs: 500 } as const;
+const RESERVATION_SCAN = { maxCalls: 100, count: 1000, maxMs: 500 } as const;
 
 export interface ReservationCount {
   /** Reservation entries (accepted orders not yet persisted) in the hashes found. */

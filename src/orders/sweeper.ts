@@ -28,10 +28,7 @@ export interface SweepResult {
   dropped: number;
 }
 
-export async function sweepOnce(
-  o: Omit<SweeperOptions, 'intervalMs'>,
-  now = Date.now(),
-): Promise<SweepResult> {
+async function sweepOnce(o: Omit<SweeperOptions, 'intervalMs'>, now = Date.now()): Promise<SweepResult> {
   const result: SweepResult = { scanned: 0, requeued: 0, dropped: 0 };
   for await (const hash of scanReservations(o.redis)) {
     const old: OrderRecord[] = [];

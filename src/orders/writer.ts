@@ -51,7 +51,7 @@ export interface Writer {
   close(): Promise<void>;
 }
 
-export const WRITER_DEFAULTS = {
+const WRITER_DEFAULTS = {
   concurrency: 256,
   batchSize: 128,
   batchMaxWaitMs: 5,

@@ -42,29 +42,46 @@ function trustedProxyEntry(entry: string): boolean {
   return /^\d+$/.test(prefix) && bits <= (family === 4 ? 32 : 128);
 }
 
+/**
+ * Every setting, by environment variable. Numbers are integers within the bounds shown; an empty
+ * value means "not set". A value out of bounds stops the process at start with one line naming it.
+ */
 const schema = z.object({
+  /** `production` enforces a real ADMIN_TOKEN (at least 16 characters). Default `development`. */
   NODE_ENV: z.string().default('development'),
+  /** Redis for stock, locks and the order queue. Default `redis://127.0.0.1:6379`. */
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
+  /** Postgres for orders and the audit log. Default `postgres://postgres@127.0.0.1:5432/postgres`. */
   DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/postgres'),
+  /** HTTP port (API; the worker's /metrics). 0 picks a free port. Default 3000. */
   PORT: int(3000, 0, 65535),
+  /** Address the HTTP server binds to. Default `0.0.0.0`. */
   HOST: z.string().default('0.0.0.0'),
+  /** Bearer token of the admin endpoints; required unless FLASHSALE_DEV_RUN=1 (see loadConfig). */
   ADMIN_TOKEN: z.string().optional(),
+  /** pino level; `debug` logs every order. Default `info`. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  /** Lease of a shard lock held for one decrement (explicit: the critical section is one round trip). */
+  /** Lease of a shard lock held for one decrement (explicit: the critical section is one round trip). Default 5000, 100..600000. */
   LOCK_LEASE_MS: int(5000, 100, 600_000),
-  /** How long an order waits for a busy shard's lock before answering 429. */
+  /** How long an order waits for a busy shard's lock before answering 429. Default 2000, 0..60000. */
   LOCK_WAIT_MS: int(2000, 0, 60_000),
-  /** Largest quantity one order may ask for. */
+  /** Largest quantity one order may ask for. Default 100, 1..1000000. */
   MAX_ORDER_QUANTITY: int(100, 1, 1_000_000),
+  /** Jobs the writer holds at once (the upper bound of a batch). Default 256, 1..10000. */
   WRITER_CONCURRENCY: int(256, 1, 10_000),
+  /** Rows per INSERT. Default 128, 1..5000. */
   WRITER_BATCH_SIZE: int(128, 1, 5000),
+  /** Longest a job waits for its batch to fill. Default 5 ms, 1..10000. */
   WRITER_BATCH_MS: int(5, 1, 10_000),
-  /** BullMQ job lock: a killed writer's jobs are retaken within about WRITER_LOCK_MS + WRITER_STALLED_INTERVAL_MS. */
+  /** BullMQ job lock: a killed writer's jobs are retaken within about WRITER_LOCK_MS + WRITER_STALLED_INTERVAL_MS. Default 10000, 1000..600000. */
   WRITER_LOCK_MS: int(10_000, 1000, 600_000),
+  /** How often each writer looks for jobs whose lock lapsed. Default 5000, 100..600000. */
   WRITER_STALLED_INTERVAL_MS: int(5000, 100, 600_000),
-  /** Reservations older than this with no Postgres row are re-enqueued by the sweeper. */
+  /** Reservations older than this with no Postgres row are re-enqueued by the sweeper; admin changes pending longer are finished. Default 5000. */
   SWEEP_AGE_MS: int(5000, 100, 3_600_000),
+  /** Period of the sweeper and the admin-change recovery. Default 2000. */
   SWEEP_INTERVAL_MS: int(2000, 100, 3_600_000),
+  /** Graceful-stop budget on SIGTERM/SIGINT. Default 10000, 0..600000. */
   SHUTDOWN_TIMEOUT_MS: int(10_000, 0, 600_000),
   /** API processes sharing PORT (node:cluster); `auto`: one per core. The writer stays one process. */
   API_WORKERS: z
@@ -116,17 +133,31 @@ const schema = z.object({
   ADMISSION_MAX_QUEUE: int(1000, 0, 1_000_000),
   /** Mean event-loop delay above which nothing waits for a slot; 0: not watched. */
   ADMISSION_MAX_LAG_MS: int(100, 0, 60_000),
-  /** Benchmark-only endpoints under /bench (src/http/bench-routes.ts): `npm run bench` only, never in production. */
+  /** Benchmark-only endpoints under /bench (src/http/bench-routes.ts): `npm run bench` only, never in production. Default off; `1`/`true` mounts them. */
   BENCH_ENDPOINTS: z
     .enum(['0', '1', 'false', 'true'])
     .default('0')
     .transform((v) => v === '1' || v === 'true'),
 });
 
+/** The validated configuration; `devToken` is true when the development admin token is in use. */
 export type Config = Omit<z.infer<typeof schema>, 'ADMIN_TOKEN'> & { ADMIN_TOKEN: string; devToken: boolean };
 
+/** A configuration value is missing or invalid; its message is the one line to print. */
 export class ConfigError extends Error {}
 
+/**
+ * Reads and validates the configuration once, at start. Throws ConfigError with one line naming the
+ * variable. Without ADMIN_TOKEN, only a development run (`FLASHSALE_DEV_RUN=1`, not in production)
+ * starts, with the token `dev-admin-token`.
+ *
+ * @example
+ * ```ts
+ * const config = loadConfig({ ADMIN_TOKEN: 'a-long-secret-token', LOCK_WAIT_MS: '500' });
+ * config.LOCK_WAIT_MS; // 500
+ * config.REDIS_URL;    // 'redis://127.0.0.1:6379' (default)
+ * ```
+ */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // Empty strings (VAR= in a compose file) mean "not set", so defaults apply.
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== ''));

@@ -1,15 +1,20 @@
-// Prometheus metrics of the process (GET /metrics). Product labels are deliberately absent: the
-// number of products is unbounded, and one label per product would grow the registry without end
-// (per-product numbers are in GET /admin/products/:id). Every label below takes a fixed, small set
-// of values. Queue depth and outstanding reservations are read from Redis when scraped.
-import { performance } from 'node:perf_hooks';
+// Prometheus metrics of the process (GET /metrics). No product label (products are unbounded; per-product
+// numbers are in GET /admin/products/:id); queue depth and outstanding reservations are read on scrape.
 import type { Redis } from 'ioredis';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { AdmissionState } from './http/admission.ts';
+import { lockKind, RESERVATION_HASHES } from './inventory/keys.ts';
+import { countReservations, type ReservationCount } from './inventory/reservations.ts';
 import type { LockEvent } from './lock/client.ts';
 
+/** What the admission gauges show of one process's order admission (src/http/admission.ts). */
+export interface AdmissionState {
+  limit: number;
+  inflight: number;
+  queued: number;
+}
+
 /** Outcomes of POST /api/orders as counted by flashsale_orders_total (a closed set). */
-export const ORDER_OUTCOMES = [
+const ORDER_OUTCOMES = [
   'accepted',
   'replayed',
   'sold_out',
@@ -45,8 +50,7 @@ export function orderOutcome(status: number, code: unknown): OrderOutcome {
 }
 
 /** Job states of the orders queue reported by flashsale_order_queue_jobs. */
-export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
-export type QueueCounts = Partial<Record<(typeof QUEUE_STATES)[number], number>>;
+const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
 
 /** Anything that can count its jobs by state (a BullMQ Queue). */
 export interface JobCounter {
@@ -55,59 +59,12 @@ export interface JobCounter {
 
 /** A scrape must not hang on an unreachable Redis: each source gets this long. */
 const COLLECT_TIMEOUT_MS = 2000;
-/** Bounds of the reservation scan per scrape (SCAN calls of COUNT 1000 each, and wall time). */
-export const RESERVATION_SCAN = { maxCalls: 100, count: 1000, maxMs: 500 } as const;
-const RESERVATION_KEYS = 'stock:{*}:res';
-
-export interface ReservationCount {
-  /** Reservation entries (accepted orders not yet persisted) in the hashes found. */
-  entries: number;
-  /** Reservation hashes found. */
-  keys: number;
-  /** False when the scan stopped at its bounds: entries is then a lower bound. */
-  complete: boolean;
-}
-
-/** Sums HLEN over the reservation hashes (stock:{*}:res), scanning at most `limits`. */
-export async function countReservations(
-  redis: Redis,
-  limits: { maxCalls: number; count: number; maxMs: number } = RESERVATION_SCAN,
-): Promise<ReservationCount> {
-  const deadline = performance.now() + limits.maxMs;
-  let cursor = '0';
-  let calls = 0;
-  let entries = 0;
-  let keys = 0;
-  do {
-    const [next, batch] = await redis.scan(cursor, 'MATCH', RESERVATION_KEYS, 'COUNT', limits.count);
-    cursor = next;
-    calls += 1;
-    if (batch.length > 0) {
-      const p = redis.pipeline();
-      for (const key of batch) p.hlen(key);
-      for (const [err, n] of (await p.exec()) ?? []) {
-        if (err) throw err;
-        entries += Number(n);
-      }
-      keys += batch.length;
-    }
-  } while (cursor !== '0' && calls < limits.maxCalls && performance.now() < deadline);
-  return { entries, keys, complete: cursor === '0' };
-}
-
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-/** Which kind of lock a lock name is: shard locks and the admin lock; a closed set for labels. */
-export function lockKind(name: string): 'shard' | 'admin' | 'other' {
-  if (name.startsWith('stock:') && name.endsWith(':lock')) return 'shard';
-  if (name.startsWith('sale:') && name.endsWith(':admin')) return 'admin';
-  return 'other';
 }
 
 const LOCK_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -163,7 +120,7 @@ export function createMetrics() {
   };
   const reservations = new Gauge({
     name: 'flashsale_reservations_outstanding',
-    help: `Accepted orders not yet persisted: entries of every ${RESERVATION_KEYS} hash (bounded SCAN on scrape)`,
+    help: `Accepted orders not yet persisted: entries of every ${RESERVATION_HASHES} hash (bounded SCAN on scrape)`,
     registers: [registry],
     async collect() {
       const r = await scanReservations();

@@ -22,7 +22,7 @@ import { createLogger, type Logger, requestLogger } from './log.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { BuyerLimits } from './orders/buyer-limit.ts';
 import { failedJobsOf } from './orders/failed-jobs.ts';
-import { OrderIntake } from './orders/intake.ts';
+import { PlaceOrder } from './orders/place-order.ts';
 import { createOrderQueue } from './orders/queue.ts';
 import { startSweeper } from './orders/sweeper.ts';
 import { startWriter } from './orders/writer.ts';
@@ -128,7 +128,7 @@ export async function startApi(rt: Runtime): Promise<Server> {
     waitMs: config.LOCK_WAIT_MS,
     onShardAttempt: (outcome, fallback) => metrics.observeShardAttempt(outcome, fallback),
   });
-  const intake = new OrderIntake({
+  const orders = new PlaceOrder({
     redis,
     db,
     catalog,
@@ -167,7 +167,7 @@ export async function startApi(rt: Runtime): Promise<Server> {
     redis,
     db,
     catalog,
-    intake,
+    orders,
     admin: new SaleAdmin(redis, locks),
     metrics,
     logger,

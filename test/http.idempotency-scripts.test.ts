@@ -6,8 +6,12 @@ import type { Redis } from 'ioredis';
 import { defineScripts, luaScript } from '../src/redis/lua.ts';
 import { RedisServer } from './support/redis-server.ts';
 
-const SETTLE = luaScript('settle', 1, new URL('../src/http/scripts/idempotency-settle.lua', import.meta.url));
-const CLAIM = luaScript('claim', 1, new URL('../src/http/scripts/idempotency-claim.lua', import.meta.url));
+const SETTLE = luaScript(
+  'settle',
+  1,
+  new URL('../src/orders/scripts/idempotency-settle.lua', import.meta.url),
+);
+const CLAIM = luaScript('claim', 1, new URL('../src/orders/scripts/idempotency-claim.lua', import.meta.url));
 type SettleRedis = Redis & {
   settle(key: string, attempt: string, record: string): Promise<unknown>;
   claim(key: string, record: string, ttl: number): Promise<[number, string, number]>;

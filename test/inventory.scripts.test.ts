@@ -4,14 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
-import {
-  buyerClaimsKey,
-  buyerKey,
-  saleKey,
-  shardKeys,
-  shardListKey,
-  shardStockKey,
-} from '../src/inventory/keys.ts';
+import { saleKey, shardKeys, shardListKey, shardStockKey } from '../src/inventory/keys.ts';
 import {
   type InventoryRedis,
   replyInts,
@@ -21,6 +14,7 @@ import {
 import { lockKeys } from '../src/lock/index.ts';
 import { BuyerLimits } from '../src/orders/buyer-limit.ts';
 import { LimitExceededError } from '../src/orders/errors.ts';
+import { buyerClaimsKey, buyerKey } from '../src/orders/keys.ts';
 import { RedisServer } from './support/redis-server.ts';
 import { diffSnapshots, snapshotRedis } from './support/redis-snapshot.ts';
 

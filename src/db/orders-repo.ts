@@ -1,7 +1,31 @@
 // Confirmed orders in Postgres: the writer's idempotent batch insert and the reads the API needs.
 import type { Kysely, Selectable } from 'kysely';
-import type { OrderRecord } from '../orders/order.ts';
 import type { Database, OrdersTable } from './database.ts';
+
+/**
+ * The order record as it travels: written by reserve.lua into the shard's reservation hash (the
+ * outbox), carried as the BullMQ job's data, and inserted as one row. Defined beside its table so
+ * that the database layer depends on no module above it (src/orders re-exports it).
+ */
+export interface OrderRecord {
+  orderId: string;
+  productId: string;
+  userId: string;
+  quantity: number;
+  /** Stock key of the shard the units came from, e.g. `stock:{P:3:1}`. */
+  shardKey: string;
+  generation: number;
+  shardIndex: number;
+  /** Fencing token of the shard lock hold that decremented the shard. */
+  token: number;
+  /** Epoch ms at which the reservation was made. */
+  reservedAt: number;
+  /**
+   * The sale's per-user limit the order was accepted under (0: none), which the Postgres backstop
+   * checks it against. Absent in records written before it existed.
+   */
+  perUserLimit?: number;
+}
 
 /** Postgres binds at most 65535 parameters per statement and an order row takes 10. */
 export const MAX_ORDERS_PER_INSERT = Math.floor(65535 / 10);

@@ -1,6 +1,8 @@
 // Admission control of orders in one API process: an adaptive concurrency limit (AIMD on each order's
 // latency) in front of a short, bounded wait queue, so overload is refused at once instead of queued.
+
 import { performance } from 'node:perf_hooks';
+import type { AdmissionState } from '../metrics.ts';
 
 /** Settings of {@link AdmissionControl} (ADMISSION_* in src/config.ts). */
 export interface AdmissionOptions {
@@ -25,12 +27,6 @@ export type ShedReason = 'queue_full' | 'queue_timeout' | 'loop_lag';
 
 /** Ends an admitted order: frees its slot and feeds its latency to the limit. Idempotent. */
 export type Release = () => void;
-
-export interface AdmissionState {
-  limit: number;
-  inflight: number;
-  queued: number;
-}
 
 interface Waiter {
   resolve: (r: Release | ShedReason) => void;

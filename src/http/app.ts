@@ -11,18 +11,16 @@ import { FlashsaleError, isConnectionError, UnavailableError } from '../errors.t
 import type { SaleAdmin } from '../inventory/admin.ts';
 import type { Catalog } from '../inventory/catalog.ts';
 import { UnknownProductError } from '../inventory/errors.ts';
+import { availableStock } from '../inventory/sale.ts';
 import { reconcile, saleStatus } from '../inventory/status.ts';
 import type { Logger } from '../log.ts';
-import { type Metrics, orderOutcome } from '../metrics.ts';
-import type { Attempt } from '../orders/attempt.ts';
-import { OutcomeUnknownError } from '../orders/errors.ts';
+import { type Metrics, type OrderOutcome, orderOutcome } from '../metrics.ts';
 import type { FailedJobsOf } from '../orders/failed-jobs.ts';
-import type { OrderIntake } from '../orders/intake.ts';
-import type { OrderRecord } from '../orders/order.ts';
+import { orderStatus } from '../orders/order-status.ts';
+import type { PlacedOrder, PlaceOrder } from '../orders/place-order.ts';
 import { adminAuth } from './admin-auth.ts';
 import { type BenchDeps, benchRouter } from './bench-routes.ts';
-import { type ErrorAnswer, errorAnswer, HttpError } from './errors.ts';
-import { type Answer, fingerprint, idempotent } from './idempotency.ts';
+import { type Answer, type ErrorAnswer, errorAnswer, HttpError } from './errors.ts';
 import type { OrderGate } from './order-gate.ts';
 import { requestLog } from './request-log.ts';
 import {
@@ -39,7 +37,7 @@ export interface AppDeps {
   redis: Redis;
   db: Kysely<Database>;
   catalog: Catalog;
-  intake: OrderIntake;
+  orders: PlaceOrder;
   admin: SaleAdmin;
   metrics: Metrics;
   logger: Logger;
@@ -54,7 +52,7 @@ export interface AppDeps {
 }
 
 export function createApp(deps: AppDeps): express.Express {
-  const { redis, db, catalog, intake, admin, metrics, logger, failedJobsOf } = deps;
+  const { redis, db, catalog, orders, admin, metrics, logger, failedJobsOf } = deps;
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -78,67 +76,38 @@ export function createApp(deps: AppDeps): express.Express {
   const orderSchema = orderBody(deps.maxOrderQuantity);
   app.post('/api/orders', async (req, res) => {
     const t0 = performance.now();
-    // False when an Idempotency-Key replay answered without placing anything (counted as replayed).
-    let placed = false;
     let release: (() => void) | undefined;
-    const place = async (): Promise<Answer> => {
-      const body = parse(orderSchema, req.body);
-      release = await deps.gate.enter(body, req.ip);
-      const run = async (attempt?: Attempt): Promise<Answer> => {
-        placed = true;
-        try {
-          return accepted(await intake.place(body, attempt));
-        } catch (err) {
-          // Not an answer to remember: the Idempotency-Key claim must stay until the outcome is known.
-          if (err instanceof OutcomeUnknownError) throw err;
-          const answer = known(err);
-          if (!answer) throw err;
-          return answer;
-        }
-      };
-      const key = req.get('idempotency-key');
-      if (key === undefined) return run();
-      return idempotent(redis, parse(idempotencyKeyHeader, key, 'Idempotency-Key'), fingerprint(body), {
-        newAttempt: () => intake.newAttempt(),
-        run,
-        resolve: async (attempt) => {
-          const found = await intake.resolve(body, attempt);
-          return found && accepted(found);
-        },
-      });
-    };
     let answer: Answer;
+    let outcome: OrderOutcome;
     try {
-      answer = await place();
+      const body = parse(orderSchema, req.body);
+      const key = req.get('idempotency-key');
+      const idempotencyKey =
+        key === undefined ? undefined : parse(idempotencyKeyHeader, key, 'Idempotency-Key');
+      release = await deps.gate.enter(body, req.ip);
+      const placed = await orders.place(body, { idempotencyKey });
+      answer = accepted(placed);
+      outcome = placed.replayed ? 'replayed' : 'accepted';
     } catch (err) {
       answer = failure(err, req);
+      outcome = orderOutcome(answer.status, answer.body.error);
     } finally {
       release?.();
     }
-    const outcome =
-      answer.status === 202 && !placed && req.get('idempotency-key') !== undefined
-        ? 'replayed'
-        : orderOutcome(answer.status, answer.body.error);
     metrics.orders.inc({ outcome });
     metrics.orderSeconds.observe({ outcome }, (performance.now() - t0) / 1000);
     send(res, answer);
   });
 
   app.get('/api/orders/:orderId', async (req, res) => {
-    res.json(await intake.find(req.params.orderId));
+    res.json(await orderStatus(redis, db, req.params.orderId));
   });
 
   app.get('/api/products/:productId', async (req, res) => {
     const productId = parse(productIdSchema, req.params.productId, 'productId');
     const sale = await catalog.get(productId);
     if (!sale) throw new UnknownProductError(productId);
-    const p = redis.pipeline();
-    for (const key of sale.shardKeys) p.get(key);
-    const stocks = ((await p.exec()) ?? []).map(([err, v]) => {
-      if (err) throw err;
-      return Number(v ?? 0);
-    });
-    const available = stocks.reduce((a, b) => a + b, 0);
+    const available = await availableStock(redis, sale);
     res.json({ productId, available, soldOut: available === 0 });
   });
 
@@ -256,7 +225,7 @@ function known(err: unknown): ErrorAnswer | undefined {
 }
 
 /** The 202 of a placed order (also what a replayed or resolved Idempotency-Key answers). */
-function accepted(o: OrderRecord): Answer {
+function accepted(o: PlacedOrder): Answer {
   const { orderId, productId, userId, quantity } = o;
   return { status: 202, body: { orderId, status: 'reserved', productId, userId, quantity } };
 }

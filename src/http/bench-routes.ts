@@ -1,13 +1,5 @@
-// BENCHMARK-ONLY endpoints (`npm run bench`), mounted under /bench only when BENCH_ENDPOINTS=1 —
-// never by default. They give the order path's ceilings on the same server, framework and body:
-//   POST /bench/bare             validate the order body like POST /api/orders, answer the same-shaped
-//                                202 — no Redis: the HTTP ceiling.
-//   POST /bench/unlocked         validate, then ONE Lua script that decrements a shard (picked
-//                                round-robin through Catalog.shardOrder, like the real path) and writes
-//                                the reservation — no lock, no fence: the ceiling for the Redis work.
-//   POST /bench/unlocked?enqueue=1  the same plus the BullMQ enqueue: the ceiling for the full path.
-// Orders they take are real (a reservation, and with enqueue=1 a Postgres row), so the sale's
-// invariants still hold afterwards; but nothing excludes an admin reshard, so never expose them.
+// BENCHMARK-ONLY endpoints under /bench (mounted only with BENCH_ENDPOINTS=1, for `npm run bench`):
+// the order path's ceilings without Redis (/bare) and without the lock and fence (/unlocked[?enqueue=1]).
 import { randomBytes } from 'node:crypto';
 import type { Queue } from 'bullmq';
 import { type Request, type Response, Router } from 'express';
@@ -47,6 +39,12 @@ type BenchRedis = Redis & {
 /** A reshard retired the picked shard this many times in a row: answer busy, like the real path. */
 const MAX_GENERATION_HOPS = 5;
 
+/**
+ * `POST /bench/bare` validates like `POST /api/orders` and answers the same-shaped 202 without Redis.
+ * `POST /bench/unlocked` runs one script that decrements a round-robin shard and writes the
+ * reservation, with no lock and no fence; `?enqueue=1` adds the BullMQ enqueue. Their orders are
+ * real, so the sale's invariants hold afterwards, but nothing excludes an admin reshard: never expose them.
+ */
 export function benchRouter(deps: BenchDeps): Router {
   const { catalog, queue } = deps;
   defineScripts(deps.redis, [BENCH_DECREMENT]);

@@ -32,8 +32,14 @@ export class RateLimitedError extends FlashsaleError {
   }
 }
 
-export interface ErrorAnswer {
+/** An HTTP answer: status, JSON body, extra headers. */
+export interface Answer {
   status: number;
+  body: Record<string, unknown>;
+  headers?: Record<string, string>;
+}
+
+export interface ErrorAnswer extends Answer {
   body: { error: string; message: string } & Record<string, unknown>;
   headers: Record<string, string>;
 }

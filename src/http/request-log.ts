@@ -20,7 +20,7 @@ declare global {
   }
 }
 
-export const REQUEST_ID_HEADER = 'X-Request-Id';
+const REQUEST_ID_HEADER = 'X-Request-Id';
 /** Ids taken from callers: trace-id-like tokens only (no spaces, quotes or control characters). */
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
 

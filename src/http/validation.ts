@@ -13,7 +13,7 @@ const count = (min: number, max: number) => z.number().int().min(min).max(max);
 export const orderBody = (maxQuantity: number) =>
   z.object({ productId, userId, quantity: count(1, maxQuantity).default(1) });
 
-export const MAX_STOCK = 1_000_000_000;
+const MAX_STOCK = 1_000_000_000;
 export const MAX_SHARDS = 1024;
 
 export const saleBody = z.object({

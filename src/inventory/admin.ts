@@ -1,29 +1,11 @@
-// Admin changes of a sale: create/replace, restock, reshard. Each runs under the product's admin
-// lock (admins are serialised, so two reshards cannot deadlock) and then under the locks of every
-// current shard, taken together; orders on other products, and on shards not yet locked, flow on.
-// Shard writes go through guarded scripts, so an admin whose lease lapsed cannot change stock.
-//
-// Every change has the same shape: retire all current shards (their stock and sold counts come
-// back), write a new generation of shards, switch the product->shards list to it, announce it. So
-// within one generation a shard's stock only ever goes down, which is what lets an order trust "I saw
-// every shard of this generation empty" and lets a process keep sold-out flags per generation.
-//
-// While the shard locks are held, orders on those shards queue behind the admin, so the locked part
-// is kept to two round trips (journal + retire; write + switch) plus the release; the announcement
-// follows. (An order that reaches a retired shard before hearing it reloads the shard list by itself.)
-//
-// An admin can die between the two round trips. Nothing is lost then, and the change is finished
-// exactly once: the change is journaled in the product's slot before any shard is retired (the switch
-// removes the journal), and a retire records what it handed back in the shard's slot, answering the
-// same numbers when it is run again. The next change of the product — or recover(), for a caller that
-// does not want to change anything — finds the journal and runs that change again first: its retires
-// answer the recorded numbers and the switch, guarded by the generation, counts them once.
+// Admin changes of a sale (create/replace, restock, reshard) under the product's admin lock and the
+// locks of all its shards: retire the current generation, write the next, switch, announce.
 import type { Redis } from 'ioredis';
 import type { LockClient, LockHandle } from '../lock/index.ts';
 import { AdminLockLostError, InsufficientStockError, UnknownProductError } from './errors.ts';
 import { publishSaleEvent, type SaleEvent } from './events.ts';
 import { adminLockName, retiredShardsKey, saleKey, shardKeys, shardListKey, shardStockKey } from './keys.ts';
-import { loadSale, type Sale, splitEvenly } from './sale.ts';
+import { availableStock, loadSale, type Sale, splitEvenly } from './sale.ts';
 import {
   type InventoryPipeline,
   type InventoryRedis,
@@ -128,6 +110,23 @@ function planFor(productId: string, change: Change, sale: Sale | null): (retired
   };
 }
 
+/**
+ * Admin changes of sales. Each runs under the product's admin lock (admins are serialised, so two
+ * reshards cannot deadlock), then under the locks of every current shard at once; orders on other
+ * products, and on shards not yet locked, flow on. Shard writes go through guarded scripts, so an
+ * admin whose lease lapsed cannot change stock.
+ *
+ * Every change has one shape: retire all current shards (their stock and sold counts come back),
+ * write a new generation, switch the product->shards list to it, announce it. So within one
+ * generation a shard's stock only goes down, which lets an order trust "every shard of this
+ * generation was empty" and a process keep sold-out flags per generation. The locked part is two
+ * round trips (journal + retire; write + switch) plus the release.
+ *
+ * An admin can die between the two round trips; nothing is lost and the change finishes exactly once:
+ * it is journaled in the product's slot before any shard is retired (the switch ends the journal), and
+ * a retire records what it handed back, answering the same numbers when run again. The next change of
+ * the product, or `recover()`, finds the journal and runs that change again first.
+ */
 export class SaleAdmin {
   private readonly redis: InventoryRedis;
 
@@ -236,7 +235,7 @@ export class SaleAdmin {
       if (failed) throw failed.reason;
       if (fresh && sale && change.action === 'restock' && change.delta < 0) {
         // Under every shard lock the stock cannot move: refuse before anything is changed.
-        const available = (await this.readStocks(sale)).reduce((a, b) => a + b, 0);
+        const available = await availableStock(this.redis, sale);
         if (available + change.delta < 0)
           throw new InsufficientStockError(productId, available, change.delta);
       }
@@ -257,16 +256,6 @@ export class SaleAdmin {
    */
   private async mustExist(productId: string): Promise<void> {
     if (!(await loadSale(this.redis, productId))) throw new UnknownProductError(productId);
-  }
-
-  private async readStocks(sale: Sale): Promise<number[]> {
-    const p = this.redis.pipeline();
-    for (const key of sale.shardKeys) p.get(key);
-    const replies = (await p.exec()) ?? [];
-    return replies.map(([err, v]) => {
-      if (err) throw err;
-      return Number(v ?? 0);
-    });
   }
 
   /**

@@ -1,5 +1,5 @@
 // Inventory errors: what an order or an admin change can run into, as typed codes.
-import { FlashsaleError } from '../errors.ts';
+import { FlashsaleError, UnavailableError } from '../errors.ts';
 
 export class UnknownProductError extends FlashsaleError {
   constructor(productId: string) {
@@ -49,5 +49,18 @@ export class InsufficientStockError extends FlashsaleError {
 export class AdminLockLostError extends FlashsaleError {
   constructor(productId: string, shardKey: string) {
     super('unavailable', `lost the lock of ${shardKey} while changing "${productId}"; retry`, { productId });
+  }
+}
+
+/**
+ * Redis became unreachable after a reservation was sent: it may or may not have been made. Nothing
+ * sent can take effect once Redis' clock has passed `sentDeadline`; after that, its entry tells.
+ */
+export class ReservationInDoubtError extends UnavailableError {
+  constructor(
+    cause: unknown,
+    readonly sentDeadline: number,
+  ) {
+    super('Redis', cause);
   }
 }

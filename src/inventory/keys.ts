@@ -12,6 +12,23 @@ export const shardListKey = (productId: string): string => `sale:{${productId}}:
 export const shardStockKey = (productId: string, generation: number, index: number): string =>
   `stock:{${productId}:${generation}:${index}}`;
 
+/** A shard named by its place in a sale: product, generation, index, and its stock key. */
+export interface ShardRef {
+  productId: string;
+  generation: number;
+  index: number;
+  /** The shard's stock key, `stock:{P:g:i}`. */
+  key: string;
+}
+
+const STOCK_KEY = /^stock:\{([A-Za-z0-9_-]{1,64}):(\d{1,15}):(\d{1,4})\}$/;
+
+/** The shard a stock key names; null for a key that is not one. */
+export function parseShardKey(key: string): ShardRef | null {
+  const m = STOCK_KEY.exec(key);
+  return m?.[1] ? { productId: m[1], generation: Number(m[2]), index: Number(m[3]), key } : null;
+}
+
 /** Keys derived from a shard's stock key; all share its hash tag. */
 export function shardKeys(stockKey: string) {
   return {
@@ -24,15 +41,18 @@ export function shardKeys(stockKey: string) {
     retired: `${stockKey}:retired`,
   };
 }
-export type ShardKeys = ReturnType<typeof shardKeys>;
+
+/** SCAN pattern matching every shard's reservation hash (`shardKeys(k).reservations`). */
+export const RESERVATION_HASHES = 'stock:{*}:res';
 
 /** Set of retired stock keys whose reservation hashes may still hold orders on their way to Postgres. */
 export const retiredShardsKey = (productId: string): string => `sale:{${productId}}:retired`;
 /** Lock that serialises admin changes of one product (create, restock, reshard). */
 export const adminLockName = (productId: string): string => `sale:{${productId}}:admin`;
 
-export const idempotencyKey = (key: string): string => `idem:{${key}}`;
-export const buyerKey = (productId: string, userId: string): string => `buyer:{${productId}:${userId}}`;
-/** The claims behind a buyer's count, per order attempt (ticket → units), so each is given back at most once. */
-export const buyerClaimsKey = (productId: string, userId: string): string =>
-  `${buyerKey(productId, userId)}:claims`;
+/** Which kind of lock a lock name is: a shard lock, a product's admin lock, or another (a closed set, for labels). */
+export function lockKind(name: string): 'shard' | 'admin' | 'other' {
+  if (name.startsWith('stock:') && name.endsWith(':lock')) return 'shard';
+  if (name.startsWith('sale:') && name.endsWith(':admin')) return 'admin';
+  return 'other';
+}

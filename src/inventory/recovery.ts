@@ -1,8 +1,5 @@
-// Finishes admin changes whose admin died between retiring the old shards and switching to the new
-// ones (admin.ts journals every change in the sale hash's `pending` field first). Until then the
-// product's stock is in transit: orders answer busy. Runs in the worker beside the outbox sweeper, so
-// such a change completes within seconds without waiting for the next admin call on that product.
-// Safe with several workers: recover() runs under the product's admin lock and finishes a change once.
+// Finishes admin changes whose admin died between retire and switch (the journal in the sale hash's
+// `pending` field), from the worker, so orders on that product are not left answering busy.
 import type { Redis } from 'ioredis';
 import type { Logger } from '../log.ts';
 import { every, type Periodic } from '../periodic.ts';
@@ -20,7 +17,7 @@ export interface RecoveryOptions {
 const SALE_HASH = /^sale:\{([A-Za-z0-9_-]{1,64})\}$/;
 
 /** Products with a change pending for at least `ageMs`. */
-export async function abandonedChanges(redis: Redis, ageMs: number, now = Date.now()): Promise<string[]> {
+async function abandonedChanges(redis: Redis, ageMs: number, now = Date.now()): Promise<string[]> {
   const found: string[] = [];
   const stream = redis.scanStream({ match: 'sale:{*}', type: 'hash', count: 500 });
   for await (const keys of stream as AsyncIterable<string[]>) {

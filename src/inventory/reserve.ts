@@ -1,28 +1,40 @@
-// The hot path: reserve units of a product on one of its shards. Picks the next shard round-robin,
-// runs acquire + guarded decrement + release as one pipelined round trip (a contended shard waits
-// for its lock's hand-off), falls back to the other shards before refusing, re-checks shards it
-// believed empty, and follows a reshard when the shard it picked was retired meanwhile. Every
-// reservation carries the attempt's deadline (attempt.ts), so a lost reply can be resolved later.
+// The hot path: reserve units of a product on one of its shards, round-robin, with acquire + guarded
+// decrement + release in one pipelined round trip; falls back to other shards and follows reshards.
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
-import { UnavailableError } from '../errors.ts';
+import { isConnectionError, UnavailableError } from '../errors.ts';
 import { LockAcquireTimeoutError, type LockClient, LockUnavailableError, lockKeys } from '../lock/index.ts';
-import type { Attempt } from '../orders/attempt.ts';
-import type { OrderRecord } from '../orders/order.ts';
-import { orderIdFor } from '../orders/order-id.ts';
 import type { RedisClock } from '../redis/clock.ts';
 import type { Catalog } from './catalog.ts';
-import { BusyError, SoldOutError, UnknownProductError } from './errors.ts';
-import { shardKeys } from './keys.ts';
-import type { Sale } from './sale.ts';
-import { type InventoryPipeline, replyInts, ShardStatus, withInventoryScripts } from './scripts.ts';
+import { BusyError, ReservationInDoubtError, SoldOutError, UnknownProductError } from './errors.ts';
+import { type ShardRef, shardKeys } from './keys.ts';
+import { readShardStocks, type Sale } from './sale.ts';
+import { RESERVE, ShardStatus, withInventoryScripts } from './scripts.ts';
 
-export interface ReserveRequest {
+/** What to reserve, and the entry to record for it in the shard's reservation hash. */
+export interface ReserveRequest<T extends object> {
   productId: string;
-  userId: string;
   quantity: number;
-  /** The per-user limit the buyer's claim was checked against (default: the sale's as seen here). */
-  perUserLimit?: number;
+  /**
+   * Server time (ms) after which no reservation of this request may take effect: reserve.lua refuses
+   * it then. Each one is sent with at most 1 s of it left, so a lost reply is settled soon.
+   */
+  deadline: number;
+  /**
+   * The entry to write on the shard chosen (called once per shard tried): its id in the reservation
+   * hash and its JSON object, to which the script adds `token` (the fencing token of the hold).
+   */
+  entry(shard: ShardRef): { id: string; value: T };
+}
+
+/** A reservation made: where, under which fencing token, and the entry written. */
+export interface Reservation<T extends object> {
+  shard: ShardRef;
+  id: string;
+  value: T;
+  token: number;
+  /** The latest deadline any reservation of this request was sent with (≤ the request's deadline). */
+  sentDeadline: number;
 }
 
 export interface ReserverOptions {
@@ -34,7 +46,7 @@ export interface ReserverOptions {
 }
 
 type ShardOutcome =
-  | { kind: 'reserved'; record: OrderRecord }
+  | { kind: 'reserved'; shard: ShardRef; id: string; token: number }
   | { kind: 'insufficient'; left: number }
   | { kind: 'busy' }
   | { kind: 'retired' }
@@ -43,6 +55,12 @@ type ShardOutcome =
 
 /** Outcomes that end an order's walk over the shards. */
 type Final = Exclude<ShardOutcome, { kind: 'insufficient' } | { kind: 'busy' }>;
+
+/** What one reserve() has sent so far (its own, never shared): latest deadline, entries by id. */
+interface Sent<T> {
+  deadline: number;
+  values: Map<string, T>;
+}
 
 /** A reshard retires the shards an order picked; after this many in a row, answer busy. */
 const MAX_GENERATION_HOPS = 5;
@@ -64,18 +82,40 @@ export class StockReserver {
     this.redis = withInventoryScripts(redis);
   }
 
-  /** How long an attempt may spend reserving: its wait budget plus room for the round trips. */
-  get attemptLeaseMs(): number {
+  /** How long one reserve() may take: the lock wait budget plus room for the round trips (a fitting deadline). */
+  get budgetMs(): number {
     return this.options.waitMs + 2 * SEND_LEASE_MS;
   }
 
-  async reserve(req: ReserveRequest, attempt: Attempt): Promise<OrderRecord> {
+  /**
+   * Reserves `quantity` units on one shard of the product and writes the request's entry there.
+   * Throws SoldOutError, BusyError, UnknownProductError; ReservationInDoubtError when Redis became
+   * unreachable after a reservation was sent (it may have been made: look for its entry once Redis'
+   * clock has passed the error's `sentDeadline`).
+   */
+  async reserve<T extends object>(req: ReserveRequest<T>): Promise<Reservation<T>> {
+    const sent: Sent<T> = { deadline: 0, values: new Map() };
+    try {
+      const r = await this.walk(req, sent);
+      return { ...r, value: sent.values.get(r.id) as T, sentDeadline: sent.deadline };
+    } catch (err) {
+      if (sent.deadline > 0 && (err instanceof UnavailableError || isConnectionError(err))) {
+        throw new ReservationInDoubtError(err, sent.deadline);
+      }
+      throw err;
+    }
+  }
+
+  private async walk<T extends object>(
+    req: ReserveRequest<T>,
+    sent: Sent<T>,
+  ): Promise<Extract<ShardOutcome, { kind: 'reserved' }>> {
     for (let hop = 0; hop < MAX_GENERATION_HOPS; hop++) {
       const sale = await this.catalog.get(req.productId);
       if (!sale) throw new UnknownProductError(req.productId);
       if (this.catalog.isSoldOut(req.productId)) throw new SoldOutError(req.productId, req.quantity, 0);
-      const result = await this.reserveIn(sale, req, attempt);
-      if (result.kind === 'reserved') return result.record;
+      const result = await this.reserveIn(sale, req, sent);
+      if (result.kind === 'reserved') return result;
       if (result.kind === 'soldOut') throw new SoldOutError(req.productId, req.quantity, result.available);
       // Past its deadline the attempt can place nothing more: a definite "try again".
       if (result.kind === 'busy' || result.kind === 'expired') throw new BusyError(req.productId);
@@ -85,10 +125,10 @@ export class StockReserver {
     throw new BusyError(req.productId);
   }
 
-  private async reserveIn(
+  private async reserveIn<T extends object>(
     sale: Sale,
-    req: ReserveRequest,
-    attempt: Attempt,
+    req: ReserveRequest<T>,
+    sent: Sent<T>,
   ): Promise<Final | { kind: 'busy' } | { kind: 'soldOut'; available: number }> {
     const { first, empty } = this.catalog.shardOrder(sale);
     const left = new Map<number, number>();
@@ -100,7 +140,7 @@ export class StockReserver {
     const busyShards: number[] = [];
     let fallback = false;
     const tryShard = async (i: number, waitMs: number) => {
-      const outcome = await this.onShard(sale, i, req, attempt, waitMs);
+      const outcome = await this.onShard(sale, i, req, sent, waitMs);
       this.options.onShardAttempt?.(outcome.kind, fallback);
       fallback = true;
       if (outcome.kind === 'insufficient') {
@@ -126,7 +166,10 @@ export class StockReserver {
     const busy = busyShards.some((i) => i >= 0);
     // Before refusing, look again at the shards we skipped as empty (one round trip for all).
     if (empty.length > 0) {
-      const stocks = await this.readStocks(sale, empty);
+      const stocks = await readShardStocks(
+        this.redis,
+        empty.map((i) => sale.shardKeys[i] as string),
+      );
       for (const [k, i] of empty.entries()) {
         const stock = stocks[k];
         if (stock === null) return { kind: 'retired' };
@@ -144,29 +187,22 @@ export class StockReserver {
     return { kind: 'soldOut', available };
   }
 
-  private async onShard(
+  private async onShard<T extends object>(
     sale: Sale,
     index: number,
-    req: ReserveRequest,
-    attempt: Attempt,
+    req: ReserveRequest<T>,
+    sent: Sent<T>,
     waitMs: number,
   ): Promise<ShardOutcome> {
-    const stockKey = sale.shardKeys[index] as string;
-    const k = shardKeys(stockKey);
-    const token = lockKeys(k.lock).token;
-    const orderId = orderIdFor(sale.productId, sale.generation, index, attempt.ticket);
-    const base = {
-      orderId,
+    const shard: ShardRef = {
       productId: sale.productId,
-      userId: req.userId,
-      quantity: req.quantity,
-      shardKey: stockKey,
       generation: sale.generation,
-      shardIndex: index,
-      reservedAt: Date.now(),
-      perUserLimit: req.perUserLimit ?? sale.perUserLimit,
+      index,
+      key: sale.shardKeys[index] as string,
     };
-    const json = JSON.stringify(base);
+    const k = shardKeys(shard.key);
+    const { id, value } = req.entry(shard);
+    sent.values.set(id, value);
     let replies: unknown[];
     try {
       replies = await this.locks.runGuarded(
@@ -175,25 +211,25 @@ export class StockReserver {
           leaseMs: this.options.leaseMs,
           waitMs,
           // A re-sent reservation answers "reserved" for its order id even when its re-sent acquire lost.
-          settled: (replies) => replyInts(replies[0])[0] === ShardStatus.ok,
+          settled: (replies) => RESERVE.parse(replies[0])[0] === ShardStatus.ok,
         },
         (pipeline, hold) => {
-          const deadline = Math.min(attempt.deadline, this.options.clock.now() + SEND_LEASE_MS);
-          attempt.fence = Math.max(attempt.fence, deadline);
-          (pipeline as unknown as InventoryPipeline).flashsaleReserve(
-            k.lock,
-            token,
-            k.stock,
-            k.fence,
-            k.sold,
-            k.reservations,
-            hold.owner,
-            hold.token ?? '',
-            req.quantity,
-            orderId,
-            json,
+          const deadline = Math.min(req.deadline, this.options.clock.now() + SEND_LEASE_MS);
+          sent.deadline = Math.max(sent.deadline, deadline);
+          RESERVE.run(pipeline, {
+            lock: k.lock,
+            tokenCounter: lockKeys(k.lock).token,
+            stock: k.stock,
+            fence: k.fence,
+            sold: k.sold,
+            reservations: k.reservations,
+            owner: hold.owner,
+            token: hold.token ?? '',
+            quantity: req.quantity,
+            id,
+            entry: JSON.stringify(value),
             deadline,
-          );
+          });
         },
       );
     } catch (err) {
@@ -201,10 +237,10 @@ export class StockReserver {
       if (err instanceof LockUnavailableError) throw new UnavailableError('Redis', err);
       throw err;
     }
-    const [status = ShardStatus.notOwner, stockLeft = 0, fence = 0] = replyInts(replies[0]);
+    const [status = ShardStatus.notOwner, stockLeft = 0, fence = 0] = RESERVE.parse(replies[0]);
     switch (status) {
       case ShardStatus.ok:
-        return { kind: 'reserved', record: { ...base, token: fence } };
+        return { kind: 'reserved', shard, id, token: fence };
       case ShardStatus.insufficient:
         return { kind: 'insufficient', left: stockLeft };
       case ShardStatus.retired:
@@ -215,16 +251,5 @@ export class StockReserver {
         // Our hold was not current when the script ran (lease lapsed): nothing was written.
         return { kind: 'fenced' };
     }
-  }
-
-  /** Current stock of some shards; null for a shard that no longer exists (retired). */
-  private async readStocks(sale: Sale, indexes: number[]): Promise<(number | null)[]> {
-    const p = this.redis.pipeline();
-    for (const i of indexes) p.get(sale.shardKeys[i] as string);
-    const replies = (await p.exec()) ?? [];
-    return replies.map(([err, v]) => {
-      if (err) throw err;
-      return v === null ? null : Number(v);
-    });
   }
 }

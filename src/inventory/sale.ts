@@ -44,3 +44,23 @@ export function splitEvenly(units: number, n: number): number[] {
   const extra = units - base * n;
   return Array.from({ length: n }, (_, i) => base + (i < extra ? 1 : 0));
 }
+
+/** Units left in each of `stockKeys`, in one round trip; null for a shard that no longer exists (retired). */
+export async function readShardStocks(
+  redis: Redis,
+  stockKeys: readonly string[],
+): Promise<(number | null)[]> {
+  const p = redis.pipeline();
+  for (const key of stockKeys) p.get(key);
+  const replies = (await p.exec()) ?? [];
+  return replies.map(([err, v]) => {
+    if (err) throw err;
+    return v === null ? null : Number(v);
+  });
+}
+
+/** Units available in the sale's current shards (a shard retired meanwhile counts 0). */
+export async function availableStock(redis: Redis, sale: Sale): Promise<number> {
+  const stocks = await readShardStocks(redis, sale.shardKeys);
+  return stocks.reduce<number>((a, b) => a + (b ?? 0), 0);
+}

@@ -1,9 +1,18 @@
 // The inventory's Lua scripts, registered on a connection once and callable on it and its pipelines.
 import type { ChainableCommander, Redis } from 'ioredis';
-import { defineScripts, luaScript, replyInt } from '../redis/lua.ts';
+import { defineScripts, luaScript, replyInt, typedScript } from '../redis/lua.ts';
+
+/** reserve.lua: the guarded, fenced decrement plus the reservation; answers {status, stockLeft, token}. */
+export const RESERVE = typedScript({
+  name: 'flashsaleReserve',
+  file: new URL('./scripts/reserve.lua', import.meta.url),
+  keys: ['lock', 'tokenCounter', 'stock', 'fence', 'sold', 'reservations'],
+  args: ['owner', 'token', 'quantity', 'id', 'entry', 'deadline'],
+  parse: (reply) => replyInts(reply),
+});
 
 const SCRIPTS = [
-  luaScript('flashsaleReserve', 6, new URL('./scripts/reserve.lua', import.meta.url)),
+  RESERVE,
   luaScript('flashsaleAdjust', 2, new URL('./scripts/adjust.lua', import.meta.url)),
   luaScript('flashsaleRetireRecorded', 4, new URL('./scripts/retire-recorded.lua', import.meta.url)),
   luaScript('flashsaleJournal', 2, new URL('./scripts/journal.lua', import.meta.url)),

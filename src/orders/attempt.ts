@@ -1,27 +1,38 @@
-// One try at placing an order, and what makes its outcome knowable when its reply is lost.
-//
-// Every order id an attempt may create ends in the attempt's ticket (`<P>.<gen>.<shard>.<ticket>`),
-// and every reservation it sends carries a deadline in Redis server time past which reserve.lua
-// refuses it. So once the server's clock is past the attempt's fence, nothing the attempt sent can
-// still take effect, and looking for its ticket in the reservation hashes and in Postgres tells for
-// certain whether it placed an order. That is how a request whose connection broke mid-reservation,
-// or a retry of an Idempotency-Key whose first request died, learns the truth instead of guessing.
+// One try at placing an order: a random ticket that ends every order id it may create, and a deadline
+// in Redis server time past which none of its reservations can take effect (so a lost reply is knowable).
 import { randomBytes } from 'node:crypto';
+import { PRODUCT_ID_PATTERN } from '../inventory/keys.ts';
 
 export interface Attempt {
   /** 24 hex digits: the random part of every order id this attempt may create; also its claim id. */
   readonly ticket: string;
   /** No reservation of this attempt may take effect after this server time (ms). */
   readonly deadline: number;
-  /** Latest deadline a reservation of this attempt was actually sent with (≤ deadline; 0: none sent). */
-  fence: number;
 }
 
 /** Clock skew allowed between the Redis node that ran a reservation and the one asked for the time. */
 export const CLOCK_SKEW_MARGIN_MS = 250;
 
 export function newAttempt(deadline: number): Attempt {
-  return { ticket: randomBytes(12).toString('hex'), deadline, fence: 0 };
+  return { ticket: randomBytes(12).toString('hex'), deadline };
 }
 
-export const TICKET_PATTERN = /^[0-9a-f]{24}$/;
+// Order ids: `<product>.<generation>.<shard>.<ticket>`. The shard part lets status find a reservation
+// without an index; the ticket part lets an attempt be looked up on every shard it may have used.
+// Dots separate the parts: product ids cannot contain one, and BullMQ job ids must not contain ':'.
+const ORDER_ID = /^([A-Za-z0-9_-]{1,64})\.(\d{1,15})\.(\d{1,4})\.([0-9a-f]{24})$/;
+
+export function orderIdFor(
+  shard: { productId: string; generation: number; index: number },
+  ticket: string,
+): string {
+  return `${shard.productId}.${shard.generation}.${shard.index}.${ticket}`;
+}
+
+export function parseOrderId(
+  orderId: string,
+): { productId: string; generation: number; index: number; ticket: string } | null {
+  const m = ORDER_ID.exec(orderId);
+  if (!m?.[1] || !PRODUCT_ID_PATTERN.test(m[1])) return null;
+  return { productId: m[1], generation: Number(m[2]), index: Number(m[3]), ticket: m[4] as string };
+}

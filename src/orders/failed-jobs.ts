@@ -3,9 +3,9 @@
 import type { Job, Queue } from 'bullmq';
 
 /** Failed jobs read per status request; a bigger failed set is only partly scanned. */
-export const FAILED_SCAN_LIMIT = 1000;
+const FAILED_SCAN_LIMIT = 1000;
 /** Failed jobs listed in `recent` (newest first). */
-export const FAILED_RECENT_LIMIT = 10;
+const FAILED_RECENT_LIMIT = 10;
 
 export interface FailedJobView {
   orderId: string;

@@ -14,7 +14,7 @@ const text = (max: number) =>
     .refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');
 const int32 = z.number().int().min(0).max(INT32_MAX);
 
-export const orderRecordSchema = z.object({
+const orderRecordSchema = z.object({
   orderId: text(200),
   productId: z.string().regex(PRODUCT_ID_PATTERN),
   userId: text(200),
@@ -29,7 +29,7 @@ export const orderRecordSchema = z.object({
 }) satisfies z.ZodType<OrderRecord>;
 
 /** One line naming each offending field, e.g. `quantity: Invalid input: expected number, received string`. */
-export function describeIssues(error: z.ZodError): string {
+function describeIssues(error: z.ZodError): string {
   return error.issues
     .map((i) => `${i.path.length > 0 ? i.path.join('.') : '(root)'}: ${i.message}`)
     .join('; ');

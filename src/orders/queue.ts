@@ -14,7 +14,7 @@ export type QueueConnection = string | RedisOptions;
  * backoffStrategy for types it does not know, and its built-in exponential has no cap.
  */
 export const ORDER_BACKOFF_TYPE = 'capped-exponential';
-export const ORDER_BACKOFF_BASE_MS = 200;
+const ORDER_BACKOFF_BASE_MS = 200;
 export const ORDER_BACKOFF_MAX_MS = 5_000;
 
 /** 200, 400, 800 ... ms, never more than 5 s: while Postgres is down, jobs wait and keep retrying. */

@@ -1,12 +1,11 @@
-// The outbox sweeper. A reservation is written by the same script that takes the stock; if the API
-// died before enqueueing it, or the writer died after COMMIT but before clearing it, the sweeper
-// finds it: an old reservation with a Postgres row is dropped, one without is enqueued again (same
-// job id, so a job still queued makes this a no-op). Safe to run in several workers at once.
+// The outbox sweeper: re-enqueues old reservations without a Postgres row (the API died before the
+// enqueue) and drops those with one (the writer died before clearing them). Safe in several workers.
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { existingOrderIds } from '../db/orders-repo.ts';
+import { scanReservations } from '../inventory/reservations.ts';
 import type { Logger } from '../log.ts';
 import { every, type Periodic } from '../periodic.ts';
 import type { OrderRecord } from './order.ts';
@@ -29,35 +28,25 @@ export interface SweepResult {
   dropped: number;
 }
 
-const RESERVATION_KEYS = 'stock:{*}:res';
-
-export async function sweepOnce(
-  o: Omit<SweeperOptions, 'intervalMs'>,
-  now = Date.now(),
-): Promise<SweepResult> {
+async function sweepOnce(o: Omit<SweeperOptions, 'intervalMs'>, now = Date.now()): Promise<SweepResult> {
   const result: SweepResult = { scanned: 0, requeued: 0, dropped: 0 };
-  const stream = o.redis.scanStream({ match: RESERVATION_KEYS, count: 500 });
-  for await (const keys of stream as AsyncIterable<string[]>) {
-    for (const key of keys) {
-      const entries = await o.redis.hgetall(key);
-      const old: OrderRecord[] = [];
-      for (const raw of Object.values(entries)) {
-        result.scanned += 1;
-        const parsed = parseOrderRecord(safeJson(raw));
-        if (parsed.ok && now - parsed.record.reservedAt >= o.ageMs) old.push(parsed.record);
-      }
-      if (old.length === 0) continue;
-      const persisted = await existingOrderIds(
-        o.db,
-        old.map((r) => r.orderId),
-      );
-      const stale = old.filter((r) => persisted.has(r.orderId)).map((r) => r.orderId);
-      if (stale.length > 0) result.dropped += await o.redis.hdel(key, ...stale);
-      for (const record of old) {
-        if (persisted.has(record.orderId)) continue;
-        await enqueueOrder(o.queue, record);
-        result.requeued += 1;
-      }
+  for await (const hash of scanReservations(o.redis)) {
+    const old: OrderRecord[] = [];
+    for (const raw of Object.values(hash.entries)) {
+      result.scanned += 1;
+      const parsed = parseOrderRecord(safeJson(raw));
+      if (parsed.ok && now - parsed.record.reservedAt >= o.ageMs) old.push(parsed.record);
+    }
+    if (old.length === 0) continue;
+    const persisted = await existingOrderIds(
+      o.db,
+      old.map((r) => r.orderId),
+    );
+    result.dropped += await hash.delete(old.filter((r) => persisted.has(r.orderId)).map((r) => r.orderId));
+    for (const record of old) {
+      if (persisted.has(record.orderId)) continue;
+      await enqueueOrder(o.queue, record);
+      result.requeued += 1;
     }
   }
   return result;

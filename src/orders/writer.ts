@@ -1,6 +1,5 @@
-// The writer process's core: a BullMQ worker that persists accepted orders into Postgres in
-// micro-batches (one multi-row insert per batch), acks each job only after its row is committed,
-// then clears the order's reservation (outbox entry) in Redis.
+// The writer: a BullMQ worker that inserts accepted orders into Postgres in micro-batches, acks each
+// job once its row is committed, then clears the order's reservation (outbox entry) in Redis.
 import { type Job, UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
@@ -8,7 +7,7 @@ import { type Logger, pino } from 'pino';
 import { type Database, isConnectionError } from '../db/database.ts';
 import { insertOrders, MAX_ORDERS_PER_INSERT } from '../db/orders-repo.ts';
 import { UnavailableError } from '../errors.ts';
-import { shardKeys } from '../inventory/keys.ts';
+import { deleteReservations } from '../inventory/reservations.ts';
 import { Batcher, type FlushOutcome } from './batcher.ts';
 import { ORDER_QUEUE, type OrderRecord } from './order.ts';
 import { parseOrderRecord } from './order-schema.ts';
@@ -52,7 +51,7 @@ export interface Writer {
   close(): Promise<void>;
 }
 
-export const WRITER_DEFAULTS = {
+const WRITER_DEFAULTS = {
   concurrency: 256,
   batchSize: 128,
   batchMaxWaitMs: 5,
@@ -125,12 +124,11 @@ export function startWriter(options: WriterOptions): Writer {
   redis.on('error', (err) => logger.debug({ err }, 'writer redis connection error'));
 
   async function clearReservations(records: OrderRecord[]): Promise<void> {
-    if (records.length === 0) return;
     try {
-      const pipeline = redis.pipeline();
-      for (const r of records) pipeline.hdel(shardKeys(r.shardKey).reservations, r.orderId);
-      const replies = (await pipeline.exec()) ?? [];
-      const failed = replies.filter(([err]) => err).length;
+      const failed = await deleteReservations(
+        redis,
+        records.map((r) => ({ shardKey: r.shardKey, id: r.orderId })),
+      );
       if (failed > 0) logger.warn({ failed }, 'could not clear some reservations; the sweeper will');
     } catch (err) {
       // The rows are committed, so the jobs succeed; a leftover reservation is replayed as a no-op.

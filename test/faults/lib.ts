@@ -9,7 +9,7 @@ import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import pg from 'pg';
-import { buyerKey } from '../../src/inventory/keys.ts';
+import { buyerKey } from '../../src/orders/keys.ts';
 import { PgCluster } from '../support/pg-cluster.ts';
 import { createTestDatabase } from '../support/postgres.ts';
 import { RedisServer } from '../support/redis-server.ts';

@@ -5,8 +5,9 @@
 // another body is refused (422) and creates nothing. Last, at library level, a claim whose reply is
 // lost to a broken connection (ioredis sends it again) must still run once and answer.
 import { Redis } from 'ioredis';
-import { type Answer, fingerprint, idempotent, type KeyedOrder } from '../../src/http/idempotency.ts';
+import type { Answer } from '../../src/http/errors.ts';
 import { newAttempt } from '../../src/orders/attempt.ts';
+import { fingerprint, idempotent, type KeyedOrder } from '../../src/orders/idempotency.ts';
 import { RedisServer } from '../support/redis-server.ts';
 import {
   check,
@@ -41,7 +42,7 @@ async function claimReplyLost(result: ScenarioResult): Promise<void> {
   try {
     await redis.ping();
     let runs = 0;
-    const order: KeyedOrder = {
+    const order: KeyedOrder<Answer> = {
       newAttempt: () => newAttempt(Date.now() + 5000),
       run: async () => {
         runs += 1;

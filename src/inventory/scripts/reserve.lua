@@ -2,18 +2,18 @@
 -- shard's slot. Refuses unless the caller holds the shard lock right now and its fencing token is not
 -- older than the newest this shard has seen: a holder whose lease lapsed can never decrement.
 --
--- KEYS[1] shard lock hash            stock:{P:g:i}:lock
--- KEYS[2] the lock's token counter    flashsale_lock__token:stock:{P:g:i}:lock
--- KEYS[3] stock                       stock:{P:g:i}
--- KEYS[4] fence                       stock:{P:g:i}:fence
--- KEYS[5] sold                        stock:{P:g:i}:sold
--- KEYS[6] reservations (hash)         stock:{P:g:i}:res
--- ARGV[1] owner id of the caller's hold
--- ARGV[2] fencing token of the hold, or "" when acquired in the same pipeline (read from KEYS[2])
--- ARGV[3] quantity (integer > 0)
--- ARGV[4] order id
--- ARGV[5] order JSON without its token, ending in "}" (the token is appended here)
--- ARGV[6] deadline in server time (ms): past it the reservation is refused; 0 = none
+-- KEYS[1] lock: shard lock hash, stock:{P:g:i}:lock
+-- KEYS[2] tokenCounter: the lock's token counter, flashsale_lock__token:stock:{P:g:i}:lock
+-- KEYS[3] stock: stock:{P:g:i}
+-- KEYS[4] fence: stock:{P:g:i}:fence
+-- KEYS[5] sold: stock:{P:g:i}:sold
+-- KEYS[6] reservations: hash stock:{P:g:i}:res
+-- ARGV[1] owner: owner id of the caller's hold
+-- ARGV[2] token: fencing token of the hold, or "" when acquired in the same pipeline (read from KEYS[2])
+-- ARGV[3] quantity: integer > 0
+-- ARGV[4] id: the reservation's id (field in the hash)
+-- ARGV[5] entry: JSON object without its token, ending in "}" (the token is appended here)
+-- ARGV[6] deadline: server time (ms) past which the reservation is refused; 0 = none
 -- Idempotent per order id (a replayed call answers 1 again and changes nothing).
 -- Returns {status, stockLeft, token}: status 1 reserved, 0 not enough stock in this shard,
 -- -1 caller does not hold the lock, -2 stale fencing token, -3 shard retired by a reshard,

@@ -3,12 +3,12 @@
 -- order attempt that made it, so giving it back (give-back.lua) happens at most once, and a replayed
 -- claim (ioredis resends a command whose reply was lost) counts once.
 --
--- KEYS[1] buyer:{P:userId}         units this user holds in this sale
--- KEYS[2] buyer:{P:userId}:claims  hash: attempt ticket -> units it claimed
--- ARGV[1] quantity to claim
--- ARGV[2] the sale's per-user limit
--- ARGV[3] ticket of the order attempt
--- ARGV[4] how long the claims hash is kept (seconds; refreshed by every claim)
+-- KEYS[1] count: buyer:{P:userId}, units this user holds in this sale
+-- KEYS[2] claims: buyer:{P:userId}:claims, hash: attempt ticket -> units it claimed
+-- ARGV[1] quantity: units to claim
+-- ARGV[2] limit: the sale's per-user limit
+-- ARGV[3] ticket: ticket of the order attempt
+-- ARGV[4] ttlSeconds: how long the claims hash is kept (refreshed by every claim)
 -- Returns the user's units after the claim, or -1 when it would pass the limit (nothing changed).
 if redis.call('hexists', KEYS[2], ARGV[3]) == 1 then
   return tonumber(redis.call('get', KEYS[1]) or '0')

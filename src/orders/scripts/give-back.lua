@@ -2,9 +2,9 @@
 -- is deleted with it, so a second give-back of the same attempt (a resend, or a retry that resolved
 -- the attempt as well) changes nothing, and an attempt that never claimed gives nothing back.
 --
--- KEYS[1] buyer:{P:userId}         units this user holds in this sale
--- KEYS[2] buyer:{P:userId}:claims  hash: attempt ticket -> units it claimed
--- ARGV[1] ticket of the order attempt
+-- KEYS[1] count: buyer:{P:userId}, units this user holds in this sale
+-- KEYS[2] claims: buyer:{P:userId}:claims, hash: attempt ticket -> units it claimed
+-- ARGV[1] ticket: ticket of the order attempt
 -- Returns the units given back (0 when the attempt holds no claim).
 local units = redis.call('hget', KEYS[2], ARGV[1])
 if not units then

@@ -2,9 +2,9 @@
 -- either owns the key or sees the record (claim or answer) of the request that does, together with
 -- the server's clock to judge whether that claim's attempt is past its deadline.
 --
--- KEYS[1] idem:{key}
--- ARGV[1] the claim record (JSON: fingerprint, attempt, deadline)
--- ARGV[2] TTL of the key (seconds)
+-- KEYS[1] key: idem:{key}
+-- ARGV[1] record: the claim record (JSON: fingerprint, attempt, deadline)
+-- ARGV[2] ttlSeconds: TTL of the key
 -- Returns {1, record, now} when claimed, {0, stored record, now} when the key was already taken
 -- (now: server time in ms). A resent claim of the same attempt answers 0 with its own record.
 local t = redis.call('time')

@@ -2,9 +2,9 @@
 -- the key is still the claim of this very attempt, so a resent or late settle can never overwrite or
 -- drop a claim that another request holds.
 --
--- KEYS[1] idem:{key}
--- ARGV[1] attempt id of the request that claimed the key
--- ARGV[2] the record to store (keeping the key's TTL), or '' to delete the claim
+-- KEYS[1] key: idem:{key}
+-- ARGV[1] attempt: ticket of the attempt that claimed the key
+-- ARGV[2] record: the record to store (keeping the key's TTL), or '' to delete the claim
 -- Returns 1 if it acted, 0 if the key is gone or belongs to another attempt.
 local raw = redis.call('get', KEYS[1])
 if not raw then

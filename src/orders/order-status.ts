@@ -1,0 +1,26 @@
+// An order's status for GET /api/orders/:id: its reservation on the shard its id names (reserved),
+// else its Postgres row (confirmed).
+import type { Redis } from 'ioredis';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/database.ts';
+import { findOrder } from '../db/orders-repo.ts';
+import { readReservation } from '../inventory/reservations.ts';
+import { parseOrderId } from './attempt.ts';
+import { UnknownOrderError } from './errors.ts';
+import type { OrderRecord } from './order.ts';
+
+export interface OrderView extends OrderRecord {
+  status: 'reserved' | 'confirmed';
+}
+
+/** Throws UnknownOrderError for an id that names no order (malformed, or neither reserved nor persisted). */
+export async function orderStatus(redis: Redis, db: Kysely<Database>, orderId: string): Promise<OrderView> {
+  const where = parseOrderId(orderId);
+  if (!where) throw new UnknownOrderError(orderId);
+  // Redis first: the writer deletes a reservation only after its row is committed.
+  const reserved = await readReservation(redis, where, orderId);
+  if (reserved !== null) return { ...(JSON.parse(reserved) as OrderRecord), status: 'reserved' };
+  const row = await findOrder(db, orderId);
+  if (row) return { ...row, status: 'confirmed' };
+  throw new UnknownOrderError(orderId);
+}

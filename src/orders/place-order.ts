@@ -1,0 +1,260 @@
+// The order use case "place an order": Idempotency-Key, sold-out fast path, per-user limit claim,
+// stock reservation and hand-off to the writer's queue; a lost reservation reply is resolved, not guessed.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/database.ts';
+import { findOrderByTicket } from '../db/orders-repo.ts';
+import { type FlashsaleError, isConnectionError, UnavailableError } from '../errors.ts';
+import type { Catalog } from '../inventory/catalog.ts';
+import { ReservationInDoubtError, SoldOutError, UnknownProductError } from '../inventory/errors.ts';
+import { findReservation } from '../inventory/reservations.ts';
+import type { StockReserver } from '../inventory/reserve.ts';
+import type { RedisClock } from '../redis/clock.ts';
+import { eventually } from '../redis/eventually.ts';
+import { type Attempt, CLOCK_SKEW_MARGIN_MS, newAttempt, orderIdFor } from './attempt.ts';
+import type { BuyerLimits } from './buyer-limit.ts';
+import { LimitExceededError, OutcomeUnknownError } from './errors.ts';
+import { fingerprint, idempotent } from './idempotency.ts';
+import type { OrderRecord } from './order.ts';
+import { enqueueOrder } from './queue.ts';
+
+/** An order as asked for (validated by the caller). */
+export interface OrderRequest {
+  productId: string;
+  userId: string;
+  quantity: number;
+}
+
+/** What placing an order answers: the order (also what a retried Idempotency-Key answers). */
+export interface PlacedOrder {
+  orderId: string;
+  productId: string;
+  userId: string;
+  quantity: number;
+  /** True when an Idempotency-Key answered an order placed by an earlier request (nothing placed now). */
+  replayed: boolean;
+}
+
+export interface PlaceOptions {
+  /** The client's Idempotency-Key (validated by the caller): retries with it get the first outcome. */
+  idempotencyKey?: string;
+}
+
+export interface PlaceOrderDeps {
+  redis: Redis;
+  db: Kysely<Database>;
+  catalog: Catalog;
+  reserver: StockReserver;
+  limits: BuyerLimits;
+  queue: Queue<OrderRecord>;
+  clock: RedisClock;
+  /** The reservation is the outbox: a failed enqueue is retried by the sweeper, so it is only reported. */
+  onEnqueueError?: (err: unknown, record: OrderRecord) => void;
+  /** Called when an order is answered sold out from the in-process flag (no Redis round trip). */
+  onSoldOutFastPath?: () => void;
+}
+
+/** What an Idempotency-Key remembers: the order placed, or the refusal that decided there is none. */
+type KeyOutcome =
+  | { order: Omit<PlacedOrder, 'replayed'> }
+  | { refused: { code: string; details: Record<string, unknown> } };
+/** How earlier versions stored a key's outcome: the HTTP answer itself. Still read, for keys they wrote. */
+type LegacyOutcome = { status: number; body: Record<string, unknown> };
+
+/** How long a request whose reservation reply was lost keeps trying to learn the outcome. */
+const RESOLVE_BUDGET_MS = 2000;
+
+/**
+ * Places orders: the one entry point of `POST /api/orders`, whatever carries the request.
+ *
+ * `place()` answers the order (`202` in HTTP) or throws a typed error: `SoldOutError`,
+ * `LimitExceededError`, `UnknownProductError`, `BusyError` (retry shortly), `UnavailableError`,
+ * `OutcomeUnknownError` (Redis went away mid-reservation; retry with the same Idempotency-Key),
+ * `IdempotencyKeyReusedError`, `RequestInProgressError`. Every unit is taken under its shard's lock
+ * and fencing token; the order reaches Postgres through the BullMQ queue, or through the sweeper
+ * when the enqueue fails. Without an Idempotency-Key a retried request places another order.
+ *
+ * @example
+ * ```ts
+ * const orders = new PlaceOrder({ redis, db, catalog, reserver, limits, queue, clock });
+ * const placed = await orders.place(
+ *   { productId: 'p1', userId: 'alice', quantity: 2 },
+ *   { idempotencyKey: 'checkout-7f3a' },
+ * );
+ * placed.orderId; // 'p1.3.0.<ticket>': product, shard generation, shard index, attempt ticket
+ * ```
+ */
+export class PlaceOrder {
+  constructor(private readonly deps: PlaceOrderDeps) {}
+
+  /**
+   * Places one order. With an Idempotency-Key, the first request decides: retries with the same key
+   * and request (for 24 h) get the same order, or the same sold-out / over-the-limit refusal, and
+   * place nothing; the same key with another request throws `IdempotencyKeyReusedError`.
+   */
+  async place(req: OrderRequest, options: PlaceOptions = {}): Promise<PlacedOrder> {
+    const key = options.idempotencyKey;
+    if (key === undefined) return { ...placed(await this.placeAs(req, this.newAttempt())), replayed: false };
+    let ran = false;
+    const print = fingerprint({ productId: req.productId, userId: req.userId, quantity: req.quantity });
+    const stored = await idempotent<KeyOutcome | LegacyOutcome>(this.deps.redis, key, print, {
+      newAttempt: () => this.newAttempt(),
+      run: async (attempt) => {
+        ran = true;
+        try {
+          return { order: placed(await this.placeAs(req, attempt)) };
+        } catch (err) {
+          if (err instanceof SoldOutError || err instanceof LimitExceededError) {
+            return { refused: { code: err.code, details: err.details } };
+          }
+          throw err;
+        }
+      },
+      // The holder's deadline bounds every reservation it sent, so it is its fence too.
+      resolve: async (attempt) => {
+        const found = await this.resolve(req, attempt, attempt.deadline);
+        return found && { order: placed(found) };
+      },
+    });
+    const outcome = fromStored(stored);
+    if ('refused' in outcome) throw refusal(req, outcome.refused);
+    return { ...outcome.order, replayed: !ran };
+  }
+
+  /** A new attempt, with the deadline the reservations it sends will carry. */
+  private newAttempt(): Attempt {
+    return newAttempt(this.deps.clock.now() + this.deps.reserver.budgetMs);
+  }
+
+  private async placeAs(req: OrderRequest, attempt: Attempt): Promise<OrderRecord> {
+    const { catalog, limits, reserver } = this.deps;
+    // The sold-out fast path: no Redis round trip at all.
+    if (catalog.isSoldOut(req.productId)) {
+      this.deps.onSoldOutFastPath?.();
+      throw new SoldOutError(req.productId, req.quantity, 0);
+    }
+    const sale = await catalog.get(req.productId);
+    if (!sale) throw new UnknownProductError(req.productId);
+    const limited = sale.perUserLimit > 0;
+    const giveBack = () => eventually(() => limits.giveBack(req.productId, req.userId, attempt.ticket));
+    if (limited) {
+      try {
+        await limits.claim(req.productId, req.userId, req.quantity, sale.perUserLimit, attempt.ticket);
+      } catch (err) {
+        // The claim may have been made before its reply was lost; no stock was touched yet.
+        if (isConnectionError(err)) await giveBack();
+        throw err;
+      }
+    }
+    let record: OrderRecord;
+    try {
+      const r = await reserver.reserve({
+        productId: req.productId,
+        quantity: req.quantity,
+        deadline: attempt.deadline,
+        entry: (shard) => {
+          const orderId = orderIdFor(shard, attempt.ticket);
+          const value = {
+            orderId,
+            productId: shard.productId,
+            userId: req.userId,
+            quantity: req.quantity,
+            shardKey: shard.key,
+            generation: shard.generation,
+            shardIndex: shard.index,
+            reservedAt: Date.now(),
+            perUserLimit: sale.perUserLimit,
+          };
+          return { id: orderId, value };
+        },
+      });
+      record = { ...r.value, token: r.token };
+    } catch (err) {
+      if (!(err instanceof ReservationInDoubtError)) {
+        if (limited) await giveBack();
+        throw err;
+      }
+      record = await this.learnOutcome(req, attempt, err.sentDeadline, err.cause);
+    }
+    try {
+      await enqueueOrder(this.deps.queue, record);
+    } catch (err) {
+      this.deps.onEnqueueError?.(err, record);
+    }
+    return record;
+  }
+
+  /**
+   * What `attempt` did, once nothing it sent can still take effect (Redis' clock is past `fence`, the
+   * latest deadline it sent): its order if it placed one, else null — and then its limit claim is given back.
+   */
+  private async resolve(req: OrderRequest, attempt: Attempt, fence: number): Promise<OrderRecord | null> {
+    await this.deps.clock.waitPast(fence + CLOCK_SKEW_MARGIN_MS);
+    const found = await this.findByTicket(req.productId, req.userId, attempt.ticket);
+    if (!found) await this.deps.limits.giveBack(req.productId, req.userId, attempt.ticket);
+    return found;
+  }
+
+  /**
+   * The reservation's reply was lost: learn whether it was made. Redis still unreachable after the
+   * budget → OutcomeUnknownError, keeping the claims (a retry with the same Idempotency-Key resolves
+   * them), and the resolution goes on in the background to give the limit claim back if no order exists.
+   */
+  private async learnOutcome(
+    req: OrderRequest,
+    attempt: Attempt,
+    fence: number,
+    cause: unknown,
+  ): Promise<OrderRecord> {
+    const giveUpAt = Date.now() + RESOLVE_BUDGET_MS;
+    for (let pause = 50; ; pause = Math.min(pause * 2, 1000)) {
+      let found: OrderRecord | null;
+      try {
+        found = await this.resolve(req, attempt, fence);
+      } catch (err) {
+        if (!isConnectionError(err)) throw err;
+        if (Date.now() > giveUpAt) {
+          void eventually(() => this.resolve(req, attempt, fence));
+          throw new OutcomeUnknownError(cause);
+        }
+        await sleep(pause);
+        continue;
+      }
+      if (found) return found;
+      // Nothing was placed (and the limit claim is back): an ordinary outage answer.
+      throw new UnavailableError('Redis', cause);
+    }
+  }
+
+  /** The order of the attempt `ticket`, wherever it is: a reservation on any shard it may have used, or a row. */
+  private async findByTicket(productId: string, userId: string, ticket: string): Promise<OrderRecord | null> {
+    // The writer deletes a reservation only after its row is committed, so Redis is read first.
+    const json = await findReservation(this.deps.redis, productId, (shard) => orderIdFor(shard, ticket));
+    if (json !== null) return JSON.parse(json) as OrderRecord;
+    const row = await findOrderByTicket(this.deps.db, productId, userId, ticket);
+    if (!row) return null;
+    const { createdAt: _, ...record } = row;
+    return record;
+  }
+}
+
+function placed(r: OrderRecord): Omit<PlacedOrder, 'replayed'> {
+  return { orderId: r.orderId, productId: r.productId, userId: r.userId, quantity: r.quantity };
+}
+
+function fromStored(stored: KeyOutcome | LegacyOutcome): KeyOutcome {
+  if (!('status' in stored)) return stored;
+  const { body } = stored;
+  if (stored.status !== 202) return { refused: { code: String(body.error), details: body } };
+  const { orderId, productId, userId, quantity } = body as Omit<PlacedOrder, 'replayed'>;
+  return { order: { orderId, productId, userId, quantity } };
+}
+
+/** The refusal a key remembered, thrown again as it was (the request is the same, so is the message). */
+function refusal(req: OrderRequest, r: { code: string; details: Record<string, unknown> }): FlashsaleError {
+  return r.code === 'limit_exceeded'
+    ? new LimitExceededError(req.productId, Number(r.details.limit))
+    : new SoldOutError(req.productId, req.quantity, Number(r.details.available ?? 0));
+}

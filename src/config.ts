@@ -29,6 +29,8 @@ const schema = z.object({
   /** Reservations older than this with no Postgres row are re-enqueued by the sweeper. */
   SWEEP_AGE_MS: int(5000, 100, 3_600_000),
   SWEEP_INTERVAL_MS: int(2000, 100, 3_600_000),
+  /** The worker's periodic reconcile of every sale (flashsale_reconcile_differences); 0 switches it off. */
+  RECONCILE_INTERVAL_MS: int(30_000, 0, 3_600_000),
   SHUTDOWN_TIMEOUT_MS: int(10_000, 0, 600_000),
   /** Benchmark-only endpoints under /bench (src/http/bench-routes.ts): `npm run bench` only, never in production. */
   BENCH_ENDPOINTS: z

@@ -21,6 +21,7 @@ import type { OrderIntake } from '../orders/intake.ts';
 import type { OrderRecord } from '../orders/order.ts';
 import { adminAuth } from './admin-auth.ts';
 import { type BenchDeps, benchRouter } from './bench-routes.ts';
+import { dashboardPage, liveRoutes } from './dashboard-routes.ts';
 import { type ErrorAnswer, errorAnswer, HttpError } from './errors.ts';
 import { type Answer, fingerprint, idempotent } from './idempotency.ts';
 import { requestLog } from './request-log.ts';
@@ -208,7 +209,9 @@ export function createApp(deps: AppDeps): express.Express {
     const status = await saleStatus(redis, db, productParam(req));
     res.json({ ...reconcile(status), ...summary(status) });
   });
+  adminRouter.use(liveRoutes({ redis, db, metrics, failedJobsOf }));
   app.use('/admin', adminRouter);
+  app.use(dashboardPage());
   if (deps.bench) app.use('/bench', benchRouter(deps.bench));
 
   app.use((req, _res, next) => next(new HttpError('not_found', `no route ${req.method} ${req.path}`)));

@@ -14,8 +14,8 @@ import { useService } from './support/suite.ts';
 
 const SCREENSHOT = process.env.DASHBOARD_SCREENSHOT || join('.bench', 'dashboard.png');
 const PRODUCT = 'dash-p';
-const STOCK = 1200;
-const ORDERS = 1500;
+const STOCK = 600;
+const ORDERS = 760;
 const CLIENTS = 4;
 
 interface Shown {

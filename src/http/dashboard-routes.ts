@@ -17,8 +17,7 @@ const UPLOT = {
 };
 
 /** Only this origin's own files and API: the page holds the admin token. */
-const CSP =
-  "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'";
+const CSP = "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'";
 
 const sinceQuery = z
   .string()

@@ -9,6 +9,9 @@
 //   c8s/c8rs POST /api/orders             live reshard: the real path from 8 shards, without (c8s) and
 //                                         while an admin loop reshards it every 2 s, 8→12→6→16… (c8rs),
 //                                         in slices c8s1 c8rs1 c8rs2 c8s2 (bench/order/reshard.ts)
+//   c8w/c8p  POST /api/orders             the real path from 8 shards without (c8w) and while a poller
+//                                         reads the live dashboard JSON once a second (c8p), in slices
+//                                         c8w1 c8p1 c8p2 c8w2 (bench/order/dashboard.ts)
 //   c1x2/c8x2                             the real path with 2 API processes sharing the load
 //   overload (phase 4)                    for API_WORKERS=1 and 2: capacity (closed model, cap1/cap2),
 //                                         then an open-model crowd at 2x and 4x it for
@@ -18,14 +21,15 @@
 // runs as its own process (`worker`) beside the API (BENCH_TOPOLOGY=main runs `main` = API + writer
 // in one process instead). After every run that takes orders: wait for the writer to drain, then
 // rows == accepted (client-side 2xx), sold == accepted, available + sold == total (the service's
-// reconcile); exit 1 on any violation. Results also go to .bench/orders.json.
+// reconcile); exit 1 on any violation. Results also go to .bench/orders.json, and a chart of orders/s and
+// p99 per scenario to .bench/orders.svg.
 //
 // Environment: BENCH_ONLY=overload (only phase 4), BENCH_OVERLOAD_SECONDS (default 10), BENCH_SECONDS (window per scenario, default 5), BENCH_CONNECTIONS (default 100),
 // BENCH_WARMUP_SECONDS (default 1), BENCH_TOPOLOGY (split | main), BENCH_PROFILE=1 (instead of the
 // suite: run c8 with `node --cpu-prof` on the API child and list the top self-time functions),
 // BENCH_RESHARD_SECONDS (window of each c8s/c8rs slice, default BENCH_SECONDS but at least 7, so that
 // each c8rs slice holds 3 reshards; never below 5, 2 reshards per slice).
-import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -34,6 +38,7 @@ import { admin, call, type Infra, type Spawned, spawnService, startInfra } from 
 import { environment, envNumber, repoRoot, writeJson } from './lib/output.ts';
 import { type CommandCounts, commandStats, diffCommandStats, serverCpuSeconds } from './lib/redis-info.ts';
 import { ratio, type Summary, summarize } from './lib/stats.ts';
+import { barChartSvg } from './lib/svg.ts';
 import { type Check, ms, num, printChecks, printTable, times } from './lib/table.ts';
 import {
   checkReservationsOnly,
@@ -44,6 +49,7 @@ import {
   writerStats,
 } from './order/checks.ts';
 import { type CpuSnapshot, coresUsed, cpuSnapshot } from './order/cpu.ts';
+import { type PollStats, pollDashboard } from './order/dashboard.ts';
 import { type LoadResult, type LoadTarget, type RunningLoad, startLoad } from './order/load.ts';
 import { openLoad } from './order/open-load.ts';
 import { type OverloadRun, overloadLine, overloadRun, reportOverload } from './order/overload.ts';
@@ -87,6 +93,7 @@ const TARGETS = {
   writer: 1.0, // writer rows/s / accepted/s during c
   reshard: 0.8, // c8rs / c8s orders/s
   reshardCount: 3, // reshards inside the c8rs windows
+  dashboard: 0.95, // c8p / c8w orders/s: a watched dashboard costs the hot path under 5 %
 };
 
 interface ScenarioResult {
@@ -422,6 +429,10 @@ async function suite(): Promise<void> {
     ['bench-c8rs1', BIG_STOCK, 8],
     ['bench-c8rs2', BIG_STOCK, 8],
     ['bench-c8s2', BIG_STOCK, 8],
+    ['bench-c8w1', BIG_STOCK, 8],
+    ['bench-c8p1', BIG_STOCK, 8],
+    ['bench-c8p2', BIG_STOCK, 8],
+    ['bench-c8w2', BIG_STOCK, 8],
     ['bench-d', SOLD_OUT_STOCK, 8],
     ['bench-warm3', BIG_STOCK, 8],
     ['bench-c1x2', BIG_STOCK, 1],
@@ -496,6 +507,7 @@ async function suite(): Promise<void> {
     check: 'rows',
   });
   await liveReshard(url1());
+  await dashboardPhase(url1());
   const soldBefore = await sellOut(url1(), 'bench-d');
   if (soldBefore !== SOLD_OUT_STOCK) {
     recordViolations([
@@ -597,6 +609,49 @@ async function overloadPhase(): Promise<void> {
     }
     await stopChild(api);
     await stopChild(worker);
+  }
+}
+
+/**
+ * Phase 2c: the real path from 8 shards without (c8w) and with (c8p) the live dashboard being watched
+ * (GET /admin/products/:id/live once a second on the product under load, as the page polls), in the
+ * order c8w1 c8p1 c8p2 c8w2 so that a drift of the machine over the phase cancels out.
+ */
+async function dashboardPhase(url: string): Promise<void> {
+  log('phase 2c: real path without (c8w) and with (c8p) a dashboard poller (1 poll/s of the live JSON)');
+  for (const key of ['c8w1', 'c8p1', 'c8p2', 'c8w2']) {
+    const polled = key.startsWith('c8p');
+    let polls: PollStats | undefined;
+    await runScenario({
+      key,
+      label: `real path, 8 shards, ${polled ? 'dashboard polled 1/s' : 'no dashboard'}`,
+      urls: [url],
+      path: '/api/orders',
+      productId: `bench-${key}`,
+      shards: 8,
+      expectStatus: 202,
+      check: 'rows',
+      during: polled
+        ? async (load: RunningLoad) => {
+            polls = await pollDashboard({
+              url,
+              productId: `bench-${key}`,
+              headers: admin,
+              until: load.deadline,
+              everyMs: 1000,
+            });
+          }
+        : undefined,
+    });
+    if (polls) {
+      log(
+        `         ${polls.polls} polls, slowest ${ms(polls.maxMs)} ms${polls.failed ? `, ${polls.failed} FAILED` : ''}`,
+      );
+      if (polls.failed > 0)
+        recordViolations([
+          { scenario: key, check: 'dashboard polls answer 200', detail: `${polls.failed} failed` },
+        ]);
+    }
   }
 }
 
@@ -725,6 +780,21 @@ function reportReshard(r: NonNullable<typeof reshard>): { checks: Check[]; repor
     },
   ];
   return { checks, reported };
+}
+
+/** c8p/c8w: orders/s with the dashboard watched over without, each the mean of its two slices. */
+function dashboardCheck(
+  rate: (key: string) => number,
+  check: (name: string, value: number, target: number, detail: string) => Check,
+): Check {
+  const w = (rate('c8w1') + rate('c8w2')) / 2;
+  const p = (rate('c8p1') + rate('c8p2')) / 2;
+  return check(
+    'c8p/c8w (orders/s, dashboard polled 1/s / not)',
+    ratio(p, w),
+    TARGETS.dashboard,
+    `${num(p)} / ${num(w)}`,
+  );
 }
 
 function report(): { checks: Check[]; reported: Check[]; estimated: Check[] } {
@@ -875,6 +945,7 @@ function report(): { checks: Check[]; reported: Check[]; estimated: Check[] } {
       `${num(c8w?.rowsPerSecond)} rows/s / ${num(c8w?.acceptedPerSecond)} accepted/s`,
     ),
     ...live.checks,
+    dashboardCheck(rate, check),
   ];
   printChecks('Ratios against their targets', checks);
   const info = (name: string, value: number, detail: string): Check => ({
@@ -1100,6 +1171,16 @@ async function main(): Promise<number> {
       violations,
       wallSeconds: (performance.now() - t0) / 1000,
     });
+    const svg = file.replace(/\.json$/, '.svg');
+    writeFileSync(
+      svg,
+      barChartSvg(
+        'npm run bench: order path',
+        `${new Date().toISOString().slice(0, 10)}, ${os.cpus().length} cores, ${SECONDS} s per scenario, ${CONNECTIONS} connections, ${TOPOLOGY} topology (d: 409 sold_out answers)`,
+        results.map((r) => ({ key: r.key, label: r.label, perSecond: r.perSecond, p99Ms: r.latency.p99 })),
+      ),
+    );
+    console.log(`chart: ${svg}`);
     console.log(`\nresults: ${file} (wall ${((performance.now() - t0) / 1000).toFixed(0)} s)`);
   } finally {
     for (const child of [...children].reverse()) await child.stop().catch(() => {});

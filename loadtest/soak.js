@@ -51,9 +51,11 @@ const maxDrift = envNumber('MAX_DRIFT', 1.5);
 const probeRate = envNumber('PROBE_RATE', 5);
 const minBaseline = envInt('MIN_BASELINE', 50);
 
-// Restocks start one interval in and stop before the end: ceil((D - T) / T) of them at most.
+// Restocks start one interval in and run for the rest of the plateau: one every T over D - T
+// seconds. k6 v2's arrival-rate executor also starts one right at the end of its duration when that
+// is a whole number of intervals (10s at one per 5s: t = 0, 5 and 10), so at most floor((D - T) / T) + 1.
 const restockSpanSec = cfg.durationSec - restockEverySec;
-const maxRestocks = restockSpanSec > 0 ? Math.ceil(restockSpanSec / restockEverySec) : 0;
+const maxRestocks = restockSpanSec > 0 ? Math.floor(restockSpanSec / restockEverySec) + 1 : 0;
 const maxUnits = cfg.stock + restockDelta * maxRestocks;
 
 expectBuyerStatuses();

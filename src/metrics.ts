@@ -50,11 +50,30 @@ export function orderOutcome(status: number, code: unknown): OrderOutcome {
 }
 
 /** Job states of the orders queue reported by flashsale_order_queue_jobs. */
-const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
+export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
 
-/** Anything that can count its jobs by state (a BullMQ Queue). */
+/** Anything that can count its jobs by state and list them oldest first (a BullMQ Queue). */
 export interface JobCounter {
   getJobCounts(...states: string[]): Promise<Record<string, number>>;
+  getJobs(
+    types: ('waiting' | 'delayed')[],
+    start: number,
+    end: number,
+    asc: boolean,
+  ): Promise<{ timestamp: number }[]>;
+}
+
+/**
+ * Seconds since the oldest order job not yet written was queued: the heads of the waiting list and
+ * of the retry-delayed set (two one-job reads), 0 when both are empty. This is the writer's lag.
+ */
+export async function oldestJobAge(queue: JobCounter, now = Date.now()): Promise<number> {
+  const heads = await Promise.all([
+    queue.getJobs(['waiting'], 0, 0, true),
+    queue.getJobs(['delayed'], 0, 0, true),
+  ]);
+  const oldest = Math.min(...heads.flat().map((job) => job?.timestamp ?? Number.POSITIVE_INFINITY));
+  return Number.isFinite(oldest) ? Math.max(0, (now - oldest) / 1000) : 0;
 }
 
 /** A scrape must not hang on an unreachable Redis: each source gets this long. */
@@ -97,6 +116,21 @@ export function createMetrics() {
         for (const state of QUEUE_STATES) this.set({ state }, counts[state] ?? 0);
       } catch {
         this.reset();
+        collectErrors.inc({ source: 'queue' });
+      }
+    },
+  });
+
+  const queueLag = new Gauge({
+    name: 'flashsale_order_queue_lag_seconds',
+    help: 'Writer lag: age of the oldest order job not yet written (head of the waiting list and of the retry-delayed set; 0 when empty), read on scrape',
+    registers: [registry],
+    async collect() {
+      if (!queue) return;
+      try {
+        this.set(await withTimeout(oldestJobAge(queue), COLLECT_TIMEOUT_MS, 'queue lag'));
+      } catch {
+        this.set(Number.NaN);
         collectErrors.inc({ source: 'queue' });
       }
     },
@@ -255,7 +289,18 @@ export function createMetrics() {
       registers: [registry],
     }),
     queueJobs,
+    queueLag,
     reservations,
+    reconcileDifferences: new Gauge({
+      name: 'flashsale_reconcile_differences',
+      help: "Products whose reconcile found differences on two reads in a row, at the worker's last periodic check (RECONCILE_INTERVAL_MS)",
+      registers: [registry],
+    }),
+    reconcileChecked: new Gauge({
+      name: 'flashsale_reconcile_products_checked',
+      help: "Products the worker's last periodic reconcile checked",
+      registers: [registry],
+    }),
     lockWait,
     lockHold,
     lockHandoffs,

@@ -20,6 +20,7 @@ import { StockReserver } from './inventory/reserve.ts';
 import { LockClient } from './lock/index.ts';
 import { createLogger, type Logger, requestLogger } from './log.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
+import { startReconcileWatch } from './ops/reconcile-watch.ts';
 import { BuyerLimits } from './orders/buyer-limit.ts';
 import { failedJobsOf } from './orders/failed-jobs.ts';
 import { PlaceOrder } from './orders/place-order.ts';
@@ -265,6 +266,14 @@ export function startWorker(rt: Runtime): void {
     intervalMs: config.SWEEP_INTERVAL_MS,
     logger,
   });
+  const reconcileWatch = startReconcileWatch({
+    redis,
+    db,
+    metrics,
+    intervalMs: config.RECONCILE_INTERVAL_MS,
+    logger,
+  });
+  if (reconcileWatch) rt.closers.push(() => reconcileWatch.close());
   logger.info('writer, sweeper and admin-change recovery started');
   rt.closers.push(
     () => locks.close(),

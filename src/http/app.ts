@@ -20,6 +20,7 @@ import { orderStatus } from '../orders/order-status.ts';
 import type { PlacedOrder, PlaceOrder } from '../orders/place-order.ts';
 import { adminAuth } from './admin-auth.ts';
 import { type BenchDeps, benchRouter } from './bench-routes.ts';
+import { dashboardPage, liveRoutes } from './dashboard-routes.ts';
 import { type Answer, type ErrorAnswer, errorAnswer, HttpError } from './errors.ts';
 import type { OrderGate } from './order-gate.ts';
 import { requestLog } from './request-log.ts';
@@ -184,7 +185,9 @@ export function createApp(deps: AppDeps): express.Express {
     const status = await saleStatus(redis, db, productParam(req));
     res.json({ ...reconcile(status), ...summary(status) });
   });
+  adminRouter.use(liveRoutes({ redis, db, metrics, failedJobsOf }));
   app.use('/admin', adminRouter);
+  app.use(dashboardPage());
   if (deps.bench) app.use('/bench', benchRouter(deps.bench));
 
   app.use((req, _res, next) => next(new HttpError('not_found', `no route ${req.method} ${req.path}`)));

@@ -1,0 +1,184 @@
+// The live view of one product behind the dashboard (GET /admin/products/:id/live): the sale's status
+// as GET /admin/products/:id reads it, the order queue, and this process's rates (sampler.ts). Kept
+// cheap for any number of viewers: each product's status is read from Redis/Postgres at most once
+// per second and concurrent polls share that read; the queue likewise, for all products at once.
+import os from 'node:os';
+import type { Redis } from 'ioredis';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/database.ts';
+import { type SaleStatus, saleStatus } from '../inventory/status.ts';
+import { type Metrics, QUEUE_STATES } from '../metrics.ts';
+import type { FailedJobs, FailedJobsOf } from '../orders/failed-jobs.ts';
+import { HISTORY_POINTS, IDLE_STOP_MS, type RatePoint, RateSampler } from './sampler.ts';
+
+/** A read is reused this long; polls meanwhile get it (or wait for the one in flight). */
+export const READ_TTL_MS = 1000;
+/** Products watched at once at most; the one polled longest ago is forgotten first. */
+export const MAX_WATCHED = 64;
+
+export interface SalePoint {
+  t: number;
+  available: number;
+  sold: number;
+  reserved: number;
+  confirmed: number;
+  /** Units that reached Postgres per second since the previous read (any writer process). */
+  persistedPerSecond: number | null;
+}
+
+export interface QueueView {
+  waiting: number;
+  active: number;
+  delayed: number;
+  failed: number;
+  /** Writer lag: age of the oldest job not yet written (flashsale_order_queue_lag_seconds). */
+  lagSeconds: number;
+}
+
+export interface LiveProduct {
+  productId: string;
+  at: number;
+  /** Rates and latencies are this process's: behind a load balancer, one replica's share. */
+  replica: { hostname: string; pid: number };
+  sale: SaleStatus & { failedJobs: FailedJobs; soldOut: boolean };
+  queue: QueueView;
+  /** Over the last few seconds; null until the sampler has two snapshots. */
+  now: (RatePoint & { persistedPerSecond: number | null }) | null;
+  rates: RatePoint[];
+  saleHistory: SalePoint[];
+}
+
+/** One value read at most every `ttlMs`; callers meanwhile share it or the read in flight. */
+class Cached<T> {
+  private at = 0;
+  private value: T | undefined;
+  private inFlight: Promise<T> | undefined;
+  lastUse = Date.now();
+
+  constructor(
+    private readonly ttlMs: number,
+    private readonly read: () => Promise<T>,
+  ) {}
+
+  get(): Promise<T> {
+    this.lastUse = Date.now();
+    if (this.value !== undefined && Date.now() - this.at < this.ttlMs) return Promise.resolve(this.value);
+    this.inFlight ??= this.read()
+      .then((v) => {
+        this.value = v;
+        this.at = Date.now();
+        return v;
+      })
+      .finally(() => {
+        this.inFlight = undefined;
+      });
+    return this.inFlight;
+  }
+}
+
+interface Watched {
+  status: Cached<{ status: SaleStatus; failedJobs: FailedJobs }>;
+  history: SalePoint[];
+}
+
+export interface LiveDeps {
+  redis: Redis;
+  db: Kysely<Database>;
+  metrics: Metrics;
+  failedJobsOf: FailedJobsOf;
+}
+
+export class LiveView {
+  private readonly sampler: RateSampler;
+  private readonly watched = new Map<string, Watched>();
+  private readonly queue: Cached<QueueView>;
+
+  constructor(private readonly deps: LiveDeps) {
+    this.sampler = new RateSampler(deps.metrics);
+    this.queue = new Cached(READ_TTL_MS, () => this.readQueue());
+  }
+
+  /** The live view; `since` (epoch ms) leaves out history the caller already has. */
+  async product(productId: string, since = 0): Promise<LiveProduct> {
+    await this.sampler.watch();
+    const w = this.watch(productId);
+    const [{ status, failedJobs }, queue] = await Promise.all([w.status.get(), this.queue.get()]);
+    const now = this.sampler.now();
+    const latest = w.history.at(-1);
+    return {
+      productId,
+      at: Date.now(),
+      replica: { hostname: os.hostname(), pid: process.pid },
+      sale: { ...status, failedJobs, soldOut: status.available === 0 && status.pending === null },
+      queue,
+      now: now && { ...now, persistedPerSecond: latest?.persistedPerSecond ?? null },
+      rates: this.sampler.history(since),
+      saleHistory: w.history.filter((p) => p.t > since),
+    };
+  }
+
+  stop(): void {
+    this.sampler.stop();
+    this.watched.clear();
+  }
+
+  private watch(productId: string): Watched {
+    const found = this.watched.get(productId);
+    if (found) return found;
+    this.forgetIdle();
+    const w: Watched = {
+      history: [],
+      status: new Cached(READ_TTL_MS, async () => {
+        const [status, failedJobs] = await Promise.all([
+          saleStatus(this.deps.redis, this.deps.db, productId),
+          this.deps.failedJobsOf(productId),
+        ]);
+        record(w.history, status);
+        return { status, failedJobs };
+      }),
+    };
+    this.watched.set(productId, w);
+    return w;
+  }
+
+  /** Drops products nobody polled for a while, and the least recent beyond MAX_WATCHED. */
+  private forgetIdle(): void {
+    const byUse = [...this.watched].sort(([, a], [, b]) => a.status.lastUse - b.status.lastUse);
+    for (const [id, w] of byUse) {
+      if (Date.now() - w.status.lastUse > IDLE_STOP_MS || this.watched.size >= MAX_WATCHED)
+        this.watched.delete(id);
+    }
+  }
+
+  private async readQueue(): Promise<QueueView> {
+    const [jobs, lag] = await Promise.all([
+      this.deps.metrics.queueJobs.get(),
+      this.deps.metrics.queueLag.get(),
+    ]);
+    const count = (state: (typeof QUEUE_STATES)[number]) =>
+      jobs.values.find((v) => v.labels.state === state)?.value ?? 0;
+    return {
+      waiting: count('waiting'),
+      active: count('active'),
+      delayed: count('delayed'),
+      failed: count('failed'),
+      lagSeconds: lag.values[0]?.value ?? 0,
+    };
+  }
+}
+
+function record(history: SalePoint[], s: SaleStatus): void {
+  const t = Date.now();
+  const previous = history.at(-1);
+  history.push({
+    t,
+    available: s.available,
+    sold: s.sold,
+    reserved: s.reserved,
+    confirmed: s.confirmed,
+    persistedPerSecond: previous
+      ? Math.max(0, s.confirmed - previous.confirmed) / Math.max(0.001, (t - previous.t) / 1000)
+      : null,
+  });
+  if (history.length > HISTORY_POINTS) history.shift();
+}

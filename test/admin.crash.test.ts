@@ -25,6 +25,7 @@ import {
   withInventoryScripts,
 } from '../src/inventory/scripts.ts';
 import { LockClient } from '../src/lock/index.ts';
+import { until } from './support/async.ts';
 import { diffSnapshots, snapshotRedis } from './support/redis-snapshot.ts';
 import { admin, call, createSale, drained } from './support/service.ts';
 import { useService } from './support/suite.ts';
@@ -336,11 +337,7 @@ describe('an admin that dies between retire and switch', () => {
       intervalMs: 100,
     });
     try {
-      const deadline = Date.now() + 15_000;
-      while ((await status(P)).pending !== null) {
-        assert.ok(Date.now() < deadline, 'the recovery loop finished the change');
-        await sleep(50);
-      }
+      await until('the recovery loop to finish the change', async () => (await status(P)).pending === null);
     } finally {
       await loop.close();
       await locks.close();

@@ -23,6 +23,7 @@ import {
   orderBackoffDelay,
 } from '../src/orders/queue.ts';
 import { type BatchStats, startWriter, type Writer, type WriterOptions } from '../src/orders/writer.ts';
+import { until } from './support/async.ts';
 import { createTestDatabase, type TestDatabase } from './support/postgres.ts';
 import { freePort, RedisServer } from './support/redis-server.ts';
 import { ADMIN_TOKEN, type Spawned, spawnService, startInfra } from './support/service.ts';
@@ -42,14 +43,6 @@ const order = (n: number): OrderRecord => ({
   reservedAt: Date.now(),
 });
 const orders = (count: number, from = 0) => Array.from({ length: count }, (_, i) => order(from + i));
-
-async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
 
 /** One test's world: its own redis-server, database, queue and writers. */
 interface World {
@@ -130,12 +123,12 @@ afterEach(async () => {
 const pendingOf = (c: Record<string, number>) =>
   (c.waiting ?? 0) + (c.active ?? 0) + (c.delayed ?? 0) + (c.prioritized ?? 0);
 
-async function waitUntilDrained(expectedRows: number, timeoutMs = 20_000): Promise<void> {
-  await waitFor(
+async function waitUntilDrained(expectedRows: number): Promise<void> {
+  await until(
     `${expectedRows} rows and an empty queue`,
     async () =>
       (await countOrders(world.db, PRODUCT)) === expectedRows && pendingOf(await world.counts()) === 0,
-    timeoutMs,
+    { timeoutMs: 60_000 },
   );
 }
 
@@ -177,7 +170,7 @@ describe('writer', () => {
     // Two jobs with different ids carrying one order (e.g. sweeper replay racing the API's enqueue).
     const a = await world.queue.add('order', record, { jobId: 'dup-a' });
     const b = await world.queue.add('order', record, { jobId: 'dup-b' });
-    await waitFor('both duplicates to complete', async () => {
+    await until('both duplicates to complete', async () => {
       const states = await Promise.all([a.getState(), b.getState()]);
       return states.every((s) => s === 'completed');
     });
@@ -185,7 +178,7 @@ describe('writer', () => {
 
     // Re-adding the id of a kept completed job is a no-op in BullMQ...
     await enqueueOrder(world.queue, record);
-    await waitFor(
+    await until(
       'the order job to complete',
       async () => (await world.queue.getJobState(record.orderId)) === 'completed',
     );
@@ -195,7 +188,7 @@ describe('writer', () => {
     await world.queue.remove(record.orderId);
     const batchesBefore = world.batches.length;
     await enqueueOrder(world.queue, record);
-    await waitFor(
+    await until(
       'the re-added job to complete',
       async () => (await world.queue.getJobState(record.orderId)) === 'completed',
     );
@@ -244,7 +237,7 @@ describe('writer', () => {
     assert.equal((await world.reservationsLeft()).size, 50, 'reservations stay until rows exist');
 
     world.start();
-    await waitUntilDrained(50, 15_000);
+    await waitUntilDrained(50);
     assert.equal((await world.counts()).failed, 0);
     assert.deepEqual(await world.reservationsLeft(), new Set());
   });
@@ -279,7 +272,7 @@ describe('writer', () => {
     await Promise.all(records.map((r) => enqueueOrder(world.queue, r)));
     world.start({ batchSize: 30, batchMaxWaitMs: 50 });
 
-    await waitFor('29 rows and one failed job', async () => {
+    await until('29 rows and one failed job', async () => {
       const counts = await world.counts();
       return (await countOrders(world.db, PRODUCT)) === 29 && counts.failed === 1 && pendingOf(counts) === 0;
     });
@@ -294,7 +287,7 @@ describe('writer', () => {
     await world.reserve(records);
     await world.queue.addBulk(records.map((r) => ({ name: 'order', data: r, opts: { jobId: r.orderId } })));
     const writer = world.start({ batchSize: 50 });
-    await waitFor('the first batch', async () => world.batches.length > 0);
+    await until('the first batch', async () => world.batches.length > 0);
     await writer.close();
 
     const rows = await existingOrderIds(
@@ -321,7 +314,7 @@ describe('writer', () => {
     assert.equal(counts.completed, rows.size);
 
     world.start();
-    await waitUntilDrained(records.length, 30_000);
+    await waitUntilDrained(records.length);
     assert.deepEqual(await world.reservationsLeft(), new Set());
   });
 });
@@ -344,7 +337,7 @@ describe('writer crash and job locks', () => {
       // them held in an open batch.
       spawned.push(await spawnService(infra, 'worker', { ...env, WRITER_BATCH_MS: '10000' }));
       await queue.addBulk(records.map((r) => ({ name: 'order', data: r, opts: { jobId: r.orderId } })));
-      await waitFor(
+      await until(
         '400 rows and 50 jobs held',
         async () => (await infra.rows(PRODUCT)) === 400 && (await queue.getActiveCount()) === 50,
       );
@@ -355,12 +348,12 @@ describe('writer crash and job locks', () => {
       assert.equal(await infra.rows(PRODUCT), 400, 'the held batch was not committed before the kill');
       spawned.push(await spawnService(infra, 'worker', env));
       // BullMQ's defaults (30 s lock, 30 s stalled check) would take 30 to 60 s here.
-      await waitFor(
+      await until(
         '450 rows and an empty queue',
         async () =>
           (await infra.rows(PRODUCT)) === 450 &&
           pendingOf(await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')) === 0,
-        20_000,
+        { timeoutMs: 20_000 },
       );
       t.diagnostic(
         `the killed writer's jobs were persisted ${Math.round(performance.now() - killedAt)} ms after the kill`,
@@ -407,7 +400,7 @@ describe('writer crash and job locks', () => {
       const writer = world.start({ db: hungDb, lockDurationMs: 1000, stalledIntervalMs: 100 });
       writer.worker.on('stalled', (id) => stalled.push(id));
 
-      await waitFor('the 20 jobs to be held', async () => (await world.counts()).active === 20);
+      await until('the 20 jobs to be held', async () => (await world.counts()).active === 20);
       // Several lock durations and dozens of stalled checks while the batch waits on Postgres.
       await sleep(3500);
       assert.equal((await world.counts()).active, 20, 'the jobs are still held by the writer');

@@ -3,6 +3,7 @@
 // one from a timer or a background renewal).
 import assert from 'node:assert/strict';
 import { after, before } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { LockClient, type LockClientOptions } from '../../src/lock/index.ts';
 import { handle } from './handle.ts';
@@ -55,4 +56,26 @@ export function useLockServer(what: string): LockServer {
     },
   };
   return suite;
+}
+
+/**
+ * Waits until `key`'s PTTL has gone back up `n` times (n renewals by a watchdog), asserting at every
+ * look that it is still there; `each` runs at every look too (e.g. "nobody else gets in").
+ */
+export async function renewals(
+  redis: Redis,
+  key: string,
+  n: number,
+  each?: () => Promise<void>,
+): Promise<void> {
+  let seen = 0;
+  let last = await redis.pttl(key);
+  while (seen < n) {
+    const ttl = await redis.pttl(key);
+    assert.ok(ttl > 0, `${key} still held after ${seen} renewal(s)`);
+    if (ttl > last) seen += 1;
+    last = ttl;
+    await each?.();
+    await sleep(10);
+  }
 }

@@ -4,6 +4,7 @@
 // was published before the marker has arrived by then.
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { until } from './async.ts';
 import type { RedisServer } from './redis-server.ts';
 
 /** Subscribers of `channel` (PUBSUB NUMSUB). */
@@ -62,18 +63,11 @@ export class Recorder {
    * The next message on `channel` not yet taken by next() (it may have arrived already); fails after
    * timeoutMs without one.
    */
-  async next(channel: string, timeoutMs = 2000): Promise<string> {
+  async next(channel: string, timeoutMs = 10_000): Promise<string> {
     const index = this.taken.get(channel) ?? 0;
-    const until = Date.now() + timeoutMs;
-    while (Date.now() < until) {
-      const got = this.on(channel);
-      if (got.length > index) {
-        this.taken.set(channel, index + 1);
-        return got[index] as string;
-      }
-      await new Promise((r) => setTimeout(r, 5));
-    }
-    throw new Error(`no message on ${channel} within ${timeoutMs} ms`);
+    const got = await until(`a message on ${channel}`, () => this.on(channel)[index], { timeoutMs });
+    this.taken.set(channel, index + 1);
+    return got;
   }
 
   async close(): Promise<void> {

@@ -4,11 +4,11 @@
 // (or PG_BIN). initdb and postgres refuse to run as root, so when the test runs as root every
 // command runs as the `postgres` OS user (runuser), in a directory that user owns.
 import { execFile, execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chownSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { atExit, resourceDir } from './cleanup.ts';
 import { freePort } from './redis-server.ts';
 
 const exec = promisify(execFile);
@@ -48,6 +48,7 @@ function osUser(name: string): { uid: number; gid: number } | null {
 
 export class PgCluster {
   private running = false;
+  private forgetAtExit = () => {};
 
   private constructor(
     readonly dir: string,
@@ -61,7 +62,7 @@ export class PgCluster {
   /** initdb + start + CREATE DATABASE. */
   static async start(options: PgClusterOptions = {}): Promise<PgCluster> {
     const bin = findPgBin();
-    const dir = mkdtempSync(join(tmpdir(), 'flashsale-pg-'));
+    const dir = resourceDir('pg');
     const asRoot = process.getuid?.() === 0;
     let runAs: string | null = null;
     if (asRoot) {
@@ -79,6 +80,7 @@ export class PgCluster {
       { shared_buffers: '32MB', max_connections: '100', ...options.settings },
       options.database ?? 'flashsale',
     );
+    cluster.forgetAtExit = atExit(`pg:${dir}`, () => cluster.destroySync());
     try {
       await cluster.run('initdb', [
         '-A',
@@ -207,6 +209,7 @@ export class PgCluster {
     } finally {
       this.running = false;
       rmSync(this.dir, { recursive: true, force: true });
+      this.forgetAtExit();
     }
   }
 

@@ -32,6 +32,14 @@ export interface Infra {
  */
 const spawnedOn = new WeakMap<RedisServer, Set<Spawned>>();
 
+/** Rows in the orders table (optionally of one product). */
+export async function countRows(pool: pg.Pool, productId?: string): Promise<number> {
+  const r = productId
+    ? await pool.query('select count(*)::int as n from orders where product_id = $1', [productId])
+    : await pool.query('select count(*)::int as n from orders');
+  return (r.rows[0] as { n: number }).n;
+}
+
 export async function startInfra(extraEnv: Record<string, string> = {}): Promise<Infra> {
   const redis = await RedisServer.start();
   const database = await createTestDatabase();
@@ -53,12 +61,7 @@ export async function startInfra(extraEnv: Record<string, string> = {}): Promise
     env,
     client: redis.client(),
     pool,
-    async rows(productId?: string) {
-      const r = productId
-        ? await pool.query('select count(*)::int as n from orders where product_id = $1', [productId])
-        : await pool.query('select count(*)::int as n from orders');
-      return (r.rows[0] as { n: number }).n;
-    },
+    rows: (productId?: string) => countRows(pool, productId),
     async stop() {
       await Promise.all([...(spawnedOn.get(redis) ?? [])].map((s) => s.kill()));
       await pool.end();

@@ -1,3 +1,5 @@
+// The reentrant lock (LockClient): mutual exclusion, re-entry and owners, lease and watchdog, FIFO
+// hand-off to the oldest waiter, Redis down, and strictly increasing fencing tokens.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';

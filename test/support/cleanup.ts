@@ -1,8 +1,5 @@
-// What a test process started dies with it: child processes and databases are registered here and
-// killed/dropped synchronously at exit, also on SIGTERM/SIGINT (the test runner's kill of a timed-out
-// file). For SIGKILL, where no hook runs, every resource is named after the owning test process (a
-// run directory /tmp/flashsale-test-<pid>, databases flashsale_test_<pid>_…), and the janitor that
-// runs once per process at first use removes those of owners that are gone.
+// What a test process starts dies with it (exit, SIGTERM, SIGINT); a janitor removes what hard-killed
+// runs left: resources are named after the owning pid (/tmp/flashsale-test-<pid>, flashsale_test_<pid>_…).
 import { type ChildProcess, execFileSync, type SpawnOptions, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,6 +1,5 @@
-// Helpers for lock tests: a private redis-server per test file with lock clients that are closed
-// after it, and a guard that fails the file on any unhandled rejection (the library must never leak
-// one from a timer or a background renewal).
+// Lock test helpers: a private redis-server per file with lock clients closed after it, a guard against
+// unhandled rejections, and a wait for watchdog renewals.
 import assert from 'node:assert/strict';
 import { after, before } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';

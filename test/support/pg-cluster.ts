@@ -1,8 +1,5 @@
-// A private PostgreSQL cluster for tests that must stop, crash or restart Postgres (never the
-// machine's shared server): initdb into a temporary directory, then pg_ctl start/stop on a free port
-// with the Unix socket in that directory too. The binaries come from /usr/lib/postgresql/<ver>/bin
-// (or PG_BIN). initdb and postgres refuse to run as root, so when the test runs as root every
-// command runs as the `postgres` OS user (runuser), in a directory that user owns.
+// A private PostgreSQL cluster (initdb + pg_ctl on a free port) for tests that stop, crash or restart
+// Postgres. Binaries from PG_BIN or /usr/lib/postgresql/<ver>/bin; as root, commands run as `postgres`.
 import { execFile, execFileSync } from 'node:child_process';
 import { chownSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,7 +1,5 @@
-// Records pub/sub messages on a private subscriber connection, and lets a test prove a negative
-// ("nothing was published on X") without sleeping: flush() publishes a marker on the recorder's own
-// channel and waits for it; Redis delivers one connection's messages in publish order, so whatever
-// was published before the marker has arrived by then.
+// Records pub/sub messages on a private connection; flush() proves "nothing was published" without
+// sleeping (a marker on its own channel arrives after everything published before it).
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { until } from './async.ts';

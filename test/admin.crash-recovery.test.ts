@@ -2,24 +2,11 @@
 // §5, invariants 1–3): the units it took are in transit, not lost, and recovery finishes every change.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { SaleAdmin } from '../src/inventory/admin.ts';
-import {
-  adminLockName,
-  retiredShardsKey,
-  saleKey,
-  shardKeys,
-  shardListKey,
-  shardStockKey,
-} from '../src/inventory/keys.ts';
+import { shardKeys, shardListKey, shardStockKey } from '../src/inventory/keys.ts';
 import { startAdminRecovery } from '../src/inventory/recovery.ts';
-import {
-  type InventoryPipeline,
-  replyInts,
-  ShardStatus,
-  withInventoryScripts,
-} from '../src/inventory/scripts.ts';
 import { LockClient } from '../src/lock/index.ts';
+import { type Body, crashKit } from './support/admin-crash.ts';
 import { until } from './support/async.ts';
 import { admin, call, createSale, drained } from './support/service.ts';
 import { useService } from './support/suite.ts';
@@ -27,123 +14,18 @@ import { useService } from './support/suite.ts';
 // The service's own worker would finish abandoned changes after SWEEP_AGE_MS; these tests look at
 // the pending state first, so its recovery waits (the last test runs the recovery loop itself).
 const { infra, svc } = useService({ SWEEP_AGE_MS: '600000' });
-
-/** Lease of a dying admin's locks: how long its holds outlive it. */
-const DYING_LEASE_MS = 1000;
-
-type Body = Record<string, unknown>;
-
-const status = async (productId: string): Promise<Body> => {
-  const r = await call(svc.url, 'GET', `/admin/products/${productId}`, undefined, admin);
-  assert.equal(r.status, 200, JSON.stringify(r.body));
-  return r.body;
-};
-const reconcile = async (productId: string): Promise<Body> =>
-  (await call(svc.url, 'GET', `/admin/products/${productId}/reconcile`, undefined, admin)).body;
-const order = (productId: string, userId: string) =>
-  call(svc.url, 'POST', '/api/orders', { productId, userId });
-
-/** Runs `fn` with an admin in a process of its own: own connections, own lock client. */
-async function otherAdmin<T>(fn: (a: SaleAdmin) => Promise<T>): Promise<T> {
-  const locks = new LockClient(infra.redis.client());
-  try {
-    return await fn(new SaleAdmin(infra.redis.client(), locks));
-  } finally {
-    await locks.close();
-  }
-}
-
-/**
- * An admin that dies right before sending the round trip that switches (the pipeline holding
- * switch.lua): its connections drop, its watchdog stops, and its call rejects (with whatever its
- * dead connections answer first).
- */
-function dyingAdmin(): { admin: SaleAdmin; died: () => boolean } {
-  let died = false;
-  const redis = withInventoryScripts(infra.redis.client());
-  const lockRedis = infra.redis.client();
-  const locks = new LockClient(lockRedis, { watchdogLeaseMs: DYING_LEASE_MS });
-  const die = async () => {
-    died = true;
-    lockRedis.disconnect();
-    redis.disconnect();
-    await locks.close().catch(() => {});
-  };
-  const pipeline = redis.pipeline.bind(redis);
-  Object.assign(redis, {
-    pipeline: () => {
-      const p = pipeline() as InventoryPipeline;
-      const exec = p.exec.bind(p);
-      const flashsaleSwitch = p.flashsaleSwitch.bind(p);
-      let switching = false;
-      return Object.assign(p, {
-        flashsaleSwitch: (...args: (string | number)[]) => {
-          switching = true;
-          return flashsaleSwitch(...args);
-        },
-        exec: async () => {
-          if (!switching) return exec();
-          await die();
-          throw new Error('admin process died before switching');
-        },
-      });
-    },
-  });
-  return { admin: new SaleAdmin(redis, locks), died: () => died };
-}
-
-/** Runs `change` on a dying admin: it must die before switching, leaving the change pending. */
-async function dies(change: (a: SaleAdmin) => Promise<unknown>): Promise<void> {
-  const dying = dyingAdmin();
-  await assert.rejects(change(dying.admin));
-  assert.ok(dying.died(), 'the admin died before switching');
-}
-
-/** Buys every unit left, 20 buyers at once, one unit per order; returns the accepted order ids. */
-async function buyAll(productId: string, tag: string): Promise<string[]> {
-  const accepted: string[] = [];
-  let n = 0;
-  await Promise.all(
-    Array.from({ length: 20 }, async () => {
-      for (;;) {
-        const r = await order(productId, `${tag}${n++}`);
-        if (r.status === 202) accepted.push(r.body.orderId as string);
-        else if (r.body.error === 'sold_out') return;
-        else {
-          assert.equal(r.status, 429, JSON.stringify(r.body));
-          await sleep(10);
-        }
-      }
-    }),
-  );
-  return accepted;
-}
-
-async function placeOrders(productId: string, n: number, tag: string): Promise<void> {
-  for (let i = 0; i < n; i++) assert.equal((await order(productId, `${tag}${i}`)).status, 202);
-}
-
-/** A new sale of which `sold` units are sold and persisted; resolves to its generation. */
-async function saleWithSold(productId: string, spec: { stock: number; shards: number }, sold: number) {
-  const generation = await createSale(svc.url, productId, spec);
-  await placeOrders(productId, sold, 'early');
-  await drained(svc.url, productId);
-  return generation;
-}
-
-/** Conservation (DESIGN.md §5.2) on the service's own books, and the reconcile agreeing. */
-async function assertConserved(productId: string): Promise<Body> {
-  const s = await drained(svc.url, productId);
-  assert.equal(Number(s.available) + Number(s.sold), s.total, JSON.stringify(s));
-  assert.equal(s.sold, s.confirmed);
-  assert.equal(await infra.rows(productId), s.confirmed, 'one row per unit sold');
-  const rec = await reconcile(productId);
-  assert.equal(rec.ok, true, JSON.stringify(rec));
-  return s;
-}
-
-const markerOf = (productId: string, generation: number, index: number) =>
-  infra.client.get(shardKeys(shardStockKey(productId, generation, index)).retired);
+const {
+  status,
+  reconcile,
+  order,
+  otherAdmin,
+  dies,
+  buyAll,
+  placeOrders,
+  saleWithSold,
+  assertConserved,
+  markerOf,
+} = crashKit(infra, svc);
 
 describe('an admin that dies between retire and switch', () => {
   it('reshard: the units are in transit, not lost; the next change finishes it first; every unit sells, no more', async () => {
@@ -302,85 +184,5 @@ describe('an admin that dies between retire and switch', () => {
     const s = await assertConserved(P);
     assert.equal(s.sold, 300);
     assert.equal(s.available, 0);
-  });
-
-  it('an admin dying while it recovers: the replayed retires answer the same numbers, sold counted once', async () => {
-    const P = 'crash-twice';
-    const g = await saleWithSold(P, { stock: 90, shards: 3 }, 9);
-    await dies((a) => a.restock(P, 30));
-    const markers = await Promise.all([0, 1, 2].map((i) => markerOf(P, g, i)));
-    // The second admin replays the retires and dies before its switch too.
-    await dies((a) => a.recover(P));
-    assert.deepEqual(await Promise.all([0, 1, 2].map((i) => markerOf(P, g, i))), markers);
-    const mid = await status(P);
-    assert.deepEqual([mid.available, mid.sold, mid.total], [81, 9, 90]);
-    assert.equal((mid.pending as Body).action, 'restock');
-
-    assert.ok(await otherAdmin((a) => a.recover(P)));
-    const s = await assertConserved(P);
-    assert.deepEqual([s.available, s.sold, s.total], [111, 9, 120], 'restocked once, sold counted once');
-    assert.equal(await infra.client.hget(saleKey(P), 'retiredSold'), '9');
-    assert.equal((await buyAll(P, 'rest')).length, 111);
-    await assertConserved(P);
-  });
-
-  it('a retire round trip cut short (journal, then only some shards retired): the rest retire on recovery', async () => {
-    const P = 'crash-partial';
-    const g = await saleWithSold(P, { stock: 40, shards: 4 }, 4);
-    // What a pipeline cut after its third command leaves: the journal and two of four shards retired.
-    const lockRedis = infra.redis.client();
-    const locks = new LockClient(lockRedis, { watchdogLeaseMs: DYING_LEASE_MS });
-    const inv = withInventoryScripts(infra.redis.client());
-    const adminHold = await locks.acquire(adminLockName(P));
-    const keys = [0, 1, 2, 3].map((i) => shardKeys(shardStockKey(P, g, i)));
-    await Promise.all(keys.map((k) => locks.acquire(k.lock, { owner: adminHold.owner })));
-    assert.ok(
-      ((await inv.flashsaleJournal(
-        saleKey(P),
-        adminLockName(P),
-        adminHold.owner,
-        g,
-        JSON.stringify({ action: 'reshard', shards: 2, since: Date.now() }),
-      )) as number) > 0,
-    );
-    for (const k of keys.slice(0, 2)) {
-      assert.equal(
-        replyInts(await inv.flashsaleRetireRecorded(k.lock, k.stock, k.sold, k.retired, adminHold.owner))[0],
-        ShardStatus.ok,
-      );
-    }
-    lockRedis.disconnect();
-    await locks.close().catch(() => {});
-
-    const mid = await status(P);
-    assert.deepEqual([mid.available, mid.sold, mid.total], [36, 4, 40]);
-    assert.deepEqual(
-      (mid.shards as Body[]).map((s) => s.retired ?? false),
-      [true, true, false, false],
-    );
-    // An admin change through the service finishes the reshard first.
-    const r = await call(svc.url, 'POST', `/admin/products/${P}/reshard`, { shards: 3 }, admin);
-    assert.equal(r.status, 200, JSON.stringify(r.body));
-    assert.equal(r.body.available, 36);
-    const s = await assertConserved(P);
-    assert.deepEqual([s.available, s.sold, s.total, (s.shards as Body[]).length], [36, 4, 40, 3]);
-    assert.equal((await buyAll(P, 'rest')).length, 36);
-    await assertConserved(P);
-  });
-
-  it('a switch cut after adding the shards to the retired set: pruning keeps their markers for the recovery', async () => {
-    const P = 'crash-sadd';
-    const g = await saleWithSold(P, { stock: 60, shards: 2 }, 6);
-    await dies((a) => a.reshard(P, 3));
-    const current = [0, 1].map((i) => shardStockKey(P, g, i));
-    await infra.client.sadd(retiredShardsKey(P), ...current);
-    // Another admin's housekeeping, running outside the admin lock, meets this state.
-    await otherAdmin((a) => (a as unknown as { pruneRetired(p: string): Promise<void> }).pruneRetired(P));
-    assert.equal(await infra.client.exists(...current.map((k) => shardKeys(k).retired)), 2);
-    const mid = await status(P);
-    assert.deepEqual([mid.available, mid.sold, mid.reserved], [54, 6, 0]);
-    assert.ok(await otherAdmin((a) => a.recover(P)));
-    const s = await assertConserved(P);
-    assert.deepEqual([s.available, s.sold, (s.shards as Body[]).length], [54, 6, 3]);
   });
 });

@@ -120,9 +120,12 @@ describe('Redisson (seed 000 scripts) and this library exclude each other on one
     assert.equal(await java.unlock(name, 7, 10_000), null, 'foreign unlock of our lock: nil');
     assert.deepEqual(await admin.hgetall(name), { [h.owner]: '1' });
 
+    const asked = java.attempts;
     const waiting = track(java.lock(name, 7, { leaseMs: 10_000, waitMs: 60_000 }));
     await until('foreign waiter subscribed', async () => (await numsub(admin, channel)) === 1);
     assert.deepEqual(java.channels, [channel]);
+    // lock() tries once, subscribes, tries again, then sleeps on its latch: count from there.
+    await until('the foreign waiter tried again after subscribing', () => java.attempts === asked + 2);
     const attemptsBefore = java.attempts;
     await sleep(300);
     assert.equal(waiting.settled(), false, 'foreign still waiting while we hold');

@@ -97,13 +97,15 @@ describe('writer', () => {
     await world.reserve(records);
     await Promise.all(records.map((r) => enqueueOrder(world.queue, r)));
     const down = world.start({ db: deadDb });
-    await sleep(2000);
+    const pending = () => world.queue.getJobs(['delayed', 'waiting', 'active'], 0, -1);
+    // Ordered by what the queue shows, not by a sleep: some job has been tried and retried.
+    await until('the writer to retry a job', async () => (await pending()).some((j) => j.attemptsMade >= 2));
 
     let counts = await world.counts();
     assert.equal(counts.failed, 0, 'no job failed');
     assert.equal(counts.completed, 0);
     assert.equal(pendingOf(counts), 50, 'every job is still in the queue');
-    const jobs = await world.queue.getJobs(['delayed', 'waiting', 'active'], 0, -1);
+    const jobs = await pending();
     const retried = jobs.filter((j) => j.attemptsMade >= 2);
     assert.ok(retried.length > 0, 'the writer kept retrying');
     assert.ok(

@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { shardStockKey } from '../src/inventory/keys.ts';
 import type { OrderRecord } from '../src/orders/order.ts';
 import { createOrderQueue } from '../src/orders/queue.ts';
+import { until } from './support/async.ts';
 import { admin, call, createSale, type Reply } from './support/service.ts';
 import { useService } from './support/suite.ts';
 
@@ -45,12 +46,9 @@ describe('admin: failed jobs on the status, per-user limit mirrored to Postgres'
         reservedAt: Date.now(),
       };
       await queue.add('order', poison as unknown as OrderRecord, { jobId: orderId });
-      const deadline = Date.now() + 15_000;
-      while ((await queue.getJobState(orderId)) !== 'failed') {
-        if (Date.now() > deadline)
-          throw new Error(`poison job not failed: ${await queue.getJobState(orderId)}`);
-        await sleep(25);
-      }
+      await until('the poison job to fail', async () => (await queue.getJobState(orderId)) === 'failed', {
+        describe: () => queue.getJobState(orderId),
+      });
     } finally {
       await queue.close();
     }

@@ -16,6 +16,7 @@ import { shardStockKey } from '../src/inventory/keys.ts';
 import type { OrderRecord } from '../src/orders/order.ts';
 import { createOrderQueue, enqueueOrder } from '../src/orders/queue.ts';
 import { startWriter } from '../src/orders/writer.ts';
+import { until } from './support/async.ts';
 import { createTestDatabase, type TestDatabase } from './support/postgres.ts';
 import { RedisServer } from './support/redis-server.ts';
 
@@ -196,13 +197,15 @@ describe('writer with the per-user limit backstop', () => {
       await Promise.all(batch.map((r) => enqueueOrder(queue, r)));
       writer = startWriter({ connection: redis.url, db, batchSize: 30, batchMaxWaitMs: 50 });
 
-      const deadline = Date.now() + 20_000;
-      for (;;) {
-        const c = await queue.getJobCounts('waiting', 'active', 'delayed', 'completed', 'failed');
-        if (c.completed === 20 && c.failed === 1) break;
-        if (Date.now() > deadline) throw new Error(`timed out: ${JSON.stringify(c)}`);
-        await sleep(25);
-      }
+      const counts = () => queue.getJobCounts('waiting', 'active', 'delayed', 'completed', 'failed');
+      await until(
+        '20 jobs completed and 1 failed',
+        async () => {
+          const c = await counts();
+          return c.completed === 20 && c.failed === 1;
+        },
+        { describe: async () => JSON.stringify(await counts()) },
+      );
       assert.equal(await countOrders(db, 'wl'), 21, 'the 20 others and the earlier row');
       assert.equal(await held(db, 'wl', 'greedy'), 2);
       const failed = await queue.getJob(over.orderId);

@@ -2,7 +2,6 @@
 // waiter, dead waiters dropped at their own deadline, live waiters keeping their place across asks.
 import assert from 'node:assert/strict';
 import { availableParallelism } from 'node:os';
-import { performance } from 'node:perf_hooks';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
@@ -15,13 +14,22 @@ import {
   lockKeys,
   withOwner,
 } from '../src/lock/index.ts';
-import { useLockServer } from './support/lock.ts';
+import { track, until } from './support/async.ts';
+import { renewals, useLockServer } from './support/lock.ts';
 
 const locks = useLockServer('the fair lock tests');
 function newFair(options: LockClientOptions = {}, fairOptions = {}) {
   const c = locks.newClient(options);
   return { fair: new FairLock(c.client, fairOptions), client: c.client, redis: c.redis };
 }
+
+/** Waits until `n` waiters are queued on fair lock `name`. */
+async function queued(fair: FairLock, name: string, n: number): Promise<void> {
+  await until(`${n} waiter(s) queued on ${name}`, async () => (await fair.queueLength(name)) === n);
+}
+
+/** A waiter whose only way to the lock is a hand-off: its heartbeat is longer than its wait. */
+const handOffOnly = { heartbeatMs: 300_000, eligibleCapMs: 600_000 };
 
 /** A waiter whose process is gone: its connections drop while it waits, nothing is withdrawn. */
 async function kill(w: { client: LockClient; redis: Redis }, pending: Promise<unknown>): Promise<void> {
@@ -31,27 +39,31 @@ async function kill(w: { client: LockClient; redis: Redis }, pending: Promise<un
 }
 
 describe('order', () => {
-  it('8 waiters started 100 ms apart acquire in exactly that order; a newcomer never barges', async () => {
+  it('8 waiters started one after another acquire in exactly that order; a newcomer never barges', async () => {
     const name = 'fair-eight';
     const holder = newFair();
     const { redis } = holder;
-    const h = await holder.fair.acquire(name, { leaseMs: 10_000 });
+    const h = await holder.fair.acquire(name, { leaseMs: 600_000 });
     const order: number[] = [];
     const tokens: number[] = [];
     let polling = true;
-    const waiters = Array.from({ length: 8 }, async (_, i) => {
-      await sleep(i * 100);
+    const waiters: Promise<void>[] = [];
+    for (let i = 0; i < 8; i++) {
       const { fair } = newFair();
-      const w = await fair.acquire(name, { waitMs: 10_000, leaseMs: 5000 });
-      order.push(i);
-      tokens.push(w.token);
-      // Once the last waiter holds the lock nobody is queued: a newcomer may then take it fairly.
-      if (order.length === 8) polling = false;
-      await sleep(15);
-      await w.release();
-    });
-    await sleep(850);
-    assert.equal(await holder.fair.queueLength(name), 8);
+      waiters.push(
+        (async () => {
+          const w = await fair.acquire(name, { waitMs: 120_000, leaseMs: 60_000 });
+          order.push(i);
+          tokens.push(w.token);
+          // Once the last waiter holds the lock nobody is queued: a newcomer may then take it fairly.
+          if (order.length === 8) polling = false;
+          await sleep(15);
+          await w.release();
+        })(),
+      );
+      // Waiter i+1 asks only once waiter i is queued.
+      await queued(holder.fair, name, i + 1);
+    }
     // A newcomer polling with tryAcquire through the whole chain of hand-offs never gets in.
     const newcomer = newFair().fair;
     let barged = 0;
@@ -114,7 +126,15 @@ describe('order', () => {
         }
       }),
     );
-    await sleep(100);
+    // MONITOR streams commands in execution order: once it shows a marker sent after the last
+    // acquire's reply, it has shown every acquire.
+    const marker = `fair-heads-done-${n}`;
+    let markerSeen = false;
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args[1] === marker) markerSeen = true;
+    });
+    await redis.echo(marker);
+    await until('MONITOR showed every acquire', () => markerSeen);
     monitor.disconnect();
     assert.equal(overlaps, 0);
     assert.equal(acquisitions.length, n * rounds);
@@ -138,82 +158,76 @@ describe('dead and live waiters', () => {
   it('a killed waiter in the middle of the queue delays the next one by at most its own deadline', async () => {
     const name = 'fair-killed';
     const holder = newFair();
-    const h = await holder.fair.acquire(name, { leaseMs: 10_000 });
-    const t0 = performance.now();
+    const h = await holder.fair.acquire(name, { leaseMs: 600_000 });
     const a = newFair();
-    const aGot = a.fair.acquire(name, { waitMs: 10_000, leaseMs: 10_000 });
-    await sleep(50);
+    const aGot = a.fair.acquire(name, { waitMs: 60_000, leaseMs: 600_000 });
+    await queued(holder.fair, name, 1);
     const k = newFair();
-    const kAskedAt = performance.now();
-    const kWait = k.fair.acquire(name, { waitMs: 1500, leaseMs: 10_000 });
-    await sleep(50);
-    const b = newFair();
-    const bGot = b.fair.acquire(name, { waitMs: 10_000, leaseMs: 10_000 }).then((handle) => ({
-      handle,
-      at: performance.now(),
-    }));
-    await sleep(50);
-    assert.equal(await holder.fair.queueLength(name), 3);
+    const kAskedAt = Date.now();
+    const kWait = k.fair.acquire(name, { waitMs: 1500, leaseMs: 600_000 });
+    await queued(holder.fair, name, 2);
+    // B asks again only at its heartbeat, and stays eligible far longer than its wait: K's grant
+    // lapsing (K's deadline) and the hand-off that follows are its only way in. A wait of 10 s is
+    // far below the 15 s a dead waiter would keep its place without its own deadline.
+    const b = newFair({}, handOffOnly);
+    const bGot = b.fair.acquire(name, { waitMs: 10_000, leaseMs: 600_000 });
+    await queued(holder.fair, name, 3);
     await kill(k, kWait);
-    await sleep(200);
     await h.release();
     const ah = await aGot;
-    await sleep(100);
-    // K is now the head of the queue and still within its deadline: it is granted the lock, and
-    // nobody hears from it again. B must get the lock when that grant lapses, at K's deadline.
+    // K is now the head of the queue and, unless this machine is slow, still within its deadline: it
+    // is granted the lock, and nobody hears from it again. B gets the lock when that grant lapses.
     await ah.release();
-    const { handle, at } = await bGot;
-    const kDeadline = kAskedAt + 1500;
-    assert.ok(at <= kDeadline + 100 + 150, `B waited ${Math.round(at - kDeadline)} ms past K's deadline`);
-    assert.ok(at >= kDeadline - 50, 'the grant to K was honoured until K’s deadline');
-    assert.ok(performance.now() - t0 < 3000, 'whole scenario within 3 s');
+    const handle = await bGot;
+    // One-sided (timers never fire early): the grant to K was honoured until K's deadline.
+    assert.ok(Date.now() >= kAskedAt + 1500 - 50, 'B did not get in before K’s deadline');
     await handle.release();
   });
 
   it('a dead waiter past its deadline is skipped at once; nobody else’s deadline moves', async () => {
     const name = 'fair-purged';
     const holder = newFair();
-    const h = await holder.fair.acquire(name, { leaseMs: 10_000 });
+    const h = await holder.fair.acquire(name, { leaseMs: 600_000 });
     const k = newFair();
-    const kWait = k.fair.acquire(name, { waitMs: 300, leaseMs: 10_000 });
-    await sleep(20);
-    const b = newFair();
-    // B's own wait is shorter than K's deadline plus its own: with Redisson's accumulated timeouts B
-    // would be dropped; here B's deadline is its own.
-    const bGot = b.fair.acquire(name, { waitMs: 1000, leaseMs: 10_000 });
-    await sleep(20);
+    const kWait = k.fair.acquire(name, { waitMs: 300, leaseMs: 600_000 });
+    await queued(holder.fair, name, 1);
+    // B asks only at its heartbeat (longer than its wait): only a hand-off at the release gets it
+    // in, so the release must skip dead K at once.
+    const b = newFair({}, handOffOnly);
+    const bGot = b.fair.acquire(name, { waitMs: 60_000, leaseMs: 600_000 });
+    await queued(holder.fair, name, 2);
     await kill(k, kWait);
-    await sleep(500); // past K's deadline, within B's
-    const released = performance.now();
+    await sleep(500); // at least this long: past K's deadline
     await h.release();
     const bh = await bGot;
-    assert.ok(performance.now() - released < 100, 'B got the lock straight after the release');
     await bh.release();
     assert.equal(await holder.fair.queueLength(name), 0);
   });
 
   it('a live waiter that keeps waiting far past its per-ask deadline never loses its place', async () => {
     const name = 'fair-live';
-    const opts = { heartbeatMs: 100, eligibleCapMs: 300 };
+    // Per-ask deadlines of 600 ms, renewed every 100 ms: a pause of 500 ms would still not drop it.
+    const opts = { heartbeatMs: 100, eligibleCapMs: 600 };
     const holder = newFair({}, opts);
     const { redis } = holder;
-    const h = await holder.fair.acquire(name, { leaseMs: 10_000 });
+    const h = await holder.fair.acquire(name, { leaseMs: 600_000 });
     const order: string[] = [];
     const early = newFair({}, opts);
-    const earlyGot = early.fair.acquire(name, { waitMs: 10_000, leaseMs: 5000 }).then(async (w) => {
+    const earlyGot = early.fair.acquire(name, { waitMs: 60_000, leaseMs: 5000 }).then(async (w) => {
       order.push('early');
       await w.release();
     });
-    await sleep(50);
+    await queued(holder.fair, name, 1);
     const owner = (await redis.zrange(fairKeys(name).queue, 0, 0))[0] as string;
     const ticket = await redis.zscore(fairKeys(name).queue, owner);
-    await sleep(600);
+    await sleep(600); // at least one per-ask deadline
     const late = newFair({}, opts);
-    const lateGot = late.fair.acquire(name, { waitMs: 10_000, leaseMs: 5000 }).then(async (w) => {
+    const lateGot = late.fair.acquire(name, { waitMs: 60_000, leaseMs: 5000 }).then(async (w) => {
       order.push('late');
       await w.release();
     });
-    await sleep(600); // 1.2 s in all: four times the early waiter's per-ask deadline
+    await queued(holder.fair, name, 2);
+    await sleep(600); // at least two per-ask deadlines in all
     assert.equal(await redis.zscore(fairKeys(name).queue, owner), ticket, 'same ticket after many asks');
     assert.ok(Number(await redis.zscore(fairKeys(name).deadlines, owner)) > 0);
     await h.release();
@@ -226,15 +240,15 @@ describe('dead and live waiters', () => {
     const dead = newFair();
     await dead.fair.acquire(name, { leaseMs: 500 });
     dead.redis.disconnect();
-    const t0 = performance.now();
     const head = newFair();
-    const headGot = head.fair.acquire(name, { waitMs: 5000, leaseMs: 5000 });
-    await sleep(20);
+    const headGot = track(head.fair.acquire(name, { waitMs: 60_000, leaseMs: 5000 }));
+    await queued(head.fair, name, 1);
     const second = newFair();
-    const secondGot = second.fair.acquire(name, { waitMs: 5000, leaseMs: 5000 });
+    const secondGot = second.fair.acquire(name, { waitMs: 60_000, leaseMs: 5000 });
     const newcomer = newFair().fair;
     let barged = 0;
-    while (performance.now() - t0 < 700) {
+    // The newcomer keeps trying through the gap between the lapse and the head's take-over.
+    while (!headGot.settled()) {
       const got = await newcomer.tryAcquire(name, { leaseMs: 1000 });
       if (got) {
         barged += 1;
@@ -242,8 +256,7 @@ describe('dead and live waiters', () => {
       }
       await sleep(1);
     }
-    const hh = await headGot;
-    assert.ok(performance.now() - t0 < 500 + 300, 'head took over within the dead holder’s lease');
+    const hh = await headGot.promise;
     assert.equal(barged, 0);
     await hh.release();
     await (await secondGot).release();
@@ -257,9 +270,7 @@ describe('tryAcquire(0) and re-entry', () => {
     const b = newFair();
     const h = await a.fair.tryAcquire(name, { leaseMs: 5000 });
     assert.ok(h, 'free lock, nobody queued: taken');
-    const t0 = performance.now();
     assert.equal(await b.fair.tryAcquire(name, { leaseMs: 5000 }), null);
-    assert.ok(performance.now() - t0 < 50, 'refused at once');
     assert.equal(await a.fair.queueLength(name), 0);
     await h.release();
     assert.equal(await a.redis.exists(name), 0);
@@ -269,17 +280,15 @@ describe('tryAcquire(0) and re-entry', () => {
     const name = 'fair-try-queued';
     const holder = newFair();
     const { redis } = holder;
-    await holder.fair.acquire(name, { leaseMs: 10_000 });
-    const waiter = newFair({}, { heartbeatMs: 2000, eligibleCapMs: 6000 });
-    const got = waiter.fair.acquire(name, { waitMs: 5000, leaseMs: 5000 });
-    await sleep(50);
-    // The holder's lock vanishes without a release (deleted as if its lease lapsed): no release runs,
-    // and the waiter's timer is seconds away.
+    await holder.fair.acquire(name, { leaseMs: 600_000 });
+    // The waiter's heartbeat is longer than its wait: a hand-off is its only way in.
+    const waiter = newFair({}, handOffOnly);
+    const got = waiter.fair.acquire(name, { waitMs: 60_000, leaseMs: 5000 });
+    await queued(holder.fair, name, 1);
+    // The holder's lock vanishes without a release (deleted as if its lease lapsed): no release runs.
     await redis.del(name);
-    const t0 = performance.now();
     assert.equal(await newFair().fair.tryAcquire(name, { leaseMs: 5000 }), null);
     const wh = await got;
-    assert.ok(performance.now() - t0 < 100, 'the try handed the free lock to the queued waiter');
     await wh.release();
   });
 
@@ -287,26 +296,24 @@ describe('tryAcquire(0) and re-entry', () => {
     const name = 'fair-reenter';
     const a = newFair();
     const b = newFair();
-    let bGotAt = 0;
-    let innerReleasedAt = 0;
+    let bGot = false;
     let bDone: Promise<void> = Promise.resolve();
-    await a.fair.withLock(name, { leaseMs: 5000 }, async (outer) => {
-      bDone = b.fair.acquire(name, { waitMs: 5000, leaseMs: 5000 }).then(async (h) => {
-        bGotAt = performance.now();
+    await a.fair.withLock(name, { leaseMs: 600_000 }, async (outer) => {
+      bDone = b.fair.acquire(name, { waitMs: 60_000, leaseMs: 5000 }).then(async (h) => {
+        bGot = true;
         await h.release();
       });
-      while ((await a.fair.queueLength(name)) === 0) await sleep(5);
-      const inner = await a.fair.tryAcquire(name, { leaseMs: 5000 });
+      await queued(a.fair, name, 1);
+      const inner = await a.fair.tryAcquire(name, { leaseMs: 600_000 });
       assert.ok(inner, 're-entry succeeds at once');
       assert.equal(inner.holdCount, 2);
       assert.ok(inner.token > outer.token, 're-entry gets a newer token');
       await inner.release();
-      innerReleasedAt = performance.now();
       await sleep(50);
-      assert.equal(bGotAt, 0, 'still held after the inner release');
+      assert.equal(bGot, false, 'still held after the inner release');
     });
     await bDone;
-    assert.ok(bGotAt > innerReleasedAt, 'B got the lock only after the outer release');
+    assert.ok(bGot, 'B got the lock after the outer release');
   });
 
   it('an aborted wait leaves no queue entry; fencing tokens are shared with the reentrant lock', async () => {
@@ -316,8 +323,7 @@ describe('tryAcquire(0) and re-entry', () => {
     const h = await client.acquire(name, { leaseMs: 5000 }); // the plain reentrant lock, same name
     const ac = new AbortController();
     const p = other.fair.acquire(name, { leaseMs: 1000, signal: ac.signal });
-    await sleep(50);
-    assert.equal(await fair.queueLength(name), 1);
+    await queued(fair, name, 1);
     ac.abort(new Error('gave up'));
     await assert.rejects(p, /gave up/);
     assert.equal(await fair.queueLength(name), 0);
@@ -330,10 +336,11 @@ describe('tryAcquire(0) and re-entry', () => {
 
   it('the watchdog keeps a fair hold alive past several leases', async () => {
     const name = 'fair-watchdog';
-    const { fair, redis } = newFair({ watchdogLeaseMs: 300 });
+    const { fair, redis } = newFair({ watchdogLeaseMs: 1000 });
     const h = await fair.acquire(name);
-    await sleep(1000);
+    await renewals(redis, name, 6); // every lease/3: two leases
     assert.equal(h.signal.aborted, false);
+
     assert.ok((await redis.pttl(name)) > 0, 'lease renewed');
     assert.ok((await h.remainingTtl()) > 0, 'remaining ttl > 0');
     await h.release();

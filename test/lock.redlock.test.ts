@@ -3,7 +3,6 @@
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import {
   LockAcquireTimeoutError,
@@ -15,7 +14,9 @@ import {
   RedLock,
   type RedLockOptions,
 } from '../src/lock/index.ts';
-import { unhandledRejections } from './support/lock.ts';
+import { redlockKeys } from '../src/lock/keys.ts';
+import { until } from './support/async.ts';
+import { renewals, unhandledRejections } from './support/lock.ts';
 import { RedisServer } from './support/redis-server.ts';
 
 let servers: RedisServer[] = [];
@@ -54,17 +55,16 @@ async function held(i: number, name: string, owner: string): Promise<boolean> {
 /** Restarts the given masters (if down) and waits until the connections reach them again. */
 async function revive(indexes: number[], conns: Redis[] = []): Promise<void> {
   for (const i of indexes) await (servers[i] as RedisServer).restart();
-  const deadline = performance.now() + 5000;
   for (const c of [...conns, ...indexes.map((i) => admins[i] as Redis)]) {
-    for (;;) {
-      try {
-        await c.ping();
-        break;
-      } catch {
-        if (performance.now() > deadline) throw new Error('connection did not come back');
-        await sleep(50);
-      }
-    }
+    await until(
+      'a connection to a restarted master is back',
+      () =>
+        c.ping().then(
+          () => true,
+          () => false,
+        ),
+      { everyMs: 50 },
+    );
   }
 }
 
@@ -93,9 +93,7 @@ describe('three masters', () => {
     const foreign = await Promise.all([holdElsewhere(0, name), holdElsewhere(1, name)]);
     const keysBefore = await Promise.all([0, 1, 2].map((i) => (admins[i] as Redis).keys('*')));
     const { lock } = redlock(3);
-    const t0 = performance.now();
     assert.equal(await lock.tryAcquire(name, { leaseMs: 10_000, owner: 'ours' }), null);
-    assert.ok(performance.now() - t0 < 200, 'decided without waiting');
     await assert.rejects(
       lock.acquire(name, { waitMs: 300, leaseMs: 10_000, owner: 'ours' }),
       (err: unknown) => err instanceof LockAcquireTimeoutError && err.code === 'lock_timeout',
@@ -115,14 +113,17 @@ describe('three masters', () => {
   it('waits for a holder’s release (pub/sub on every master), not for its lease', async () => {
     const name = 'rl-wait';
     const a = redlock(3).lock;
-    const b = redlock(3).lock;
-    const h = await a.acquire(name, { leaseMs: 10_000 });
-    const got = b.acquire(name, { waitMs: 5000, leaseMs: 10_000 });
-    await sleep(100);
-    const released = performance.now();
+    // Neither the holder's lease nor the waiter's heartbeat ends within the waiter's wait: only the
+    // release's wake-up can get it the lock before its wait runs out.
+    const b = redlock(3, { heartbeatMs: 300_000 }).lock;
+    const h = await a.acquire(name, { leaseMs: 600_000 });
+    const got = b.acquire(name, { waitMs: 60_000, leaseMs: 10_000 });
+    await until('the waiter queued on every master', async () => {
+      const lengths = await Promise.all(admins.slice(0, 3).map((r) => r.zcard(redlockKeys(name).queue)));
+      return lengths.every((n) => n === 1);
+    });
     await h.release();
     const h2 = await got;
-    assert.ok(performance.now() - released < 100, 'woken by the release');
     assert.ok(h2.token > h.token, 'fencing token increases');
     await h2.release();
   });
@@ -154,7 +155,6 @@ describe('three masters', () => {
     const { lock, conns } = redlock(3);
     await Promise.all([1, 2].map((i) => (servers[i] as RedisServer).kill()));
     try {
-      const t0 = performance.now();
       await assert.rejects(
         lock.acquire(name, { waitMs: 1000, leaseMs: 10_000 }),
         (err: unknown) =>
@@ -163,8 +163,6 @@ describe('three masters', () => {
           err.reachable === 1 &&
           err.needed === 2,
       );
-      const took = performance.now() - t0;
-      assert.ok(took < 1000 + 250, `took ${Math.round(took)} ms`);
       await assert.rejects(lock.tryAcquire(name, { leaseMs: 10_000 }), LockQuorumUnavailableError);
       assert.equal(await (admins[0] as Redis).exists(name), 0, 'the lone master was rolled back');
     } finally {
@@ -196,7 +194,9 @@ describe('three masters', () => {
 
   it('a majority answering after the lease is gone is refused and rolled back', async () => {
     const name = 'rl-no-validity';
-    const { lock } = redlock(3);
+    // Masters may take their time to answer (a busy machine): the verdict must be "no validity", not
+    // "too few answered" (the default wait for one master is 50 ms here).
+    const { lock } = redlock(3, { masterTimeoutMs: 60_000 });
     // lease 2 ms: drift alone (2.02 ms) eats it.
     await assert.rejects(
       lock.tryAcquire(name, { leaseMs: 2 }),
@@ -207,9 +207,10 @@ describe('three masters', () => {
 
   it('the watchdog renews on every master while the lock is held', async () => {
     const name = 'rl-watchdog';
-    const { lock } = redlock(3, { watchdogLeaseMs: 300 });
+    const { lock } = redlock(3, { watchdogLeaseMs: 1000 });
     const h = await lock.acquire(name);
-    await sleep(1000);
+    // Counted in renewals seen on each master (every lease/3), not in wall time: 6 span two leases.
+    await Promise.all(admins.slice(0, 3).map((admin) => renewals(admin, name, 6)));
     assert.equal(h.signal.aborted, false, 'not lost');
     for (const admin of admins.slice(0, 3)) assert.ok((await admin.pttl(name)) > 0, 'renewed');
     assert.ok((await h.remainingTtl()) > 0, 'remaining ttl');

@@ -10,6 +10,7 @@ import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { type LockClient, type LockHandle, LockLostError, LockNotHeldError } from '../src/lock/index.ts';
+import { until } from './support/async.ts';
 import { useLockServer } from './support/lock.ts';
 
 const { server, admin, newClient } = useLockServer('the seed 004 tests');
@@ -194,13 +195,8 @@ describe('seed 004, naive SETNX/timestamp lock (test-only reproduction)', () => 
 });
 
 describe('the same interleaving against this library', () => {
-  async function untilGone(name: string, timeoutMs = 3000): Promise<void> {
-    const end = performance.now() + timeoutMs;
-    while ((await admin.exists(name)) === 1) {
-      if (performance.now() > end) assert.fail(`${name} did not expire`);
-      await sleep(5);
-    }
-  }
+  const untilGone = (name: string) =>
+    until(`${name} to expire`, async () => (await admin.exists(name)) === 0);
 
   it('C0’s lease lapses while it still thinks it works; C1 and C2 both observe it and attempt in the seed’s order: one holds, the stale C0 is refused and fenced', async () => {
     const name = 'seed004:steps';

@@ -10,6 +10,7 @@ import { requestLog } from '../src/http/request-log.ts';
 import { LockClient } from '../src/lock/index.ts';
 import { createLogger, requestLogger } from '../src/log.ts';
 import { boot, shutdown, startApi } from '../src/runtime.ts';
+import { until } from './support/async.ts';
 import { admin, call, createSale, drained, type Spawned, spawnService } from './support/service.ts';
 import { useInfra, useService } from './support/suite.ts';
 
@@ -231,7 +232,10 @@ describe('request logs', () => {
       assert.match(generated, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
       const invalid = await call(svc.url, 'POST', '/api/orders', '{oops', { 'x-request-id': 'obs-debug-2' });
       assert.equal(invalid.status, 400);
-      await sleep(200);
+      // The process logs in request order: once the last request's line is in, so are the others.
+      await until('a log line with reqId obs-debug-2', () => linesOf(svc.output(), 'obs-debug-2')[0], {
+        describe: () => svc.output(),
+      });
       const [line] = linesOf(svc.output(), 'obs-debug-1');
       assert.ok(line, `no log line with reqId obs-debug-1 in:\n${svc.output()}`);
       assert.equal(line.level, 20);
@@ -256,9 +260,13 @@ describe('request logs', () => {
       const down = await order(svc.url, 'l2', 'u2', { 'x-request-id': 'obs-info-503' });
       assert.equal(down.status, 503);
       assert.equal(down.headers.get('x-request-id'), 'obs-info-503');
-      await sleep(200);
-      const [line] = linesOf(svc.output(), 'obs-info-503');
-      assert.ok(line, `no log line with reqId obs-info-503 in:\n${svc.output()}`);
+      const line = await until(
+        'a log line with reqId obs-info-503',
+        () => linesOf(svc.output(), 'obs-info-503')[0],
+        {
+          describe: () => svc.output(),
+        },
+      );
       assert.ok((line.level as number) >= 40);
       assert.equal(line.status, 503);
     } finally {
@@ -297,7 +305,8 @@ describe('request logs', () => {
       assert.equal(a.status, 202);
       assert.equal(b.headers.get('x-request-id'), 'hook-b');
       hook();
-      await sleep(50);
+      const failures = () => lines.filter((l) => l.msg === 'enqueue failed (simulated)');
+      await until('three simulated enqueue failures logged', () => failures().length >= 3);
       const hooked = lines.filter((l) => l.msg === 'enqueue failed (simulated)');
       assert.deepEqual(hooked.map((l) => String(l.reqId ?? '(none)')).sort(), ['(none)', 'hook-a', 'hook-b']);
       // At info, the 202s themselves logged nothing.

@@ -1,3 +1,5 @@
+// The order path over HTTP under a storm: 2,000 concurrent orders for 500 units over 8 shards sell
+// exactly the stock, one row per accepted order, nothing left reserved.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { admin, call, createSale, drained } from './support/service.ts';

@@ -18,19 +18,10 @@ import { buyerKey, idempotencyKey } from '../src/orders/keys.ts';
 import type { OrderRecord } from '../src/orders/order.ts';
 import { createOrderQueue, enqueueOrder } from '../src/orders/queue.ts';
 import { type ApiOnly, startApiOnly } from './support/api-only.ts';
+import { until } from './support/async.ts';
 import { commandCalls, diffSnapshots, dropUnlockLatches, snapshotRedis } from './support/redis-snapshot.ts';
 import { admin, call, createSale, drained, type Reply } from './support/service.ts';
 import { useInfra, useService } from './support/suite.ts';
-
-async function soon<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
 
 /** Runs `count` jobs with at most `width` in flight. */
 async function pool<T>(count: number, width: number, job: (i: number) => Promise<T>): Promise<T[]> {
@@ -203,8 +194,8 @@ describe('order path: API + writer + sweeper in one process', () => {
     try {
       // A takes the lock with a short lease and "pauses" past it.
       const a = await locks.acquire(k.lock, { leaseMs: 150, waitMs: 0 });
-      await sleep(300);
-      assert.ok(a.lost, 'A knows its lease ran out');
+      await sleep(300); // at least twice the lease
+      await until('A knows its lease ran out', () => a.lost !== undefined);
       assert.equal(await infra.client.exists(k.lock), 0, 'the lease lapsed in Redis');
       // B takes it and decrements.
       const b = await locks.acquire(k.lock, { leaseMs: 10_000, waitMs: 0 });
@@ -271,9 +262,7 @@ describe('order path: API + writer + sweeper in one process', () => {
       await enqueueOrder(queue, third);
       await enqueueOrder(queue, third);
       for (const id of [...jobIds, ...freshJobs, third.orderId]) {
-        await soon(`job ${id} completed`, async () =>
-          (await queue.getJobState(id)) === 'completed' ? true : undefined,
-        );
+        await until(`job ${id} completed`, async () => (await queue.getJobState(id)) === 'completed');
       }
       const pg = await import('pg');
       const client = new pg.default.Client({ connectionString: infra.env.DATABASE_URL });
@@ -417,9 +406,7 @@ describe('order path: API + writer + sweeper in one process', () => {
       done.orderId,
       JSON.stringify(done),
     );
-    await soon('reservations swept', async () =>
-      (await infra.client.hlen(k.reservations)) === 0 ? true : undefined,
-    );
+    await until('reservations swept', async () => (await infra.client.hlen(k.reservations)) === 0);
     assert.equal(await infra.rows('swept'), 2);
     const view = await call(svc.url, 'GET', `/api/orders/${lost.orderId}`);
     assert.deepEqual(
@@ -603,7 +590,7 @@ describe('order path: API processes without a writer', () => {
     assert.equal((await call(a.url, 'GET', `/api/orders/${id}`)).body.status, 'reserved');
 
     a.startWriter();
-    const confirmed = await soon('confirmed', async () => {
+    const confirmed = await until('confirmed', async () => {
       const r = await call(b.url, 'GET', `/api/orders/${id}`);
       return r.body.status === 'confirmed' ? r : undefined;
     });

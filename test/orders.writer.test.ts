@@ -1,143 +1,18 @@
-// The BullMQ writer against a private redis-server and a fresh Postgres database: batching,
-// idempotency, Postgres outages, poison jobs, graceful close, a writer killed mid-batch and its
-// lock settings, plus its retry schedule.
+// The BullMQ writer against a private redis-server and a fresh Postgres database per test: batching,
+// idempotency, Postgres outages, poison jobs, rejected rows, graceful close.
 import assert from 'node:assert/strict';
-import { createServer, type Socket } from 'node:net';
-import { afterEach, beforeEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
-import { type Kysely, sql } from 'kysely';
-import { ConfigError, loadConfig } from '../src/config.ts';
-import { createDatabase, type Database } from '../src/db/database.ts';
-import { migrateToLatest } from '../src/db/migrate.ts';
+import { sql } from 'kysely';
+import { createDatabase } from '../src/db/database.ts';
 import { countOrders, existingOrderIds, findOrder, sumQuantity } from '../src/db/orders-repo.ts';
-import { shardKeys, shardStockKey } from '../src/inventory/keys.ts';
-import { Batcher } from '../src/orders/batcher.ts';
 import type { OrderRecord } from '../src/orders/order.ts';
-import {
-  createOrderQueue,
-  enqueueOrder,
-  ORDER_BACKOFF_MAX_MS,
-  ORDER_JOB_OPTIONS,
-  orderBackoffDelay,
-} from '../src/orders/queue.ts';
-import { type BatchStats, startWriter, type Writer, type WriterOptions } from '../src/orders/writer.ts';
-import { createTestDatabase, type TestDatabase } from './support/postgres.ts';
-import { freePort, RedisServer } from './support/redis-server.ts';
-import { ADMIN_TOKEN, type Spawned, spawnService, startInfra } from './support/service.ts';
+import { enqueueOrder } from '../src/orders/queue.ts';
+import { until } from './support/async.ts';
+import { freePort } from './support/redis-server.ts';
+import { order, orders, PRODUCT, pendingOf, useWorld } from './support/writer-world.ts';
 
-const PRODUCT = 'P1';
-const SHARDS = 4;
-
-const order = (n: number): OrderRecord => ({
-  orderId: `ord-${n.toString().padStart(6, '0')}`,
-  productId: PRODUCT,
-  userId: `user-${n}`,
-  quantity: 1 + (n % 3),
-  shardKey: shardStockKey(PRODUCT, 1, n % SHARDS),
-  generation: 1,
-  shardIndex: n % SHARDS,
-  token: 100 + n,
-  reservedAt: Date.now(),
-});
-const orders = (count: number, from = 0) => Array.from({ length: count }, (_, i) => order(from + i));
-
-async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
-
-/** One test's world: its own redis-server, database, queue and writers. */
-interface World {
-  redis: RedisServer;
-  client: Redis;
-  tdb: TestDatabase;
-  db: Kysely<Database>;
-  queue: Queue<OrderRecord>;
-  batches: BatchStats[];
-  writers: Writer[];
-  extraDbs: Kysely<Database>[];
-  start(overrides?: Partial<WriterOptions>): Writer;
-  reserve(records: OrderRecord[]): Promise<void>;
-  reservationsLeft(): Promise<Set<string>>;
-  counts(): Promise<Record<string, number>>;
-}
-
-let world: World;
-
-beforeEach(async () => {
-  const redis = await RedisServer.start();
-  const tdb = await createTestDatabase();
-  const db = createDatabase(tdb.url);
-  await migrateToLatest(db);
-  const client = redis.client();
-  const batches: BatchStats[] = [];
-  const writers: Writer[] = [];
-  world = {
-    redis,
-    client,
-    tdb,
-    db,
-    queue: createOrderQueue(redis.url),
-    batches,
-    writers,
-    extraDbs: [],
-    start(overrides = {}) {
-      const writer = startWriter({
-        connection: redis.url,
-        db,
-        concurrency: 256,
-        batchSize: 100,
-        batchMaxWaitMs: 5,
-        onBatch: (s) => batches.push(s),
-        ...overrides,
-      });
-      writers.push(writer);
-      return writer;
-    },
-    async reserve(records) {
-      const pipeline = client.pipeline();
-      for (const r of records)
-        pipeline.hset(shardKeys(r.shardKey).reservations, r.orderId, JSON.stringify(r));
-      await pipeline.exec();
-    },
-    async reservationsLeft() {
-      const left = new Set<string>();
-      for (let i = 0; i < SHARDS; i++) {
-        for (const id of await client.hkeys(shardKeys(shardStockKey(PRODUCT, 1, i)).reservations))
-          left.add(id);
-      }
-      return left;
-    },
-    async counts() {
-      return world.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'completed', 'failed');
-    },
-  };
-});
-
-afterEach(async () => {
-  await Promise.all(world.writers.map((w) => w.close()));
-  await world.queue.close();
-  await Promise.all([world.db, ...world.extraDbs].map((db) => db.destroy()));
-  await world.tdb.drop();
-  await world.redis.stop();
-});
-
-const pendingOf = (c: Record<string, number>) =>
-  (c.waiting ?? 0) + (c.active ?? 0) + (c.delayed ?? 0) + (c.prioritized ?? 0);
-
-async function waitUntilDrained(expectedRows: number, timeoutMs = 20_000): Promise<void> {
-  await waitFor(
-    `${expectedRows} rows and an empty queue`,
-    async () =>
-      (await countOrders(world.db, PRODUCT)) === expectedRows && pendingOf(await world.counts()) === 0,
-    timeoutMs,
-  );
-}
+const { world, waitUntilDrained } = useWorld();
 
 describe('writer', () => {
   test('1,000 jobs become 1,000 rows in multi-row batches and their reservations are cleared', async () => {
@@ -177,7 +52,7 @@ describe('writer', () => {
     // Two jobs with different ids carrying one order (e.g. sweeper replay racing the API's enqueue).
     const a = await world.queue.add('order', record, { jobId: 'dup-a' });
     const b = await world.queue.add('order', record, { jobId: 'dup-b' });
-    await waitFor('both duplicates to complete', async () => {
+    await until('both duplicates to complete', async () => {
       const states = await Promise.all([a.getState(), b.getState()]);
       return states.every((s) => s === 'completed');
     });
@@ -185,7 +60,7 @@ describe('writer', () => {
 
     // Re-adding the id of a kept completed job is a no-op in BullMQ...
     await enqueueOrder(world.queue, record);
-    await waitFor(
+    await until(
       'the order job to complete',
       async () => (await world.queue.getJobState(record.orderId)) === 'completed',
     );
@@ -195,7 +70,7 @@ describe('writer', () => {
     await world.queue.remove(record.orderId);
     const batchesBefore = world.batches.length;
     await enqueueOrder(world.queue, record);
-    await waitFor(
+    await until(
       'the re-added job to complete',
       async () => (await world.queue.getJobState(record.orderId)) === 'completed',
     );
@@ -222,13 +97,15 @@ describe('writer', () => {
     await world.reserve(records);
     await Promise.all(records.map((r) => enqueueOrder(world.queue, r)));
     const down = world.start({ db: deadDb });
-    await sleep(2000);
+    const pending = () => world.queue.getJobs(['delayed', 'waiting', 'active'], 0, -1);
+    // Ordered by what the queue shows, not by a sleep: some job has been tried and retried.
+    await until('the writer to retry a job', async () => (await pending()).some((j) => j.attemptsMade >= 2));
 
     let counts = await world.counts();
     assert.equal(counts.failed, 0, 'no job failed');
     assert.equal(counts.completed, 0);
     assert.equal(pendingOf(counts), 50, 'every job is still in the queue');
-    const jobs = await world.queue.getJobs(['delayed', 'waiting', 'active'], 0, -1);
+    const jobs = await pending();
     const retried = jobs.filter((j) => j.attemptsMade >= 2);
     assert.ok(retried.length > 0, 'the writer kept retrying');
     assert.ok(
@@ -244,7 +121,7 @@ describe('writer', () => {
     assert.equal((await world.reservationsLeft()).size, 50, 'reservations stay until rows exist');
 
     world.start();
-    await waitUntilDrained(50, 15_000);
+    await waitUntilDrained(50);
     assert.equal((await world.counts()).failed, 0);
     assert.deepEqual(await world.reservationsLeft(), new Set());
   });
@@ -279,7 +156,7 @@ describe('writer', () => {
     await Promise.all(records.map((r) => enqueueOrder(world.queue, r)));
     world.start({ batchSize: 30, batchMaxWaitMs: 50 });
 
-    await waitFor('29 rows and one failed job', async () => {
+    await until('29 rows and one failed job', async () => {
       const counts = await world.counts();
       return (await countOrders(world.db, PRODUCT)) === 29 && counts.failed === 1 && pendingOf(counts) === 0;
     });
@@ -294,7 +171,7 @@ describe('writer', () => {
     await world.reserve(records);
     await world.queue.addBulk(records.map((r) => ({ name: 'order', data: r, opts: { jobId: r.orderId } })));
     const writer = world.start({ batchSize: 50 });
-    await waitFor('the first batch', async () => world.batches.length > 0);
+    await until('the first batch', async () => world.batches.length > 0);
     await writer.close();
 
     const rows = await existingOrderIds(
@@ -321,216 +198,7 @@ describe('writer', () => {
     assert.equal(counts.completed, rows.size);
 
     world.start();
-    await waitUntilDrained(records.length, 30_000);
+    await waitUntilDrained(records.length);
     assert.deepEqual(await world.reservationsLeft(), new Set());
-  });
-});
-
-describe('writer crash and job locks', () => {
-  test('a writer killed with SIGKILL mid-batch: the next writer persists its jobs once their short lock lapses, each once, none failed', async (t) => {
-    // Real processes: only a SIGKILLed one stops renewing its locks without releasing its jobs.
-    const infra = await startInfra();
-    const queue = createOrderQueue(infra.redis.url);
-    const spawned: Spawned[] = [];
-    try {
-      const env = {
-        WRITER_LOCK_MS: '2000',
-        WRITER_STALLED_INTERVAL_MS: '500',
-        WRITER_CONCURRENCY: '150',
-        WRITER_BATCH_SIZE: '100',
-      };
-      const records = orders(450);
-      // The 50 jobs left after four full batches wait for a fifth that never fills: the kill finds
-      // them held in an open batch.
-      spawned.push(await spawnService(infra, 'worker', { ...env, WRITER_BATCH_MS: '10000' }));
-      await queue.addBulk(records.map((r) => ({ name: 'order', data: r, opts: { jobId: r.orderId } })));
-      await waitFor(
-        '400 rows and 50 jobs held',
-        async () => (await infra.rows(PRODUCT)) === 400 && (await queue.getActiveCount()) === 50,
-      );
-      const held = (await queue.getJobs(['active'], 0, -1)).map((j) => j.id);
-
-      await spawned[0]?.kill();
-      const killedAt = performance.now();
-      assert.equal(await infra.rows(PRODUCT), 400, 'the held batch was not committed before the kill');
-      spawned.push(await spawnService(infra, 'worker', env));
-      // BullMQ's defaults (30 s lock, 30 s stalled check) would take 30 to 60 s here.
-      await waitFor(
-        '450 rows and an empty queue',
-        async () =>
-          (await infra.rows(PRODUCT)) === 450 &&
-          pendingOf(await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')) === 0,
-        20_000,
-      );
-      t.diagnostic(
-        `the killed writer's jobs were persisted ${Math.round(performance.now() - killedAt)} ms after the kill`,
-      );
-
-      const { rows } = await infra.pool.query<{ id: string }>('select id from orders where product_id = $1', [
-        PRODUCT,
-      ]);
-      assert.equal(rows.length, records.length);
-      assert.deepEqual(new Set(rows.map((r) => r.id)), new Set(records.map((r) => r.orderId)));
-      const counts = await queue.getJobCounts('completed', 'failed');
-      assert.equal(counts.failed, 0, 'no job failed');
-      assert.equal(counts.completed, records.length);
-      for (const id of held) {
-        const job = await queue.getJob(id as string);
-        assert.equal(await job?.getState(), 'completed');
-        assert.equal(job?.stalledCounter, 1, `${id} came back through the stalled check, once`);
-      }
-    } finally {
-      await Promise.all(spawned.map((s) => s.kill()));
-      await queue.close();
-      await infra.stop();
-    }
-  });
-
-  test('a batch waiting on a hung Postgres keeps its locks: no job of a live writer is taken as stalled', async () => {
-    // Accepts connections and never answers, like a frozen server: the batch's connect waits.
-    const sockets = new Set<Socket>();
-    const blackHole = createServer((socket) => {
-      sockets.add(socket);
-      socket.on('error', () => {});
-    });
-    await new Promise<void>((resolve) => blackHole.listen(0, '127.0.0.1', resolve));
-    const { port } = blackHole.address() as { port: number };
-    try {
-      const hungDb = createDatabase(`postgres://postgres@127.0.0.1:${port}/none`, {
-        connectionTimeoutMillis: 5000,
-      });
-      world.extraDbs.push(hungDb);
-      const records = orders(20);
-      await world.reserve(records);
-      await Promise.all(records.map((r) => enqueueOrder(world.queue, r)));
-      const stalled: string[] = [];
-      const writer = world.start({ db: hungDb, lockDurationMs: 1000, stalledIntervalMs: 100 });
-      writer.worker.on('stalled', (id) => stalled.push(id));
-
-      await waitFor('the 20 jobs to be held', async () => (await world.counts()).active === 20);
-      // Several lock durations and dozens of stalled checks while the batch waits on Postgres.
-      await sleep(3500);
-      assert.equal((await world.counts()).active, 20, 'the jobs are still held by the writer');
-      assert.deepEqual(stalled, []);
-      const jobs = await world.queue.getJobs(['active'], 0, -1);
-      assert.ok(
-        jobs.every((j) => j.stalledCounter === 0),
-        jobs.map((j) => j.stalledCounter).join(','),
-      );
-
-      await writer.close();
-      assert.deepEqual(stalled, []);
-      world.start();
-      await waitUntilDrained(records.length);
-      assert.equal((await world.counts()).failed, 0);
-    } finally {
-      for (const socket of sockets) socket.destroy();
-      blackHole.close();
-    }
-  });
-
-  test('lock settings: defaults reach BullMQ, invalid values stop the start naming the variable', () => {
-    const base = { ADMIN_TOKEN };
-    const config = loadConfig(base);
-    assert.equal(config.WRITER_LOCK_MS, 10_000);
-    assert.equal(config.WRITER_STALLED_INTERVAL_MS, 5_000);
-    const { opts } = world.start().worker;
-    assert.equal(opts.lockDuration, config.WRITER_LOCK_MS);
-    assert.equal(opts.stalledInterval, config.WRITER_STALLED_INTERVAL_MS);
-    assert.ok((opts.maxStalledCount ?? 0) >= 1_000_000, 'a crashed writer never fails a job');
-
-    for (const [name, value] of [
-      ['WRITER_STALLED_INTERVAL_MS', '0'],
-      ['WRITER_STALLED_INTERVAL_MS', '-1'],
-      ['WRITER_STALLED_INTERVAL_MS', 'often'],
-      ['WRITER_LOCK_MS', '999'],
-      ['WRITER_LOCK_MS', '2500.5'],
-      ['WRITER_LOCK_MS', '3600000'],
-    ] as const) {
-      assert.throws(
-        () => loadConfig({ ...base, [name]: value }),
-        (err: unknown) =>
-          err instanceof ConfigError &&
-          err.message.startsWith(`invalid configuration: ${name}=`) &&
-          !err.message.includes('\n'),
-        `${name}=${value}`,
-      );
-    }
-    assert.throws(
-      () => startWriter({ connection: world.redis.url, db: world.db, lockDurationMs: 999 }),
-      RangeError,
-    );
-    assert.throws(
-      () => startWriter({ connection: world.redis.url, db: world.db, stalledIntervalMs: 0 }),
-      RangeError,
-    );
-  });
-});
-
-describe('order job options', () => {
-  test('retries practically forever with an exponential delay capped at 5 s', () => {
-    assert.ok(ORDER_JOB_OPTIONS.attempts >= 1_000_000);
-    // BullMQ ignores the worker's custom strategy for its built-in type names.
-    assert.notEqual(ORDER_JOB_OPTIONS.backoff.type, 'exponential');
-    assert.notEqual(ORDER_JOB_OPTIONS.backoff.type, 'fixed');
-    assert.deepEqual([1, 2, 3, 4, 5, 6, 7, 50, 1_000_000].map(orderBackoffDelay), [
-      200,
-      400,
-      800,
-      1600,
-      3200,
-      ORDER_BACKOFF_MAX_MS,
-      ORDER_BACKOFF_MAX_MS,
-      ORDER_BACKOFF_MAX_MS,
-      ORDER_BACKOFF_MAX_MS,
-    ]);
-    assert.equal(ORDER_JOB_OPTIONS.removeOnFail, false);
-  });
-});
-
-describe('Batcher', () => {
-  test('flushes at maxSize and after maxWaitMs, and settles each item with its own outcome', async () => {
-    const flushed: number[][] = [];
-    const batcher = new Batcher<number>({
-      maxSize: 3,
-      maxWaitMs: 20,
-      flush: async (items) => {
-        flushed.push(items);
-        return items.map((n) => (n === 5 ? new Error('five') : undefined));
-      },
-    });
-    const full = [1, 2, 3].map((n) => batcher.add(n));
-    await Promise.all(full);
-    assert.deepEqual(flushed, [[1, 2, 3]], 'a full batch does not wait for the timer');
-    const started = Date.now();
-    const partial = [4, 5].map((n) => batcher.add(n));
-    await partial[0];
-    await assert.rejects(partial[1] as Promise<void>, /five/);
-    assert.ok(Date.now() - started >= 15, 'a partial batch waits for the timer');
-    assert.deepEqual(flushed, [
-      [1, 2, 3],
-      [4, 5],
-    ]);
-  });
-
-  test('a failing flush rejects every item; drain() flushes at once and waits', async () => {
-    let calls = 0;
-    const batcher = new Batcher<number>({
-      maxSize: 100,
-      maxWaitMs: 60_000,
-      flush: async () => {
-        calls++;
-        throw new Error('db down');
-      },
-    });
-    const items = [1, 2].map((n) =>
-      batcher.add(n).then(
-        () => 'ok',
-        (e: Error) => e.message,
-      ),
-    );
-    await batcher.drain();
-    assert.deepEqual(await Promise.all(items), ['db down', 'db down']);
-    assert.equal(calls, 1);
   });
 });

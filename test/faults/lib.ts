@@ -10,10 +10,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import pg from 'pg';
 import { buyerKey } from '../../src/orders/keys.ts';
+import { until } from '../support/async.ts';
 import { PgCluster } from '../support/pg-cluster.ts';
 import { createTestDatabase } from '../support/postgres.ts';
 import { RedisServer } from '../support/redis-server.ts';
-import { ADMIN_TOKEN, type Infra, type Spawned, spawnService } from '../support/service.ts';
+import { ADMIN_TOKEN, countRows, type Infra, type Spawned, spawnService } from '../support/service.ts';
 
 export { sleep };
 
@@ -143,12 +144,7 @@ export async function startFaultInfra(options: InfraOptions = {}): Promise<Fault
     client: redis.client(),
     pg: cluster,
     pool,
-    async rows(productId?: string) {
-      const r = productId
-        ? await pool.query('select count(*)::int as n from orders where product_id = $1', [productId])
-        : await pool.query('select count(*)::int as n from orders');
-      return (r.rows[0] as { n: number }).n;
-    },
+    rows: (productId?: string) => countRows(pool, productId),
     stop() {
       stopping ??= (async () => {
         liveInfra.delete(infra);
@@ -451,15 +447,17 @@ export async function deliver(
 
 /** Admin GET of a product's status, retried while the service or its stores are recovering. */
 export async function saleStatus(targets: Targets, productId: string): Promise<Record<string, unknown>> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const r = await deliver(targets, 'GET', `/admin/products/${productId}`, undefined, adminHeaders).catch(
-      () => null,
-    );
-    if (r?.kind === 'answer' && r.status === 200) return r.body;
-    if (Date.now() > deadline) throw new Error(`admin status unavailable: ${JSON.stringify(r)}`);
-    await sleep(200);
-  }
+  let last: Outcome | null = null;
+  return until(
+    'the admin status',
+    async () => {
+      last = await deliver(targets, 'GET', `/admin/products/${productId}`, undefined, adminHeaders).catch(
+        () => null,
+      );
+      return last?.kind === 'answer' && last.status === 200 ? last.body : undefined;
+    },
+    { timeoutMs: 60_000, everyMs: 200, describe: () => JSON.stringify(last) },
+  );
 }
 
 export async function putSale(
@@ -664,24 +662,22 @@ export async function waitDrained(
   timeoutMs: number,
 ): Promise<{ status: Record<string, unknown>; ms: number }> {
   const started = Date.now();
-  const deadline = started + timeoutMs;
-  for (;;) {
-    const status = await saleStatus(targets, productId);
-    const [wait, active, delayed] = await Promise.all([
-      redis.llen('bull:orders:wait'),
-      redis.llen('bull:orders:active'),
-      redis.zcard('bull:orders:delayed'),
-    ]).catch(() => [1, 1, 1]);
-    if (status.reserved === 0 && wait === 0 && active === 0 && delayed === 0) {
-      return { status, ms: Date.now() - started };
-    }
-    if (Date.now() > deadline) {
-      throw new Error(
-        `writer did not catch up within ${timeoutMs} ms: reserved=${status.reserved} wait=${wait} active=${active} delayed=${delayed}`,
-      );
-    }
-    await sleep(250);
-  }
+  let seen = '';
+  const status = await until(
+    'the writer to catch up',
+    async () => {
+      const status = await saleStatus(targets, productId);
+      const [wait, active, delayed] = await Promise.all([
+        redis.llen('bull:orders:wait'),
+        redis.llen('bull:orders:active'),
+        redis.zcard('bull:orders:delayed'),
+      ]).catch(() => [1, 1, 1]);
+      seen = `reserved=${status.reserved} wait=${wait} active=${active} delayed=${delayed}`;
+      return status.reserved === 0 && wait === 0 && active === 0 && delayed === 0 ? status : undefined;
+    },
+    { timeoutMs, everyMs: 250, describe: () => seen },
+  );
+  return { status, ms: Date.now() - started };
 }
 
 export interface VerifyOptions {

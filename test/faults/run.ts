@@ -8,6 +8,7 @@
 //   FAULTS_SKIP=5b tsx test/faults/run.ts   all but 5b
 //   FAULTS_LANES=1 tsx test/faults/run.ts    one scenario at a time (default: two side by side)
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { withTimeout } from '../support/async.ts';
 import { emptyResult, reapScenario, type ScenarioResult, scenarioScope } from './lib.ts';
 import { apiKill } from './s1-api-kill.ts';
 import { writerKill } from './s2-writer-kill.ts';
@@ -71,27 +72,16 @@ function selected(): Scenario[] {
 
 async function runOne(s: Scenario): Promise<ScenarioResult> {
   const started = performance.now();
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<ScenarioResult>((resolve) => {
-    timer = setTimeout(() => {
-      const r = emptyResult(s.id, s.name);
-      r.ok = false;
-      r.failures.push(`timed out after ${s.timeoutMs / 1000} s`);
-      resolve(r);
-    }, s.timeoutMs);
+  const result = await withTimeout(
+    scenarioScope.run(s.id, () => s.run()),
+    s.timeoutMs,
+    `scenario ${s.id}`,
+  ).catch((err: unknown) => {
+    const r = emptyResult(s.id, s.name);
+    r.ok = false;
+    r.failures.push(`scenario error: ${(err as Error).stack ?? String(err)}`);
+    return r;
   });
-  const result = await Promise.race([
-    scenarioScope
-      .run(s.id, () => s.run())
-      .catch((err: unknown) => {
-        const r = emptyResult(s.id, s.name);
-        r.ok = false;
-        r.failures.push(`scenario error: ${(err as Error).stack ?? String(err)}`);
-        return r;
-      }),
-    timeout,
-  ]);
-  clearTimeout(timer);
   // A scenario that hung leaves its processes and stores running: stop them before going on.
   await reapScenario(s.id);
   result.ms = Math.round(performance.now() - started);

@@ -1,24 +1,55 @@
-// Waiting in tests: poll until a condition holds, and note when a promise settles.
-import assert from 'node:assert/strict';
-import { performance } from 'node:perf_hooks';
+// Waiting in tests: the one poll-until helper and the one promise-timeout helper of the suite, and
+// a tracker that tells whether a promise has settled yet.
 import { setTimeout as sleep } from 'node:timers/promises';
 
-/** Polls `check` every 5 ms until it is true; fails the test after timeoutMs, naming `what`. */
-export async function until(what: string, check: () => Promise<boolean>, timeoutMs = 3000): Promise<void> {
-  const end = performance.now() + timeoutMs;
-  while (performance.now() < end) {
-    if (await check()) return;
-    await sleep(5);
-  }
-  assert.fail(`timed out waiting for: ${what}`);
+export interface UntilOptions {
+  /** Give up after this long (a failure bound, not a timing assertion); default 30 s. */
+  timeoutMs?: number;
+  /** Pause between checks; default 5 ms. */
+  everyMs?: number;
 }
 
-/** Tracks when a promise settles, so a test can assert it is still pending and time its outcome. */
-export function track<T>(p: Promise<T>): { promise: Promise<T>; settledAt: () => number | undefined } {
-  let at: number | undefined;
+/**
+ * Polls `check` until it returns a value other than false/undefined/null and returns that value;
+ * throws naming `what` (and the last value seen, via `describe`) once timeoutMs has passed.
+ */
+export async function until<T>(
+  what: string,
+  check: () => Promise<T | false | undefined | null> | T | false | undefined | null,
+  options: UntilOptions & { describe?: () => Promise<string> | string } = {},
+): Promise<T> {
+  const { timeoutMs = 30_000, everyMs = 5 } = options;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const got = await check();
+    if (got !== false && got !== undefined && got !== null) return got;
+    if (Date.now() > deadline) {
+      const detail = options.describe ? `: ${await options.describe()}` : '';
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${detail}`);
+    }
+    await sleep(everyMs);
+  }
+}
+
+/** `p`, or a rejection naming `what` if it has not settled within ms (the timer never outlives it). */
+export async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([p, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Tracks whether a promise has settled, so a test can assert it is still pending. */
+export function track<T>(p: Promise<T>): { promise: Promise<T>; settled: () => boolean } {
+  let done = false;
   const promise = p.finally(() => {
-    at = performance.now();
+    done = true;
   });
   promise.catch(() => {});
-  return { promise, settledAt: () => at };
+  return { promise, settled: () => done };
 }

@@ -1,8 +1,8 @@
-// Helpers for lock tests: a private redis-server per test file with lock clients that are closed
-// after it, and a guard that fails the file on any unhandled rejection (the library must never leak
-// one from a timer or a background renewal).
+// Lock test helpers: a private redis-server per file with lock clients closed after it, a guard against
+// unhandled rejections, and a wait for watchdog renewals.
 import assert from 'node:assert/strict';
 import { after, before } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { LockClient, type LockClientOptions } from '../../src/lock/index.ts';
 import { handle } from './handle.ts';
@@ -55,4 +55,26 @@ export function useLockServer(what: string): LockServer {
     },
   };
   return suite;
+}
+
+/**
+ * Waits until `key`'s PTTL has gone back up `n` times (n renewals by a watchdog), asserting at every
+ * look that it is still there; `each` runs at every look too (e.g. "nobody else gets in").
+ */
+export async function renewals(
+  redis: Redis,
+  key: string,
+  n: number,
+  each?: () => Promise<void>,
+): Promise<void> {
+  let seen = 0;
+  let last = await redis.pttl(key);
+  while (seen < n) {
+    const ttl = await redis.pttl(key);
+    assert.ok(ttl > 0, `${key} still held after ${seen} renewal(s)`);
+    if (ttl > last) seen += 1;
+    last = ttl;
+    await each?.();
+    await sleep(10);
+  }
 }

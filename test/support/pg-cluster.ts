@@ -1,14 +1,11 @@
-// A private PostgreSQL cluster for tests that must stop, crash or restart Postgres (never the
-// machine's shared server): initdb into a temporary directory, then pg_ctl start/stop on a free port
-// with the Unix socket in that directory too. The binaries come from /usr/lib/postgresql/<ver>/bin
-// (or PG_BIN). initdb and postgres refuse to run as root, so when the test runs as root every
-// command runs as the `postgres` OS user (runuser), in a directory that user owns.
+// A private PostgreSQL cluster (initdb + pg_ctl on a free port) for tests that stop, crash or restart
+// Postgres. Binaries from PG_BIN or /usr/lib/postgresql/<ver>/bin; as root, commands run as `postgres`.
 import { execFile, execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chownSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { atExit, resourceDir } from './cleanup.ts';
 import { freePort } from './redis-server.ts';
 
 const exec = promisify(execFile);
@@ -48,6 +45,7 @@ function osUser(name: string): { uid: number; gid: number } | null {
 
 export class PgCluster {
   private running = false;
+  private forgetAtExit = () => {};
 
   private constructor(
     readonly dir: string,
@@ -61,7 +59,7 @@ export class PgCluster {
   /** initdb + start + CREATE DATABASE. */
   static async start(options: PgClusterOptions = {}): Promise<PgCluster> {
     const bin = findPgBin();
-    const dir = mkdtempSync(join(tmpdir(), 'flashsale-pg-'));
+    const dir = resourceDir('pg');
     const asRoot = process.getuid?.() === 0;
     let runAs: string | null = null;
     if (asRoot) {
@@ -79,6 +77,7 @@ export class PgCluster {
       { shared_buffers: '32MB', max_connections: '100', ...options.settings },
       options.database ?? 'flashsale',
     );
+    cluster.forgetAtExit = atExit(`pg:${dir}`, () => cluster.destroySync());
     try {
       await cluster.run('initdb', [
         '-A',
@@ -207,6 +206,7 @@ export class PgCluster {
     } finally {
       this.running = false;
       rmSync(this.dir, { recursive: true, force: true });
+      this.forgetAtExit();
     }
   }
 

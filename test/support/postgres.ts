@@ -1,8 +1,7 @@
-// A fresh Postgres database per test run, dropped afterwards: tests never see data they did not create.
-import { randomBytes } from 'node:crypto';
+// A fresh Postgres database per test suite, dropped afterwards (or at the test process's exit, or by
+// the janitor after a hard kill): tests never see data they did not create.
 import pg from 'pg';
-
-const ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+import { ADMIN_PG_URL, dropAtExit, ownedDatabaseName } from './cleanup.ts';
 
 export interface TestDatabase {
   url: string;
@@ -11,24 +10,26 @@ export interface TestDatabase {
 }
 
 export async function createTestDatabase(): Promise<TestDatabase> {
-  const name = `flashsale_test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  const name = ownedDatabaseName();
+  const forget = dropAtExit(name);
+  const admin = new pg.Client({ connectionString: ADMIN_PG_URL });
   await admin.connect();
   try {
     await admin.query(`CREATE DATABASE ${name}`);
   } finally {
     await admin.end();
   }
-  const url = new URL(ADMIN_URL);
+  const url = new URL(ADMIN_PG_URL);
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
     name,
     async drop() {
-      const c = new pg.Client({ connectionString: ADMIN_URL });
+      const c = new pg.Client({ connectionString: ADMIN_PG_URL });
       await c.connect();
       try {
         await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+        forget();
       } finally {
         await c.end();
       }

@@ -1,9 +1,8 @@
-// Records pub/sub messages on a private subscriber connection, and lets a test prove a negative
-// ("nothing was published on X") without sleeping: flush() publishes a marker on the recorder's own
-// channel and waits for it; Redis delivers one connection's messages in publish order, so whatever
-// was published before the marker has arrived by then.
+// Records pub/sub messages on a private connection; flush() proves "nothing was published" without
+// sleeping (a marker on its own channel arrives after everything published before it).
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { until } from './async.ts';
 import type { RedisServer } from './redis-server.ts';
 
 /** Subscribers of `channel` (PUBSUB NUMSUB). */
@@ -62,18 +61,11 @@ export class Recorder {
    * The next message on `channel` not yet taken by next() (it may have arrived already); fails after
    * timeoutMs without one.
    */
-  async next(channel: string, timeoutMs = 2000): Promise<string> {
+  async next(channel: string, timeoutMs = 10_000): Promise<string> {
     const index = this.taken.get(channel) ?? 0;
-    const until = Date.now() + timeoutMs;
-    while (Date.now() < until) {
-      const got = this.on(channel);
-      if (got.length > index) {
-        this.taken.set(channel, index + 1);
-        return got[index] as string;
-      }
-      await new Promise((r) => setTimeout(r, 5));
-    }
-    throw new Error(`no message on ${channel} within ${timeoutMs} ms`);
+    const got = await until(`a message on ${channel}`, () => this.on(channel)[index], { timeoutMs });
+    this.taken.set(channel, index + 1);
+    return got;
   }
 
   async close(): Promise<void> {

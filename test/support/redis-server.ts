@@ -1,12 +1,11 @@
-// Private redis-server processes for tests: each test file gets its own server on a free port,
-// so no test ever touches data it did not create (and can kill/restart its server freely).
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+// Private redis-server processes for tests: each test file gets its own server on a free port, so no
+// test touches data it did not create (and can kill/restart it freely); it dies with the test process.
+import type { ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis, type RedisOptions } from 'ioredis';
+import { resourceDir, spawnOwned } from './cleanup.ts';
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -28,7 +27,7 @@ export interface RedisServerOptions {
 
 export class RedisServer {
   private proc: ChildProcess | undefined;
-  private readonly dir = mkdtempSync(join(tmpdir(), 'flashsale-redis-'));
+  private readonly dir = resourceDir('redis');
   private readonly clients: Redis[] = [];
 
   private constructor(
@@ -68,7 +67,7 @@ export class RedisServer {
       this.dir,
       ...(this.opts.args ?? []),
     ];
-    const proc = spawn('redis-server', args, { stdio: 'ignore' });
+    const proc = spawnOwned('redis-server', args, { stdio: 'ignore' }, 'redis-server');
     this.proc = proc;
     const probe = new Redis(this.port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0 });
     probe.on('error', () => {});

@@ -1,7 +1,5 @@
-// Whole-database snapshots of a private Redis, for "changes nothing" assertions: every key with its
-// type, whether it carries a TTL, and its value, compared key by key. Values are DUMPs, except for
-// hashes and sets: a hashtable-encoded one dumps in iteration order, which incremental rehashing
-// changes on mere reads, so those are compared by their sorted contents.
+// Whole-database snapshots of a private Redis for "changes nothing" checks: type, TTL or not, value
+// (DUMP; hashes and sets by sorted contents, as their DUMP order changes on mere reads).
 import type { Redis } from 'ioredis';
 
 export interface KeyState {

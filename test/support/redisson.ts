@@ -1,9 +1,5 @@
-// A test-only stand-in for a Java service that uses Redisson `getLock(name)`: the acquire and release
-// scripts are Redisson's own, copied verbatim (as the Java string concatenation) from the seeds, and
-// the waiting loop follows RedissonLock.lockInterruptibly as seed 000 shows it: try, subscribe to the
-// lock's channel, then retry after an unlock message or the holder's TTL, whichever comes first.
-// Nothing here imports src/: key names are derived with an independent copy of Redisson's prefixName
-// rule, so the tests compare two implementations rather than one with itself.
+// A test-only stand-in for a Java service using Redisson getLock(name): Redisson's own scripts (verbatim
+// from the seeds) and waiting loop, with key names derived independently of src/.
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';

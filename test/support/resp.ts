@@ -1,6 +1,5 @@
-// A raw RESP connection for tests that need to see the wire: ioredis 5 speaks RESP2 only, so to check
-// what the lock scripts' replies look like under RESP3 (after `HELLO 3`) we write commands by hand on
-// a net.Socket and decode the reply types involved with a tiny decoder.
+// A raw RESP connection for tests that must see the wire (ioredis speaks RESP2 only): commands written
+// by hand, replies decoded by a tiny decoder, to check the lock scripts' replies under RESP3.
 import { Socket } from 'node:net';
 
 export class RespError extends Error {}

@@ -1,13 +1,13 @@
-// The service under test, on private infrastructure: a private redis-server and a fresh Postgres
-// database per test file. `startService` runs API + writer in this process (fast, inspectable);
-// `spawnService` runs an entry point as a real child process (for kill -9 and restart scenarios).
+// The service under test on private infrastructure (a redis-server and a fresh Postgres database):
+// in this process (startService), or as a child process that dies with the test (spawnService).
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import pg from 'pg';
 import { boot, type Runtime, shutdown, startApi, startWorker } from '../../src/runtime.ts';
+import { until } from './async.ts';
+import { signalGroup, spawnOwned } from './cleanup.ts';
 import { createTestDatabase, type TestDatabase } from './postgres.ts';
 import { freePort, RedisServer } from './redis-server.ts';
 
@@ -24,6 +24,20 @@ export interface Infra {
   /** Rows in the orders table (optionally of one product). */
   rows(productId?: string): Promise<number>;
   stop(): Promise<void>;
+}
+
+/**
+ * Child services spawned on an infrastructure, by its Redis server (`infra` may be a suite's handle,
+ * a stand-in): they must not outlive it, also when a failed test left them running.
+ */
+const spawnedOn = new WeakMap<RedisServer, Set<Spawned>>();
+
+/** Rows in the orders table (optionally of one product). */
+export async function countRows(pool: pg.Pool, productId?: string): Promise<number> {
+  const r = productId
+    ? await pool.query('select count(*)::int as n from orders where product_id = $1', [productId])
+    : await pool.query('select count(*)::int as n from orders');
+  return (r.rows[0] as { n: number }).n;
 }
 
 export async function startInfra(extraEnv: Record<string, string> = {}): Promise<Infra> {
@@ -47,13 +61,9 @@ export async function startInfra(extraEnv: Record<string, string> = {}): Promise
     env,
     client: redis.client(),
     pool,
-    async rows(productId?: string) {
-      const r = productId
-        ? await pool.query('select count(*)::int as n from orders where product_id = $1', [productId])
-        : await pool.query('select count(*)::int as n from orders');
-      return (r.rows[0] as { n: number }).n;
-    },
+    rows: (productId?: string) => countRows(pool, productId),
     async stop() {
+      await Promise.all([...(spawnedOn.get(redis) ?? [])].map((s) => s.kill()));
       await pool.end();
       await redis.stop();
       await database.drop();
@@ -94,10 +104,16 @@ export async function spawnService(
 ): Promise<Spawned> {
   const port = await freePort();
   let out = '';
-  const proc = spawn(process.execPath, ['--import', 'tsx', `src/${entry}.ts`], {
-    env: { ...process.env, ...infra.env, PORT: String(port), LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const script = `src/${entry}.ts`;
+  const proc = spawnOwned(
+    process.execPath,
+    ['--import', 'tsx', script],
+    {
+      env: { ...process.env, ...infra.env, PORT: String(port), LOG_LEVEL: 'info', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+    script,
+  );
   proc.stdout?.on('data', (d: Buffer) => {
     out += d.toString();
   });
@@ -106,27 +122,27 @@ export async function spawnService(
   });
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (proc.exitCode !== null) throw new Error(`${entry} exited at start: ${out}`);
-    if (
-      entry === 'worker'
-        ? out.includes('writer, sweeper and admin-change recovery started')
-        : await healthy(url)
-    )
-      break;
-    if (Date.now() > deadline) {
-      proc.kill('SIGKILL');
-      throw new Error(`${entry} did not start: ${out}`);
-    }
-    await sleep(50);
+  try {
+    await until(
+      `${entry} to start`,
+      async () => {
+        if (proc.exitCode !== null) throw new Error(`${entry} exited at start: ${out}`);
+        return entry === 'worker'
+          ? out.includes('writer, sweeper and admin-change recovery started')
+          : healthy(url);
+      },
+      { timeoutMs: 60_000, everyMs: 50, describe: () => out },
+    );
+  } catch (err) {
+    signalGroup(proc, 'SIGKILL');
+    throw err;
   }
-  return {
+  const spawned: Spawned = {
     url,
     proc,
     output: () => out,
     async kill() {
-      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+      if (proc.exitCode === null && proc.signalCode === null) signalGroup(proc, 'SIGKILL');
       await exited;
     },
     async stop() {
@@ -134,6 +150,10 @@ export async function spawnService(
       return exited;
     },
   };
+  const siblings = spawnedOn.get(infra.redis) ?? new Set<Spawned>();
+  spawnedOn.set(infra.redis, siblings.add(spawned));
+  void exited.then(() => siblings.delete(spawned));
+  return spawned;
 }
 
 async function healthy(url: string): Promise<boolean> {
@@ -196,13 +216,15 @@ export async function createSale(
 export async function drained(
   url: string,
   productId: string,
-  timeoutMs = 30_000,
+  timeoutMs = 60_000,
 ): Promise<Record<string, unknown>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const r = await call(url, 'GET', `/admin/products/${productId}`, undefined, admin);
-    if (r.status === 200 && r.body.reserved === 0) return r.body;
-    if (Date.now() > deadline) throw new Error(`not drained: ${JSON.stringify(r.body)}`);
-    await sleep(50);
-  }
+  let last: Reply | undefined;
+  return until(
+    `${productId} drained`,
+    async () => {
+      last = await call(url, 'GET', `/admin/products/${productId}`, undefined, admin);
+      return last.status === 200 && last.body.reserved === 0 ? last.body : undefined;
+    },
+    { timeoutMs, everyMs: 50, describe: () => JSON.stringify(last?.body) },
+  );
 }

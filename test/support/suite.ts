@@ -1,10 +1,5 @@
-// Suite lifecycles for the service tests: private infrastructure (and the service on it) started
-// before the enclosing suite — the test file, or the describe the helper is called in — and stopped
-// after it. The handles are returned at once, so `const { infra, svc } = useService();` stands where
-// the tests can see it; they forward to the real objects once the suite's before hook has run.
-//
-// Everything a suite starts on the infrastructure goes through setup(): Node 20 runs a file's
-// top-level before hooks concurrently, so a hook of its own could not count on the infrastructure.
+// Suite lifecycles: private infrastructure (and the service on it) started before the enclosing suite
+// and stopped after it; handles returned at once, everything else started through setup() (ordered).
 import { after, before } from 'node:test';
 import { handle } from './handle.ts';
 import { type Infra, type Service, startInfra, startService } from './service.ts';
@@ -15,7 +10,10 @@ interface Stoppable {
 
 export interface InfraSuite {
   infra: Infra;
-  /** Runs `fn` in the suite's before hook, once the infrastructure and earlier setups are up. */
+  /**
+   * Runs `fn` in the suite's before hook, once the infrastructure and earlier setups are up (Node 20
+   * runs a file's top-level before hooks concurrently: a hook of its own could not count on them).
+   */
   setup(fn: () => Promise<void>): void;
   /** Stops `started` after the suite, before the infrastructure (the last one registered first). */
   stopFirst<T extends Stoppable>(started: T): T;

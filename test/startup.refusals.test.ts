@@ -1,0 +1,165 @@
+// The real entry point (src/main.ts) refusing to start with one clear stderr line: unreachable Redis
+// or Postgres, invalid configuration, production without a proper ADMIN_TOKEN.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { withTimeout } from './support/async.ts';
+import { signalGroup, spawnOwned } from './support/cleanup.ts';
+import { freePort } from './support/redis-server.ts';
+import { ADMIN_TOKEN, type Infra, startInfra } from './support/service.ts';
+
+interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Environment without anything of ours inherited from the test runner's own environment. */
+function baseEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const name of Object.keys(env)) {
+    if (
+      /^(REDIS_URL|DATABASE_URL|PORT|HOST|ADMIN_TOKEN|NODE_ENV|LOG_LEVEL|LOCK_|MAX_ORDER|WRITER_|SWEEP_|SHUTDOWN_)/.test(
+        name,
+      )
+    ) {
+      delete env[name];
+    }
+  }
+  return env;
+}
+
+/** Runs src/main.ts to its exit (it must exit on its own within timeoutMs, or it is killed). */
+async function runMain(env: Record<string, string>, timeoutMs = 60_000): Promise<Exit> {
+  const proc = spawnOwned(
+    process.execPath,
+    ['--import', 'tsx', 'src/main.ts'],
+    { env: { ...baseEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+    'src/main.ts',
+  );
+  let stdout = '';
+  let stderr = '';
+  proc.stdout?.on('data', (d: Buffer) => {
+    stdout += d.toString();
+  });
+  proc.stderr?.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  // 'exit' may precede the last 'data' events of the pipes; 'close' comes after them.
+  const closed = new Promise<Exit>((resolve) =>
+    proc.once('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  );
+  try {
+    return await withTimeout(closed, timeoutMs, 'main exiting on its own');
+  } catch (err) {
+    signalGroup(proc, 'SIGKILL');
+    throw new Error(`${(err as Error).message}; stdout=${stdout} stderr=${stderr}`);
+  }
+}
+
+const STACK = /^\s+at .+\(?.*:\d+:\d+\)?$/m;
+
+/** Exit 1, exactly one stderr line (no stack trace anywhere), and that line matches every pattern. */
+function assertRefused(exit: Exit, ...patterns: RegExp[]): string {
+  const detail = JSON.stringify(exit);
+  assert.equal(exit.code, 1, detail);
+  const lines = exit.stderr.split('\n').filter((l) => l.trim() !== '');
+  assert.equal(lines.length, 1, `exactly one stderr line expected: ${detail}`);
+  const line = lines[0] as string;
+  for (const p of patterns) assert.match(line, p, detail);
+  assert.doesNotMatch(exit.stderr, STACK, `stack trace on stderr: ${detail}`);
+  assert.doesNotMatch(exit.stdout, STACK, `stack trace on stdout: ${detail}`);
+  return line;
+}
+
+// The cases are independent child processes: run two at a time (each spends ~1.5 s of CPU loading).
+describe('refusing to start', { concurrency: 2 }, () => {
+  let closedPort: number;
+  let infra: Infra;
+  before(async () => {
+    closedPort = await freePort();
+    infra = await startInfra();
+  });
+
+  it('Redis unreachable: exit 1 with one line naming Redis and REDIS_URL', async () => {
+    const exit = await runMain({
+      REDIS_URL: `redis://127.0.0.1:${closedPort}`,
+      DATABASE_URL: infra.env.DATABASE_URL as string,
+      ADMIN_TOKEN,
+      PORT: '0',
+    });
+    assertRefused(exit, /Redis/, /REDIS_URL/, new RegExp(`127\\.0\\.0\\.1:${closedPort}`));
+  });
+
+  it('Postgres unreachable: exit 1 with one line naming Postgres and DATABASE_URL', async () => {
+    const exit = await runMain({
+      REDIS_URL: infra.env.REDIS_URL as string,
+      DATABASE_URL: `postgres://flashsale:secret-pw@127.0.0.1:${closedPort}/flashsale`,
+      ADMIN_TOKEN,
+      PORT: '0',
+    });
+    const line = assertRefused(exit, /Postgres/, /DATABASE_URL/, new RegExp(`:${closedPort}`));
+    assert.doesNotMatch(line, /secret-pw/, 'the password must not be printed');
+  });
+
+  for (const [name, value] of [
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['LOCK_WAIT_MS', '-5'],
+    ['LOCK_LEASE_MS', '1.5'],
+    ['REDIS_URL', 'not a url'],
+  ] as const) {
+    it(`invalid ${name}=${value}: exit 1 with one line naming ${name}`, async () => {
+      const exit = await runMain({
+        REDIS_URL: infra.env.REDIS_URL as string,
+        DATABASE_URL: infra.env.DATABASE_URL as string,
+        ADMIN_TOKEN,
+        PORT: '0',
+        [name]: value,
+      });
+      assertRefused(exit, new RegExp(`\\b${name}\\b`));
+    });
+  }
+
+  it('NODE_ENV=production without ADMIN_TOKEN: refuses, naming ADMIN_TOKEN', async () => {
+    const exit = await runMain({
+      REDIS_URL: infra.env.REDIS_URL as string,
+      DATABASE_URL: infra.env.DATABASE_URL as string,
+      NODE_ENV: 'production',
+      PORT: '0',
+    });
+    assertRefused(exit, /ADMIN_TOKEN/);
+  });
+
+  it('NODE_ENV=production with the development token or a short one: refuses, naming ADMIN_TOKEN', async () => {
+    const exits = await Promise.all(
+      ['dev-admin-token', 'short'].map((token) =>
+        runMain({
+          REDIS_URL: infra.env.REDIS_URL as string,
+          DATABASE_URL: infra.env.DATABASE_URL as string,
+          NODE_ENV: 'production',
+          ADMIN_TOKEN: token,
+          PORT: '0',
+        }),
+      ),
+    );
+    for (const exit of exits) assertRefused(exit, /ADMIN_TOKEN/);
+  });
+
+  after(async () => {
+    // Every refusal above ran against this infra: none may have written to Redis or migrated Postgres.
+    assert.deepEqual(await infra.client.keys('*'), [], 'a refused start wrote to Redis');
+    const { default: pg } = await import('pg');
+    const c = new pg.Client({ connectionString: infra.env.DATABASE_URL });
+    await c.connect();
+    try {
+      const r = await c.query(
+        "select count(*)::int as n from information_schema.tables where table_schema = 'public'",
+      );
+      assert.equal((r.rows[0] as { n: number }).n, 0, 'a refused start created tables');
+    } finally {
+      await c.end();
+      await infra.stop();
+    }
+  });
+});

@@ -3,7 +3,6 @@
 // for any number of concurrent polls. Plus the metrics behind the alerts: writer lag, reconcile gauge.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import { shardStockKey } from '../src/inventory/keys.ts';
 import { oldestJobAge } from '../src/metrics.ts';
@@ -11,6 +10,7 @@ import { LiveView } from '../src/ops/live.ts';
 import { reconcileAll } from '../src/ops/reconcile-watch.ts';
 import { failedJobsOf } from '../src/orders/failed-jobs.ts';
 import { createOrderQueue } from '../src/orders/queue.ts';
+import { until } from './support/async.ts';
 import { admin, call, createSale, drained } from './support/service.ts';
 import { useService } from './support/suite.ts';
 
@@ -66,11 +66,17 @@ describe('GET /admin/products/:id/live', () => {
       [30, 10],
     );
     const status = await drained(svc.url, 'live-p');
-    let body = (await live(svc.url, 'live-p')).body as unknown as Live;
-    for (let i = 0; i < 100 && (counted(body, 'accepted') !== 30 || body.sale.confirmed !== 30); i++) {
-      await sleep(200);
-      body = (await live(svc.url, 'live-p')).body as unknown as Live;
-    }
+    // The sampler folds answers into its history once a second: wait until it holds every answer
+    // (both outcomes, since a sample may fall between the last 202 and the last 409).
+    const body = await until(
+      'the live history to count all 40 answers',
+      async () => {
+        const b = (await live(svc.url, 'live-p')).body as unknown as Live;
+        const done = counted(b, 'accepted') + counted(b, 'sold_out') >= 40 && b.sale.confirmed === 30;
+        return done ? b : undefined;
+      },
+      { everyMs: 200 },
+    );
     assert.equal(counted(body, 'accepted'), 30);
     assert.equal(counted(body, 'sold_out'), 10);
     assert.equal(counted(body, 'busy'), 0);

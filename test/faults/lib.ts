@@ -561,6 +561,27 @@ export function submitOrder(
   return deliver(targets, 'POST', '/api/orders', body, headers, timeoutMs);
 }
 
+/**
+ * submitOrder as a well-behaved client does it: a shed answer (429 busy) is sent again with the same
+ * Idempotency-Key after a short jittered pause, up to `tries` times. Returns every outcome, the
+ * final one last.
+ */
+export async function submitShedRetried(
+  targets: Targets,
+  productId: string,
+  o: OrderSpec,
+  tries = 40,
+): Promise<Outcome[]> {
+  const outcomes: Outcome[] = [];
+  for (;;) {
+    const outcome = await submitOrder(targets, productId, o);
+    outcomes.push(outcome);
+    const shed = outcome.kind === 'answer' && outcome.status === 429;
+    if (!shed || outcomes.length >= tries) return outcomes;
+    await sleep(100 + Math.random() * 200);
+  }
+}
+
 /** An outcome after which the order may or may not exist. */
 export function ambiguous(o: Outcome): boolean {
   return o.kind === 'noAnswer' || o.status >= 500;

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import pg from 'pg';
 import { boot, type Runtime, shutdown, startApi, startWorker } from '../../src/runtime.ts';
@@ -185,6 +186,24 @@ export async function call(
     body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
   });
   return reply(res);
+}
+
+/**
+ * POST /api/orders as a well-behaved client: an order shed by admission control (429 busy, which on
+ * a busy machine any storm may meet) is sent again after a short jittered pause, up to `tries`
+ * times; returns the final answer. A shed order touched nothing, so sending it again is safe.
+ */
+export async function placeOrder(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+  tries = 50,
+): Promise<Reply> {
+  for (let attempt = 1; ; attempt++) {
+    const r = await call(url, 'POST', '/api/orders', body, headers);
+    if (r.status !== 429 || r.body.error !== 'busy' || attempt >= tries) return r;
+    await sleep(20 + Math.random() * 80);
+  }
 }
 
 /** Reads a response as status, parsed body and headers. */

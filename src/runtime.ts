@@ -13,6 +13,7 @@ import { migrateToLatest } from './db/migrate.ts';
 import { createApp } from './http/app.ts';
 import { EventLoopLag } from './http/loop-lag.ts';
 import { OrderGate } from './http/order-gate.ts';
+import { withShedLane } from './http/shed-lane.ts';
 import { SaleAdmin } from './inventory/admin.ts';
 import { Catalog } from './inventory/catalog.ts';
 import { startAdminRecovery } from './inventory/recovery.ts';
@@ -183,7 +184,8 @@ export async function startApi(rt: Runtime): Promise<Server> {
   // X-Forwarded-For is believed only from TRUST_PROXY's addresses (req.ip for the per-address limit).
   app.set('trust proxy', config.TRUST_PROXY);
   if (config.BENCH_ENDPOINTS) logger.warn('BENCH_ENDPOINTS=1: benchmark-only endpoints mounted under /bench');
-  const server = Object.assign(createServer(app), SERVER_TIMEOUTS, { maxConnections: MAX_CONNECTIONS });
+  const listener = withShedLane(app, { gate, onShed: () => metrics.orders.inc({ outcome: 'busy' }) });
+  const server = Object.assign(createServer(listener), SERVER_TIMEOUTS, { maxConnections: MAX_CONNECTIONS });
   server.listen({ port: config.PORT, host: config.HOST, backlog: LISTEN_BACKLOG });
   await once(server, 'listening');
   const address = server.address();

@@ -3,7 +3,8 @@
 // Idempotency-Key record, no per-user claim, no reservation, no row); its retry with the same key is
 // placed exactly once; and the adaptive limit, cut by slow orders, climbs back to its initial value
 // on fast ones. Shedding is forced by configuration (a limit of 1 and no queue), and slow orders by
-// holding a shard's lock, so nothing depends on how fast this machine is.
+// holding a shard's lock, so nothing depends on how fast this machine is. Refusals on arrival come
+// from the shed lane, before the request is parsed.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -75,6 +76,11 @@ describe('a shed order', () => {
       assertBusy(await order(svc.url, 'wanted', 'bob', key), 'with a key');
       assertBusy(await order(svc.url, 'wanted', 'bob'), 'without a key');
       assertBusy(await order(svc.url, 'wanted', 'carol', key), 'the same key, another body');
+      // Refused on arrival by the shed lane, before the body is read (express would answer 400 here),
+      // and the caller's request id still comes back.
+      const early = await call(svc.url, 'POST', '/api/orders', '{"productId":', { 'x-request-id': 'shed-1' });
+      assertBusy(early, 'a body the lane never read');
+      assert.equal(early.headers.get('x-request-id'), 'shed-1');
       assert.deepEqual(diffSnapshots(before, await snapshotRedis(infra.client, { exclude })), []);
       assert.equal(await infra.rows(), rowsBefore);
       assert.equal(await infra.client.exists('idem:{bob-once}'), 0);

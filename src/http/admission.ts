@@ -85,13 +85,11 @@ export class AdmissionControl {
    * Synchronous unless the request waits.
    */
   acquire(): Release | ShedReason | Promise<Release | ShedReason> {
-    if (this.inflight < this.limit && this.waiters.length === 0) return this.admit();
+    if (this.hasFreeSlot()) return this.admit();
     const now = performance.now();
-    if (this.o.maxLagMs > 0 && this.lagMs() > this.o.maxLagMs) return 'loop_lag';
-    const standing = this.queuedSince !== undefined && now - this.queuedSince >= this.o.queueMs;
-    const waitMs = standing ? this.o.overloadQueueMs : this.o.queueMs;
-    const room = standing ? Math.min(this.o.maxQueue, this.limit) : this.o.maxQueue;
-    if (waitMs <= 0 || this.waiters.length >= room) return 'queue_full';
+    const refused = this.refusal(now);
+    if (refused) return refused;
+    const waitMs = this.standing(now) ? this.o.overloadQueueMs : this.o.queueMs;
     return new Promise((resolve) => {
       const waiter: Waiter = {
         resolve,
@@ -104,6 +102,33 @@ export class AdmissionControl {
       if (this.waiters.length === 0) this.queuedSince = now;
       this.waiters.push(waiter);
     });
+  }
+
+  /**
+   * Why an order arriving now would be refused on arrival, or undefined if it would be admitted or
+   * may wait. Lets the HTTP server refuse before it reads or parses the request (the shed lane).
+   */
+  refusalOnArrival(): ShedReason | undefined {
+    return this.hasFreeSlot() ? undefined : this.refusal(performance.now());
+  }
+
+  private hasFreeSlot(): boolean {
+    return this.inflight < this.limit && this.waiters.length === 0;
+  }
+
+  /** With no free slot: the reason to refuse a new arrival at once, or undefined if it may wait. */
+  private refusal(now: number): ShedReason | undefined {
+    if (this.o.maxLagMs > 0 && this.lagMs() > this.o.maxLagMs) return 'loop_lag';
+    const standing = this.standing(now);
+    const waitMs = standing ? this.o.overloadQueueMs : this.o.queueMs;
+    const room = standing ? Math.min(this.o.maxQueue, this.limit) : this.o.maxQueue;
+    if (waitMs <= 0 || this.waiters.length >= room) return 'queue_full';
+    return undefined;
+  }
+
+  /** True once the queue has stood for `queueMs`: sustained overload, not a burst. */
+  private standing(now: number): boolean {
+    return this.queuedSince !== undefined && now - this.queuedSince >= this.o.queueMs;
   }
 
   private admit(): Release {

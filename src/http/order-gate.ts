@@ -54,8 +54,21 @@ export class OrderGate {
     if (this.users) this.limit(this.users.take(order.userId, now), 'user');
     const admitted = await this.admission.acquire();
     if (typeof admitted === 'function') return admitted;
-    this.o.onShed?.(admitted);
-    throw new BusyError(order.productId, 1 + Math.floor(this.random() * (RETRY_SPREAD_S + 1)));
+    throw this.shed(admitted, order.productId);
+  }
+
+  /**
+   * The refusal an order arriving now would get from admission control, decided before its request
+   * is read: the shed lane answers it without parsing (see shed-lane.ts). Undefined: let it in.
+   */
+  refuseOnArrival(): BusyError | undefined {
+    const reason = this.admission.refusalOnArrival();
+    return reason === undefined ? undefined : this.shed(reason, undefined);
+  }
+
+  private shed(reason: ShedReason, productId: string | undefined): BusyError {
+    this.o.onShed?.(reason);
+    return new BusyError(productId, 1 + Math.floor(this.random() * (RETRY_SPREAD_S + 1)));
   }
 
   private limit(waitSeconds: number, by: 'user' | 'address'): void {

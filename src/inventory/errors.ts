@@ -21,14 +21,20 @@ export class SoldOutError extends FlashsaleError {
 
 /**
  * The order cannot be served now (its shard lock stayed busy, or the API process is at its admission
- * limit): the client should retry shortly.
+ * limit): the client should retry shortly. Without a product: refused before the request was read.
  */
 export class BusyError extends FlashsaleError {
   constructor(
-    productId: string,
+    productId: string | undefined,
     readonly retryAfterSeconds = 1,
   ) {
-    super('busy', `"${productId}" is busy, retry shortly`, { productId });
+    super(
+      'busy',
+      productId === undefined
+        ? 'too many orders in flight, retry shortly'
+        : `"${productId}" is busy, retry shortly`,
+      productId === undefined ? {} : { productId },
+    );
   }
 }
 

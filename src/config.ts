@@ -67,6 +67,10 @@ const schema = z.object({
   LOCK_WAIT_MS: int(2000, 0, 60_000),
   /** Largest quantity one order may ask for. Default 100, 1..1000000. */
   MAX_ORDER_QUANTITY: int(100, 1, 1_000_000),
+  /** Orders one API process sends to the writer in one BullMQ job at most. Default 64, 1..1000. */
+  HANDOFF_MAX_BATCH: int(64, 1, 1000),
+  /** Longest an accepted order waits for others to share its job (adds to its answer's latency). Default 2 ms, 0..1000. */
+  HANDOFF_MAX_WAIT_MS: int(2, 0, 1000),
   /** Jobs the writer holds at once (the upper bound of a batch). Default 256, 1..10000. */
   WRITER_CONCURRENCY: int(256, 1, 10_000),
   /** Rows per INSERT. Default 128, 1..5000. */

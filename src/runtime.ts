@@ -24,6 +24,7 @@ import { createMetrics, type Metrics } from './metrics.ts';
 import { startReconcileWatch } from './ops/reconcile-watch.ts';
 import { BuyerLimits } from './orders/buyer-limit.ts';
 import { failedJobsOf } from './orders/failed-jobs.ts';
+import { HandOff } from './orders/hand-off.ts';
 import { PlaceOrder } from './orders/place-order.ts';
 import { createOrderQueue } from './orders/queue.ts';
 import { startSweeper } from './orders/sweeper.ts';
@@ -123,6 +124,10 @@ export async function startApi(rt: Runtime): Promise<Server> {
   queue.on('error', (err) => logger.warn({ err }, 'order queue error'));
   metrics.watchQueue(queue);
   metrics.watchReservations(redis);
+  const handOff = new HandOff(queue, {
+    maxBatch: config.HANDOFF_MAX_BATCH,
+    maxWaitMs: config.HANDOFF_MAX_WAIT_MS,
+  });
   const clock = await new RedisClock(redis).start();
   const reserver = new StockReserver(redis, locks, catalog, {
     clock,
@@ -136,7 +141,7 @@ export async function startApi(rt: Runtime): Promise<Server> {
     catalog,
     reserver,
     limits: new BuyerLimits(redis),
-    queue,
+    handOff,
     clock,
     onEnqueueError: (err, record) =>
       requestLogger(logger).warn(
@@ -178,7 +183,7 @@ export async function startApi(rt: Runtime): Promise<Server> {
     gate,
     failedJobsOf: (productId) => failedJobsOf(queue, productId),
     bench: config.BENCH_ENDPOINTS
-      ? { redis, catalog, queue, maxOrderQuantity: config.MAX_ORDER_QUANTITY }
+      ? { redis, catalog, handOff, maxOrderQuantity: config.MAX_ORDER_QUANTITY }
       : undefined,
   });
   // X-Forwarded-For is believed only from TRUST_PROXY's addresses (req.ip for the per-address limit).
@@ -191,12 +196,13 @@ export async function startApi(rt: Runtime): Promise<Server> {
   const address = server.address();
   logger.info({ port: typeof address === 'object' && address ? address.port : config.PORT }, 'api listening');
   // Closers run last-pushed first: stop the server (finishing in-flight requests) before the lock
-  // client, queue and subscriber those requests use.
+  // client, hand-off, queue and subscriber those requests use.
   rt.closers.push(
     async () => subscriber.disconnect(),
     async () => lag.close(),
     async () => clock.stop(),
     () => queue.close(),
+    () => handOff.close(),
     () => locks.close(),
     () => closeServer(server, rt.config.SHUTDOWN_TIMEOUT_MS),
   );

@@ -1,22 +1,22 @@
 // BENCHMARK-ONLY endpoints under /bench (mounted only with BENCH_ENDPOINTS=1, for `npm run bench`):
 // the order path's ceilings without Redis (/bare) and without the lock and fence (/unlocked[?enqueue=1]).
 import { randomBytes } from 'node:crypto';
-import type { Queue } from 'bullmq';
 import { type Request, type Response, Router } from 'express';
 import type { Redis } from 'ioredis';
 import type { Catalog } from '../inventory/catalog.ts';
 import { BusyError, SoldOutError, UnknownProductError } from '../inventory/errors.ts';
 import { shardKeys } from '../inventory/keys.ts';
 import { replyInts } from '../inventory/scripts.ts';
+import type { HandOff } from '../orders/hand-off.ts';
 import type { OrderRecord } from '../orders/order.ts';
-import { enqueueOrder } from '../orders/queue.ts';
 import { defineScripts, luaScript } from '../redis/lua.ts';
 import { orderBody, parse } from './validation.ts';
 
 export interface BenchDeps {
   redis: Redis;
   catalog: Catalog;
-  queue: Queue<OrderRecord>;
+  /** The same batched hand-off as the real path. */
+  handOff: HandOff;
   maxOrderQuantity: number;
 }
 
@@ -46,7 +46,7 @@ const MAX_GENERATION_HOPS = 5;
  * real, so the sale's invariants hold afterwards, but nothing excludes an admin reshard: never expose them.
  */
 export function benchRouter(deps: BenchDeps): Router {
-  const { catalog, queue } = deps;
+  const { catalog, handOff } = deps;
   defineScripts(deps.redis, [BENCH_DECREMENT]);
   const redis = deps.redis as BenchRedis;
   const schema = orderBody(deps.maxOrderQuantity);
@@ -101,7 +101,7 @@ export function benchRouter(deps: BenchDeps): Router {
         );
         if (status === 1) {
           // As on the real path, a failed enqueue leaves the reservation to the sweeper.
-          if (enqueue) await enqueueOrder(queue, record).catch(() => {});
+          if (enqueue) await handOff.send(record).catch(() => {});
           accepted(res, record);
           return;
         }

@@ -1,7 +1,6 @@
 // The order use case "place an order": Idempotency-Key, sold-out fast path, per-user limit claim,
 // stock reservation and hand-off to the writer's queue; a lost reservation reply is resolved, not guessed.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
@@ -16,9 +15,9 @@ import { eventually } from '../redis/eventually.ts';
 import { type Attempt, CLOCK_SKEW_MARGIN_MS, newAttempt, orderIdFor } from './attempt.ts';
 import type { BuyerLimits } from './buyer-limit.ts';
 import { LimitExceededError, OutcomeUnknownError } from './errors.ts';
+import type { HandOff } from './hand-off.ts';
 import { fingerprint, idempotent } from './idempotency.ts';
 import type { OrderRecord } from './order.ts';
-import { enqueueOrder } from './queue.ts';
 
 /** An order as asked for (validated by the caller). */
 export interface OrderRequest {
@@ -48,7 +47,8 @@ export interface PlaceOrderDeps {
   catalog: Catalog;
   reserver: StockReserver;
   limits: BuyerLimits;
-  queue: Queue<OrderRecord>;
+  /** Batches accepted orders into the writer's queue. */
+  handOff: HandOff;
   clock: RedisClock;
   /** The reservation is the outbox: a failed enqueue is retried by the sweeper, so it is only reported. */
   onEnqueueError?: (err: unknown, record: OrderRecord) => void;
@@ -73,12 +73,12 @@ const RESOLVE_BUDGET_MS = 2000;
  * `LimitExceededError`, `UnknownProductError`, `BusyError` (retry shortly), `UnavailableError`,
  * `OutcomeUnknownError` (Redis went away mid-reservation; retry with the same Idempotency-Key),
  * `IdempotencyKeyReusedError`, `RequestInProgressError`. Every unit is taken under its shard's lock
- * and fencing token; the order reaches Postgres through the BullMQ queue, or through the sweeper
+ * and fencing token; the order reaches Postgres through a BullMQ batch job, or through the sweeper
  * when the enqueue fails. Without an Idempotency-Key a retried request places another order.
  *
  * @example
  * ```ts
- * const orders = new PlaceOrder({ redis, db, catalog, reserver, limits, queue, clock });
+ * const orders = new PlaceOrder({ redis, db, catalog, reserver, limits, handOff, clock });
  * const placed = await orders.place(
  *   { productId: 'p1', userId: 'alice', quantity: 2 },
  *   { idempotencyKey: 'checkout-7f3a' },
@@ -179,7 +179,7 @@ export class PlaceOrder {
       record = await this.learnOutcome(req, attempt, err.sentDeadline, err.cause);
     }
     try {
-      await enqueueOrder(this.deps.queue, record);
+      await this.deps.handOff.send(record);
     } catch (err) {
       this.deps.onEnqueueError?.(err, record);
     }

@@ -1,5 +1,5 @@
-// Producer side of the orders queue: the job options every order is enqueued with, and the
-// idempotent enqueue (jobId = orderId). The writer registers the matching backoff strategy.
+// Producer side of the orders queue: the job options, and the idempotent enqueue of one order
+// (jobId = orderId) or of a batch of orders. The writer registers the matching backoff strategy.
 import { type DefaultJobOptions, Queue, type RedisOptions } from 'bullmq';
 import { ORDER_QUEUE, type OrderRecord } from './order.ts';
 
@@ -36,14 +36,43 @@ export function toRedisOptions(connection: QueueConnection): RedisOptions {
   return typeof connection === 'string' ? { url: connection } : connection;
 }
 
-export function createOrderQueue(connection: QueueConnection): Queue<OrderRecord> {
-  return new Queue<OrderRecord>(ORDER_QUEUE, {
+/**
+ * Data of a job of the orders queue: one order (job id = order id), or a batch of orders one API
+ * process accepted within a few milliseconds (job id = `batch.` + its first order's id). Each order
+ * keeps its own id as its idempotence key (the row's primary key, the reservation's field).
+ */
+export type OrderJobData = OrderRecord | OrderBatch;
+
+export interface OrderBatch {
+  orders: OrderRecord[];
+}
+
+export type OrderQueue = Queue<OrderJobData>;
+
+export function createOrderQueue(connection: QueueConnection): OrderQueue {
+  return new Queue<OrderJobData>(ORDER_QUEUE, {
     connection: toRedisOptions(connection),
     defaultJobOptions: ORDER_JOB_OPTIONS,
   });
 }
 
 /** Adds the order; a job with the same id already queued (or recently completed) makes this a no-op. */
-export async function enqueueOrder(queue: Queue<OrderRecord>, record: OrderRecord): Promise<void> {
+export async function enqueueOrder(queue: OrderQueue, record: OrderRecord): Promise<void> {
   await queue.add('order', record, { jobId: record.orderId });
+}
+
+/**
+ * Adds the orders as one job (a lone order as an order job). An order is accepted by one process
+ * once, so a batch's first order names it: a re-sent add of the same batch is a no-op.
+ */
+export async function enqueueOrders(queue: OrderQueue, records: readonly OrderRecord[]): Promise<void> {
+  const [first] = records;
+  if (first === undefined) return;
+  if (records.length === 1) return enqueueOrder(queue, first);
+  await queue.add('batch', { orders: [...records] }, { jobId: `batch.${first.orderId}` });
+}
+
+/** True for a batch job's data (its orders still unchecked). */
+export function isOrderBatch(data: unknown): data is { orders: unknown[] } {
+  return Array.isArray((data as { orders?: unknown } | null)?.orders);
 }

@@ -1,6 +1,5 @@
 // The outbox sweeper: re-enqueues old reservations without a Postgres row (the API died before the
 // enqueue) and drops those with one (the writer died before clearing them). Safe in several workers.
-import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
@@ -10,12 +9,12 @@ import type { Logger } from '../log.ts';
 import { every, type Periodic } from '../periodic.ts';
 import type { OrderRecord } from './order.ts';
 import { parseOrderRecord } from './order-schema.ts';
-import { enqueueOrder } from './queue.ts';
+import { enqueueOrder, type OrderQueue } from './queue.ts';
 
 export interface SweeperOptions {
   redis: Redis;
   db: Kysely<Database>;
-  queue: Queue<OrderRecord>;
+  queue: OrderQueue;
   /** Reservations younger than this are left alone: their enqueue is probably in flight. */
   ageMs: number;
   intervalMs: number;

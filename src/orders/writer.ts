@@ -1,5 +1,5 @@
-// The writer: a BullMQ worker that inserts accepted orders into Postgres in micro-batches, acks each
-// job once its row is committed, then clears the order's reservation (outbox entry) in Redis.
+// The writer: a BullMQ worker that inserts accepted orders (batch jobs of one API process, or single
+// orders from the sweeper) into Postgres in micro-batches, then clears their reservations (outbox).
 import { type Job, UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
@@ -11,7 +11,14 @@ import { deleteReservations } from '../inventory/reservations.ts';
 import { Batcher, type FlushOutcome } from './batcher.ts';
 import { ORDER_QUEUE, type OrderRecord } from './order.ts';
 import { parseOrderRecord } from './order-schema.ts';
-import { ORDER_BACKOFF_TYPE, orderBackoffDelay, type QueueConnection, toRedisOptions } from './queue.ts';
+import {
+  createOrderQueue,
+  isOrderBatch,
+  ORDER_BACKOFF_TYPE,
+  orderBackoffDelay,
+  type QueueConnection,
+  toRedisOptions,
+} from './queue.ts';
 
 export interface BatchStats {
   /** Jobs in the batch (duplicates of one order included). */
@@ -79,6 +86,18 @@ function intOption(name: string, value: number, min: number, max: number): numbe
 function isDataError(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === 'string' && /^2[23]/.test(code);
+}
+
+function isUnrecoverable(err: unknown): boolean {
+  return err instanceof UnrecoverableError || (err as Error | null)?.name === 'UnrecoverableError';
+}
+
+/** Job ids a poison order may be re-sent under: its own order id when it is a sane one. */
+const SANE_JOB_ID = /^[A-Za-z0-9._-]{1,200}$/;
+
+function poisonJobId(data: unknown, fallback: string): string {
+  const orderId = (data as { orderId?: unknown } | null)?.orderId;
+  return typeof orderId === 'string' && SANE_JOB_ID.test(orderId) ? orderId : `poison.${fallback}`;
 }
 
 function uniqueByOrderId(records: OrderRecord[]): OrderRecord[] {
@@ -177,12 +196,41 @@ export function startWriter(options: WriterOptions): Writer {
   }
 
   const batcher = new Batcher<OrderRecord>({ maxSize: batchSize, maxWaitMs: batchMaxWaitMs, flush });
+  // Poison orders of a batch job are sent again as order jobs of their own, which then fail alone.
+  const poisonQueue = createOrderQueue(options.connection);
+  poisonQueue.on('error', (err) => logger.debug({ err }, 'writer queue connection error'));
 
-  const processor = async (job: Job<unknown, void>): Promise<void> => {
-    const parsed = parseOrderRecord(job.data);
-    // Unrecoverable: straight to the failed set with the reason, never retried, never blocking.
+  /** Persists one order; unrecoverable (invalid data, a row Postgres refuses) goes to the failed set. */
+  async function persist(data: unknown): Promise<void> {
+    const parsed = parseOrderRecord(data);
     if (!parsed.ok) throw new UnrecoverableError(`invalid order data: ${parsed.reason}`);
     await batcher.add(parsed.record);
+  }
+
+  /**
+   * A batch job persists every order it can. An unrecoverable order is re-sent as an order job of
+   * its own (job id = its order id, so a replay or the sweeper adds nothing more), which fails
+   * alone and shows in the failed set under its product; the batch succeeds. Any other failure
+   * (Postgres down) retries the whole batch: its rows are idempotent on their order ids.
+   */
+  async function persistBatch(job: Job<unknown, void>, orders: unknown[]): Promise<void> {
+    const results = await Promise.allSettled(orders.map(persist));
+    const poison: { data: unknown; jobId: string }[] = [];
+    for (const [i, r] of results.entries()) {
+      if (r.status === 'fulfilled') continue;
+      if (!isUnrecoverable(r.reason)) throw r.reason;
+      poison.push({ data: orders[i], jobId: poisonJobId(orders[i], `${job.id}.${i}`) });
+    }
+    for (const p of poison) {
+      logger.error({ jobId: job.id, orderJobId: p.jobId }, 'poison order in a batch; sent on as its own job');
+      await poisonQueue.add('order', p.data as OrderRecord, { jobId: p.jobId });
+    }
+  }
+
+  const processor = async (job: Job<unknown, void>): Promise<void> => {
+    // Unrecoverable: straight to the failed set with the reason, never retried, never blocking.
+    if (isOrderBatch(job.data)) await persistBatch(job, job.data.orders);
+    else await persist(job.data);
   };
 
   const worker = new Worker<unknown, void>(ORDER_QUEUE, processor, {
@@ -206,7 +254,7 @@ export function startWriter(options: WriterOptions): Writer {
   });
   worker.on('error', (err) => logger.error({ err }, 'order worker error'));
   worker.on('failed', (job, err) => {
-    if (err instanceof UnrecoverableError || err.name === 'UnrecoverableError') {
+    if (isUnrecoverable(err)) {
       logger.error({ jobId: job?.id, reason: err.message }, 'order job failed permanently');
     }
   });
@@ -219,6 +267,7 @@ export function startWriter(options: WriterOptions): Writer {
       batcher.flushNow();
       await workerClosed;
       await batcher.drain();
+      await poisonQueue.close();
       redis.disconnect();
     })();
     return closing;

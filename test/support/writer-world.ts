@@ -9,7 +9,7 @@ import { migrateToLatest } from '../../src/db/migrate.ts';
 import { countOrders } from '../../src/db/orders-repo.ts';
 import { shardKeys, shardStockKey } from '../../src/inventory/keys.ts';
 import type { OrderRecord } from '../../src/orders/order.ts';
-import { createOrderQueue } from '../../src/orders/queue.ts';
+import { createOrderQueue, type OrderQueue } from '../../src/orders/queue.ts';
 import { type BatchStats, startWriter, type Writer, type WriterOptions } from '../../src/orders/writer.ts';
 import { until } from './async.ts';
 import { handle } from './handle.ts';
@@ -38,7 +38,7 @@ export interface World {
   client: Redis;
   tdb: TestDatabase;
   db: Kysely<Database>;
-  queue: Queue<OrderRecord>;
+  queue: OrderQueue;
   batches: BatchStats[];
   writers: Writer[];
   extraDbs: Kysely<Database>[];

@@ -11,6 +11,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { withTimeout } from '../support/async.ts';
 import { emptyResult, reapScenario, type ScenarioResult, scenarioScope } from './lib.ts';
 import { apiKill } from './s1-api-kill.ts';
+import { handOffKill } from './s1b-handoff-kill.ts';
 import { writerKill } from './s2-writer-kill.ts';
 import { postgresDown } from './s3-postgres-down.ts';
 import { fencing } from './s4-fencing.ts';
@@ -30,6 +31,13 @@ interface Scenario {
 
 const SCENARIOS: Scenario[] = [
   { id: '1', name: 'API kill -9 ×5 under load', run: apiKill, timeoutMs: 150_000, expectMs: 30_000 },
+  {
+    id: '1b',
+    name: 'API kill -9 ×3 while batches form',
+    run: handOffKill,
+    timeoutMs: 150_000,
+    expectMs: 30_000,
+  },
   { id: '2', name: 'writer kill -9 ×3 mid-batch', run: writerKill, timeoutMs: 180_000, expectMs: 30_000 },
   { id: '3', name: 'Postgres down 20 s under load', run: postgresDown, timeoutMs: 180_000, expectMs: 60_000 },
   { id: '4', name: 'frozen lock holder fenced off', run: fencing, timeoutMs: 120_000, expectMs: 15_000 },

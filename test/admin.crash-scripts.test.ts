@@ -90,6 +90,8 @@ describe('journal.lua and switch.lua', () => {
         0,
         0,
         1,
+        '',
+        '',
         shardStockKey(productId, generation, 0),
       )
       .then(Number);

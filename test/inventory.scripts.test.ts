@@ -58,6 +58,7 @@ function reserve(
   orderId: string,
   json?: string,
   deadline = 0,
+  window: [number, number] = [0, 0],
 ) {
   return inv
     .flashsaleReserve(
@@ -73,6 +74,7 @@ function reserve(
       orderId,
       json ?? JSON.stringify({ orderId, quantity }),
       deadline,
+      ...window,
     )
     .then(replyInts);
 }
@@ -116,6 +118,23 @@ describe('reserve.lua', () => {
     // Past the deadline, an order already reserved still answers as it did (a resend after a lost reply).
     assert.deepEqual(await reserve(OWNER, 5, 1, 'in-time', undefined, now - 1000), [ShardStatus.ok, 9, 5]);
     assert.equal(await client.get(K.stock), '9');
+  });
+
+  it("judges the sale window by Redis' clock: -5 before startsAt, -6 from endsAt on, writing nothing", async () => {
+    await shard(10, { holder: OWNER });
+    const [seconds, micros] = await client.time();
+    const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    const before = await snapshotRedis(client);
+    // An opening a minute away is not yet; a close already passed is over (edges: the server's "now"
+    // runs forward from the `now` read above, so only the far side of each bound can be pinned).
+    const early = await reserve(OWNER, 5, 1, 'early', undefined, 0, [now + 60_000, 0]);
+    assert.deepEqual(early, [ShardStatus.notStarted, 0, 0]);
+    const late = await reserve(OWNER, 5, 1, 'late', undefined, 0, [0, now]);
+    assert.deepEqual(late, [ShardStatus.ended, 0, 0]);
+    assert.deepEqual(diffSnapshots(before, await snapshotRedis(client)), []);
+    // Opened a millisecond before our reading, closing in a minute: reserved.
+    const open = await reserve(OWNER, 5, 1, 'open', undefined, 0, [now - 1, now + 60_000]);
+    assert.deepEqual(open, [ShardStatus.ok, 9, 5]);
   });
 
   it('refuses a caller that does not hold the shard lock (-1) and writes nothing', async () => {
@@ -272,7 +291,9 @@ describe('switch.lua', () => {
     soldDelta: number,
     keys: string[],
     now = 1000,
-  ) => inv.flashsaleSwitch(SALE, LIST, gen, limit, totalDelta, soldDelta, now, ...keys).then(Number);
+    window: [string, string] = ['', ''],
+  ) =>
+    inv.flashsaleSwitch(SALE, LIST, gen, limit, totalDelta, soldDelta, now, ...window, ...keys).then(Number);
   const keysOf = (gen: number, n: number) => Array.from({ length: n }, (_, i) => shardStockKey('P', gen, i));
 
   it('creates: list and hash written together', async () => {

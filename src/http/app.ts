@@ -11,7 +11,7 @@ import { FlashsaleError, isConnectionError, UnavailableError } from '../errors.t
 import type { SaleAdmin } from '../inventory/admin.ts';
 import type { Catalog } from '../inventory/catalog.ts';
 import { UnknownProductError } from '../inventory/errors.ts';
-import { availableStock } from '../inventory/sale.ts';
+import { availableStock, type SaleWindow } from '../inventory/sale.ts';
 import { reconcile, saleStatus } from '../inventory/status.ts';
 import type { Logger } from '../log.ts';
 import { type Metrics, type OrderOutcome, orderOutcome } from '../metrics.ts';
@@ -109,7 +109,7 @@ export function createApp(deps: AppDeps): express.Express {
     const sale = await catalog.get(productId);
     if (!sale) throw new UnknownProductError(productId);
     const available = await availableStock(redis, sale);
-    res.json({ productId, available, soldOut: available === 0 });
+    res.json({ productId, available, soldOut: available === 0, ...windowView(sale.window) });
   });
 
   // --- admin ---
@@ -137,7 +137,12 @@ export function createApp(deps: AppDeps): express.Express {
     const productId = productParam(req);
     const spec = parse(saleBody, req.body);
     const r = await audited(req, 'put', productId, () =>
-      admin.put(productId, { stock: spec.stock, shards: spec.shards, perUserLimit: spec.perUserLimit ?? 0 }),
+      admin.put(productId, {
+        stock: spec.stock,
+        shards: spec.shards,
+        perUserLimit: spec.perUserLimit ?? 0,
+        window: { startsAt: spec.startsAt ?? null, endsAt: spec.endsAt ?? null },
+      }),
     );
     // Postgres' backstop for the per-user limit (migrations/0002) follows the sale's limit.
     await upsertSaleLimit(db, productId, r.sale.perUserLimit);
@@ -148,6 +153,7 @@ export function createApp(deps: AppDeps): express.Express {
       shards: r.sale.shardKeys.length,
       generation: r.sale.generation,
       perUserLimit: r.sale.perUserLimit || null,
+      ...windowView(r.sale.window),
     });
   });
   adminRouter.post('/products/:productId/restock', async (req, res) => {
@@ -238,6 +244,14 @@ function send(res: Response, answer: Answer): void {
     .status(answer.status)
     .set(answer.headers ?? {})
     .json(answer.body);
+}
+
+/** The sale window as the API shows it: ISO 8601 times, each only when set. */
+function windowView(w: SaleWindow): { startsAt?: string; endsAt?: string } {
+  return {
+    ...(w.startsAt === null ? {} : { startsAt: new Date(w.startsAt).toISOString() }),
+    ...(w.endsAt === null ? {} : { endsAt: new Date(w.endsAt).toISOString() }),
+  };
 }
 
 function summary(s: Awaited<ReturnType<typeof saleStatus>>) {

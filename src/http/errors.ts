@@ -9,6 +9,8 @@ const STATUS: Record<string, number> = {
   unknown_order: 404,
   not_found: 404,
   sold_out: 409,
+  not_started: 409,
+  sale_ended: 409,
   limit_exceeded: 409,
   insufficient_stock: 409,
   request_in_progress: 409,

@@ -16,11 +16,21 @@ export const orderBody = (maxQuantity: number) =>
 const MAX_STOCK = 1_000_000_000;
 export const MAX_SHARDS = 1024;
 
-export const saleBody = z.object({
-  stock: count(0, MAX_STOCK),
-  shards: count(1, MAX_SHARDS),
-  perUserLimit: count(0, MAX_STOCK).nullable().optional(),
-});
+/** An ISO 8601 time with a zone (`Z` or an offset), as epoch ms. */
+const isoTime = z.iso.datetime({ offset: true }).transform((s) => Date.parse(s));
+
+export const saleBody = z
+  .object({
+    stock: count(0, MAX_STOCK),
+    shards: count(1, MAX_SHARDS),
+    perUserLimit: count(0, MAX_STOCK).nullable().optional(),
+    startsAt: isoTime.nullable().optional(),
+    endsAt: isoTime.nullable().optional(),
+  })
+  .refine((s) => s.startsAt == null || s.endsAt == null || s.startsAt < s.endsAt, {
+    message: 'must be after startsAt',
+    path: ['endsAt'],
+  });
 export const restockBody = z.object({ delta: count(-MAX_STOCK, MAX_STOCK) });
 export const reshardBody = z.object({ shards: count(1, MAX_SHARDS) });
 

@@ -5,7 +5,7 @@ import type { LockClient, LockHandle } from '../lock/index.ts';
 import { AdminLockLostError, InsufficientStockError, UnknownProductError } from './errors.ts';
 import { publishSaleEvent, type SaleEvent } from './events.ts';
 import { adminLockName, retiredShardsKey, saleKey, shardKeys, shardListKey, shardStockKey } from './keys.ts';
-import { availableStock, loadSale, type Sale, splitEvenly } from './sale.ts';
+import { availableStock, loadSale, type Sale, type SaleWindow, splitEvenly } from './sale.ts';
 import {
   type InventoryPipeline,
   type InventoryRedis,
@@ -18,6 +18,8 @@ export interface SaleSpec {
   stock: number;
   shards: number;
   perUserLimit?: number;
+  /** When orders open and close (epoch ms, Redis server time); absent: no bound. */
+  window?: SaleWindow;
 }
 
 export interface AdminResult {
@@ -27,7 +29,7 @@ export interface AdminResult {
 
 /** A change as journaled: what another admin needs to finish it once the shards are retired. */
 export type Change =
-  | { action: 'put'; stock: number; shards: number; perUserLimit: number }
+  | { action: 'put'; stock: number; shards: number; perUserLimit: number; window?: SaleWindow }
   | { action: 'reshard'; shards: number }
   | { action: 'restock'; delta: number };
 
@@ -38,6 +40,8 @@ export type PendingChange = Change & { since: number };
 export function parsePending(raw: string | null | undefined): PendingChange | null {
   return raw ? (JSON.parse(raw) as PendingChange) : null;
 }
+
+const NO_WINDOW: SaleWindow = { startsAt: null, endsAt: null };
 
 /** Admin locks wait behind queued orders (the shard locks are FIFO); this bounds that wait. */
 const ADMIN_WAIT_MS = 30_000;
@@ -53,6 +57,7 @@ interface Retired {
 interface NextGeneration {
   stocks: number[];
   perUserLimit: number;
+  window: SaleWindow;
   /** Change of `total` (units put on sale or taken off). */
   totalDelta: number;
 }
@@ -78,6 +83,7 @@ function planFor(productId: string, change: Change, sale: Sale | null): (retired
       next: {
         stocks: splitEvenly(change.stock, change.shards),
         perUserLimit: change.perUserLimit,
+        window: change.window ?? NO_WINDOW,
         totalDelta: change.stock - retired.stock,
       },
     });
@@ -90,6 +96,7 @@ function planFor(productId: string, change: Change, sale: Sale | null): (retired
       next: {
         stocks: splitEvenly(retired.stock, change.shards),
         perUserLimit: sale.perUserLimit,
+        window: sale.window,
         totalDelta: 0,
       },
     });
@@ -104,6 +111,7 @@ function planFor(productId: string, change: Change, sale: Sale | null): (retired
       next: {
         stocks: splitEvenly(available, sale.shardKeys.length),
         perUserLimit: sale.perUserLimit,
+        window: sale.window,
         totalDelta: available - retired.stock,
       },
     };
@@ -144,6 +152,7 @@ export class SaleAdmin {
       stock: spec.stock,
       shards: spec.shards,
       perUserLimit: spec.perUserLimit ?? 0,
+      window: spec.window,
     });
     return { sale, available, created: kind === 'created' };
   }
@@ -359,6 +368,8 @@ export class SaleAdmin {
       next.totalDelta,
       retired.sold,
       Date.now(),
+      next.window.startsAt ?? '',
+      next.window.endsAt ?? '',
       ...keys,
     );
     const replies = (await p.exec()) ?? [];

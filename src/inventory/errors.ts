@@ -19,6 +19,26 @@ export class SoldOutError extends FlashsaleError {
   }
 }
 
+/** Orders of the product open at `startsAt` (epoch ms, Redis' clock), which has not come yet. */
+export class NotStartedError extends FlashsaleError {
+  constructor(productId: string, startsAt: number) {
+    super('not_started', `"${productId}" is not on sale before ${new Date(startsAt).toISOString()}`, {
+      productId,
+      startsAt: new Date(startsAt).toISOString(),
+    });
+  }
+}
+
+/** Orders of the product closed at `endsAt` (epoch ms, Redis' clock). */
+export class SaleEndedError extends FlashsaleError {
+  constructor(productId: string, endsAt: number) {
+    super('sale_ended', `the sale of "${productId}" ended at ${new Date(endsAt).toISOString()}`, {
+      productId,
+      endsAt: new Date(endsAt).toISOString(),
+    });
+  }
+}
+
 /**
  * The order cannot be served now (its shard lock stayed busy, or the API process is at its admission
  * limit): the client should retry shortly. Without a product: refused before the request was read.

@@ -8,7 +8,7 @@ import type { RedisClock } from '../redis/clock.ts';
 import type { Catalog } from './catalog.ts';
 import { BusyError, ReservationInDoubtError, SoldOutError, UnknownProductError } from './errors.ts';
 import { type ShardRef, shardKeys } from './keys.ts';
-import { readShardStocks, type Sale } from './sale.ts';
+import { readShardStocks, type Sale, windowError } from './sale.ts';
 import { RESERVE, ShardStatus, withInventoryScripts } from './scripts.ts';
 
 /** What to reserve, and the entry to record for it in the shard's reservation hash. */
@@ -51,7 +51,8 @@ type ShardOutcome =
   | { kind: 'busy' }
   | { kind: 'retired' }
   | { kind: 'fenced' }
-  | { kind: 'expired' };
+  | { kind: 'expired' }
+  | { kind: 'closed'; why: 'not_started' | 'ended' };
 
 /** Outcomes that end an order's walk over the shards. */
 type Final = Exclude<ShardOutcome, { kind: 'insufficient' } | { kind: 'busy' }>;
@@ -119,6 +120,7 @@ export class StockReserver {
       if (result.kind === 'soldOut') throw new SoldOutError(req.productId, req.quantity, result.available);
       // Past its deadline the attempt can place nothing more: a definite "try again".
       if (result.kind === 'busy' || result.kind === 'expired') throw new BusyError(req.productId);
+      if (result.kind === 'closed') throw windowError(sale, result.why);
       // Retired (a reshard moved the stock) or fenced (our hold lapsed): reload the shards and go again.
       this.catalog.invalidate(req.productId);
     }
@@ -229,6 +231,8 @@ export class StockReserver {
             id,
             entry: JSON.stringify(value),
             deadline,
+            startsAt: sale.window.startsAt ?? 0,
+            endsAt: sale.window.endsAt ?? 0,
           });
         },
       );
@@ -247,6 +251,10 @@ export class StockReserver {
         return { kind: 'retired' };
       case ShardStatus.expired:
         return { kind: 'expired' };
+      case ShardStatus.notStarted:
+        return { kind: 'closed', why: 'not_started' };
+      case ShardStatus.ended:
+        return { kind: 'closed', why: 'ended' };
       default:
         // Our hold was not current when the script ran (lease lapsed): nothing was written.
         return { kind: 'fenced' };

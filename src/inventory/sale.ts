@@ -1,5 +1,6 @@
 // A sale as stored in Redis: the sale hash plus the product->shards list, read in one round trip.
 import type { Redis } from 'ioredis';
+import { NotStartedError, SaleEndedError } from './errors.ts';
 import { saleKey, shardListKey } from './keys.ts';
 
 export interface Sale {
@@ -13,6 +14,39 @@ export interface Sale {
   total: number;
   /** Units sold by shards that later reshards retired. */
   retiredSold: number;
+  /** When orders open and close (epoch ms, Redis server time); null: no bound. */
+  window: SaleWindow;
+}
+
+/** A sale's opening and closing moments (epoch ms, compared with Redis' clock); null: no bound. */
+export interface SaleWindow {
+  startsAt: number | null;
+  endsAt: number | null;
+}
+
+/**
+ * How far from a window's edge a process refuses on its own. Its `now` is an estimate of Redis' clock
+ * (RedisClock, off by about a round trip); nearer an edge, reserve.lua decides by Redis' own TIME, so
+ * the opening is exact to that one clock and no order is accepted before it.
+ */
+const WINDOW_MARGIN_MS = 1000;
+
+/**
+ * The refusal of an order at `now` (RedisClock's estimate of Redis' time) clearly outside the sale's
+ * window, answered from process memory; undefined inside it or near an edge.
+ */
+export function windowRefusal(sale: Sale, now: number): NotStartedError | SaleEndedError | undefined {
+  const { startsAt, endsAt } = sale.window;
+  if (startsAt !== null && now < startsAt - WINDOW_MARGIN_MS) return windowError(sale, 'not_started');
+  if (endsAt !== null && now >= endsAt + WINDOW_MARGIN_MS) return windowError(sale, 'ended');
+  return undefined;
+}
+
+/** The refusal of an order outside the sale's window, as reserve.lua found it. */
+export function windowError(sale: Sale, why: 'not_started' | 'ended'): NotStartedError | SaleEndedError {
+  return why === 'not_started'
+    ? new NotStartedError(sale.productId, sale.window.startsAt ?? 0)
+    : new SaleEndedError(sale.productId, sale.window.endsAt ?? 0);
 }
 
 export async function loadSale(redis: Redis, productId: string): Promise<Sale | null> {
@@ -35,7 +69,12 @@ export async function loadSale(redis: Redis, productId: string): Promise<Sale | 
     perUserLimit: Number(hash.perUserLimit ?? 0),
     total: Number(hash.total ?? 0),
     retiredSold: Number(hash.retiredSold ?? 0),
+    window: { startsAt: optionalMs(hash.startsAt), endsAt: optionalMs(hash.endsAt) },
   };
+}
+
+function optionalMs(raw: string | undefined): number | null {
+  return raw ? Number(raw) : null;
 }
 
 /** Splits units as evenly as possible over n shards (the first shards take the remainder). */

@@ -7,7 +7,7 @@ export const RESERVE = typedScript({
   name: 'flashsaleReserve',
   file: new URL('./scripts/reserve.lua', import.meta.url),
   keys: ['lock', 'tokenCounter', 'stock', 'fence', 'sold', 'reservations'],
-  args: ['owner', 'token', 'quantity', 'id', 'entry', 'deadline'],
+  args: ['owner', 'token', 'quantity', 'id', 'entry', 'deadline', 'startsAt', 'endsAt'],
   parse: (reply) => replyInts(reply),
 });
 
@@ -43,6 +43,8 @@ export const ShardStatus = {
   staleToken: -2,
   retired: -3,
   expired: -4,
+  notStarted: -5,
+  ended: -6,
 } as const;
 
 /** A script's reply as integers (Lua tables arrive as arrays under RESP2 and RESP3). */

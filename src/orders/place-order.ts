@@ -10,6 +10,7 @@ import type { Catalog } from '../inventory/catalog.ts';
 import { ReservationInDoubtError, SoldOutError, UnknownProductError } from '../inventory/errors.ts';
 import { findReservation } from '../inventory/reservations.ts';
 import type { StockReserver } from '../inventory/reserve.ts';
+import { windowRefusal } from '../inventory/sale.ts';
 import type { RedisClock } from '../redis/clock.ts';
 import { eventually } from '../redis/eventually.ts';
 import { type Attempt, CLOCK_SKEW_MARGIN_MS, newAttempt, orderIdFor } from './attempt.ts';
@@ -95,6 +96,10 @@ export class PlaceOrder {
    * place nothing; the same key with another request throws `IdempotencyKeyReusedError`.
    */
   async place(req: OrderRequest, options: PlaceOptions = {}): Promise<PlacedOrder> {
+    // Before and after the sale's window: answered from the cached sale, before any key or claim.
+    const sale = await this.deps.catalog.get(req.productId);
+    const closed = sale && windowRefusal(sale, this.deps.clock.now());
+    if (closed) throw closed;
     const key = options.idempotencyKey;
     if (key === undefined) return { ...placed(await this.placeAs(req, this.newAttempt())), replayed: false };
     let ran = false;

@@ -14,10 +14,12 @@
 -- ARGV[4] id: the reservation's id (field in the hash)
 -- ARGV[5] entry: JSON object without its token, ending in "}" (the token is appended here)
 -- ARGV[6] deadline: server time (ms) past which the reservation is refused; 0 = none
+-- ARGV[7] startsAt: server time (ms) the sale opens at; 0 (or absent) = no bound
+-- ARGV[8] endsAt: server time (ms) the sale closes at; 0 (or absent) = no bound
 -- Idempotent per order id (a replayed call answers 1 again and changes nothing).
 -- Returns {status, stockLeft, token}: status 1 reserved, 0 not enough stock in this shard,
 -- -1 caller does not hold the lock, -2 stale fencing token, -3 shard retired by a reshard,
--- -4 past the deadline.
+-- -4 past the deadline, -5 the sale has not opened, -6 the sale has closed.
 -- ioredis sends a pipeline again after a reconnect when its replies were lost: the same order id
 -- must not take stock twice, so an order already reserved answers as it did the first time, even
 -- when the resent acquire found the lock taken by someone else meanwhile.
@@ -28,10 +30,20 @@ end
 -- The deadline is what lets a client whose reply was lost learn the outcome: once the server's clock
 -- is past it, this order id can no longer be reserved, so its absence is final.
 local deadline = tonumber(ARGV[6])
-if deadline > 0 then
+local startsAt = tonumber(ARGV[7] or '0')
+local endsAt = tonumber(ARGV[8] or '0')
+if deadline > 0 or startsAt > 0 or endsAt > 0 then
   local t = redis.call('time')
-  if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) > deadline then
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if deadline > 0 and now > deadline then
     return {-4, 0, 0}
+  end
+  -- The opening is judged by this one clock (Redis'), whatever the API processes' clocks say.
+  if now < startsAt then
+    return {-5, 0, 0}
+  end
+  if endsAt > 0 and now >= endsAt then
+    return {-6, 0, 0}
   end
 end
 if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then

@@ -10,17 +10,27 @@
 -- ARGV[3] change of total (units added to or removed from sale)
 -- ARGV[4] units sold by the shards being retired (moved into retiredSold)
 -- ARGV[5] creation time (ms), recorded when the sale is new
--- ARGV[6..] stock keys of the new generation, in index order
+-- ARGV[6] startsAt: when orders open (server ms), "" = no bound
+-- ARGV[7] endsAt: when orders close (server ms), "" = no bound
+-- ARGV[8..] stock keys of the new generation, in index order
 -- Returns 1 when switched, 0 when a newer generation is already current.
 local current = tonumber(redis.call('hget', KEYS[1], 'gen') or '0')
 if tonumber(ARGV[1]) <= current then
   return 0
 end
-redis.call('hset', KEYS[1], 'gen', ARGV[1], 'shards', #ARGV - 5, 'perUserLimit', ARGV[2], 'state', 'active')
+redis.call('hset', KEYS[1], 'gen', ARGV[1], 'shards', #ARGV - 7, 'perUserLimit', ARGV[2], 'state', 'active')
+-- The window switches with the shards, so a process that reloads the sale sees both of one change.
+for i, field in ipairs({'startsAt', 'endsAt'}) do
+  if ARGV[5 + i] == '' then
+    redis.call('hdel', KEYS[1], field)
+  else
+    redis.call('hset', KEYS[1], field, ARGV[5 + i])
+  end
+end
 redis.call('hsetnx', KEYS[1], 'createdAt', ARGV[5])
 redis.call('hincrby', KEYS[1], 'total', ARGV[3])
 redis.call('hincrby', KEYS[1], 'retiredSold', ARGV[4])
 redis.call('hdel', KEYS[1], 'pending')
 redis.call('del', KEYS[2])
-redis.call('rpush', KEYS[2], unpack(ARGV, 6))
+redis.call('rpush', KEYS[2], unpack(ARGV, 8))
 return 1

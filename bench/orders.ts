@@ -428,6 +428,7 @@ async function suite(): Promise<void> {
     ['bench-benq', BIG_STOCK, 8],
     ['bench-c1', BIG_STOCK, 1],
     ['bench-c8', BIG_STOCK, 8],
+    ['bench-c8m', BIG_STOCK, 8],
     ['bench-c8s1', BIG_STOCK, 8],
     ['bench-c8rs1', BIG_STOCK, 8],
     ['bench-c8rs2', BIG_STOCK, 8],

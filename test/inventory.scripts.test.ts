@@ -137,6 +137,28 @@ describe('reserve.lua', () => {
     assert.deepEqual(open, [ShardStatus.ok, 9, 5]);
   });
 
+  it('without an owner: reserves under a fresh token when nobody holds the lock, leaving no hold', async () => {
+    await shard(10, { fence: 4 });
+    await client.set(TOKEN_KEY, 6);
+    assert.deepEqual(await reserve('', '', 3, 'free'), [ShardStatus.ok, 7, 7]);
+    const after = await shardState();
+    assert.deepEqual([after.stock, after.sold, after.fence], ['7', '3', '7']);
+    assert.equal(await client.exists(K.lock), 0, 'no hold left behind: nothing to release or wake');
+    // Too big for the shard: refused without drawing a token.
+    assert.deepEqual(await reserve('', '', 8, 'big'), [ShardStatus.insufficient, 7, 0]);
+    assert.equal(await client.get(TOKEN_KEY), '7');
+    // A replay (ioredis resend) answers as the first time, even once the lock is held.
+    await client.hset(K.lock, OTHER, 1);
+    assert.deepEqual(await reserve('', '', 3, 'free'), [ShardStatus.ok, 7, 7]);
+  });
+
+  it('without an owner: answers held (-7) and writes nothing while anyone holds the lock', async () => {
+    await shard(10, { holder: OTHER, fence: 3 });
+    const before = await snapshotRedis(client);
+    assert.deepEqual(await reserve('', '', 1, 'o1'), [ShardStatus.held, 0, 0]);
+    assert.deepEqual(diffSnapshots(before, await snapshotRedis(client)), []);
+  });
+
   it('refuses a caller that does not hold the shard lock (-1) and writes nothing', async () => {
     await shard(10, { holder: OTHER, fence: 3 });
     const before = await snapshotRedis(client);

@@ -45,7 +45,7 @@ const order = (url: string, productId: string, userId: string, headers: Record<s
 describe('metrics of the API + writer process', () => {
   const { infra, svc } = useService();
 
-  it('N accepted orders grow the accepted counter, the latency histogram, the shard picks and the lock histograms by N', async () => {
+  it('N accepted orders grow the accepted counter, the latency histogram and the shard picks by N (free shards need no lock hold)', async () => {
     await createSale(svc.url, 'm-acc', { stock: 50, shards: 4 });
     const before = await scrape(svc.url);
     const n = 13;
@@ -57,11 +57,8 @@ describe('metrics of the API + writer process', () => {
       delta(before, afterScrape, 'flashsale_shard_attempts_total{outcome="reserved",fallback="false"}'),
       n,
     );
-    assert.equal(
-      delta(before, afterScrape, 'flashsale_lock_wait_seconds_count{lock="shard",result="acquired"}'),
-      n,
-    );
-    assert.equal(delta(before, afterScrape, 'flashsale_lock_hold_seconds_count{lock="shard"}'), n);
+    // A free shard is reserved in one script run that takes its lock only for that run (reserve.lua
+    // without an owner): no hold, so the lock histograms count only waits (the next test).
     for (const outcome of ['sold_out', 'busy', 'limit_exceeded', 'invalid', 'unknown_product', 'error']) {
       assert.equal(delta(before, afterScrape, `flashsale_orders_total{outcome="${outcome}"}`), 0, outcome);
     }

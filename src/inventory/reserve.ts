@@ -1,5 +1,5 @@
-// The hot path: reserve units of a product on one of its shards, round-robin, with acquire + guarded
-// decrement + release in one pipelined round trip; falls back to other shards and follows reshards.
+// The hot path: reserve units of a product on one of its shards, round-robin: one script call on a free
+// shard (its lock taken for the run), or acquire + reserve + release pipelined after waiting on a busy one.
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
 import { isConnectionError, UnavailableError } from '../errors.ts';
@@ -205,6 +205,30 @@ export class StockReserver {
     const k = shardKeys(shard.key);
     const { id, value } = req.entry(shard);
     sent.values.set(id, value);
+    /** The script's input for a hold (`owner`, `token`), or without one (""): take the lock if free. */
+    const input = (owner: string, token: number | '') => {
+      const deadline = Math.min(req.deadline, this.options.clock.now() + SEND_LEASE_MS);
+      sent.deadline = Math.max(sent.deadline, deadline);
+      return {
+        lock: k.lock,
+        tokenCounter: lockKeys(k.lock).token,
+        stock: k.stock,
+        fence: k.fence,
+        sold: k.sold,
+        reservations: k.reservations,
+        owner,
+        token,
+        quantity: req.quantity,
+        id,
+        entry: JSON.stringify(value),
+        deadline,
+        startsAt: sale.window.startsAt ?? 0,
+        endsAt: sale.window.endsAt ?? 0,
+      };
+    };
+    // Not waiting: one script call reserves if nobody holds the lock, else the shard is busy. No
+    // acquire, lease or release is needed, since the script's run is atomic (see reserve.lua).
+    if (waitMs === 0) return outcomeOf(await RESERVE.run(this.redis, input('', '')), shard, id);
     let replies: unknown[];
     try {
       replies = await this.locks.runGuarded(
@@ -216,24 +240,7 @@ export class StockReserver {
           settled: (replies) => RESERVE.parse(replies[0])[0] === ShardStatus.ok,
         },
         (pipeline, hold) => {
-          const deadline = Math.min(req.deadline, this.options.clock.now() + SEND_LEASE_MS);
-          sent.deadline = Math.max(sent.deadline, deadline);
-          RESERVE.run(pipeline, {
-            lock: k.lock,
-            tokenCounter: lockKeys(k.lock).token,
-            stock: k.stock,
-            fence: k.fence,
-            sold: k.sold,
-            reservations: k.reservations,
-            owner: hold.owner,
-            token: hold.token ?? '',
-            quantity: req.quantity,
-            id,
-            entry: JSON.stringify(value),
-            deadline,
-            startsAt: sale.window.startsAt ?? 0,
-            endsAt: sale.window.endsAt ?? 0,
-          });
+          RESERVE.run(pipeline, input(hold.owner, hold.token ?? ''));
         },
       );
     } catch (err) {
@@ -241,23 +248,30 @@ export class StockReserver {
       if (err instanceof LockUnavailableError) throw new UnavailableError('Redis', err);
       throw err;
     }
-    const [status = ShardStatus.notOwner, stockLeft = 0, fence = 0] = RESERVE.parse(replies[0]);
-    switch (status) {
-      case ShardStatus.ok:
-        return { kind: 'reserved', shard, id, token: fence };
-      case ShardStatus.insufficient:
-        return { kind: 'insufficient', left: stockLeft };
-      case ShardStatus.retired:
-        return { kind: 'retired' };
-      case ShardStatus.expired:
-        return { kind: 'expired' };
-      case ShardStatus.notStarted:
-        return { kind: 'closed', why: 'not_started' };
-      case ShardStatus.ended:
-        return { kind: 'closed', why: 'ended' };
-      default:
-        // Our hold was not current when the script ran (lease lapsed): nothing was written.
-        return { kind: 'fenced' };
-    }
+    return outcomeOf(RESERVE.parse(replies[0]), shard, id);
+  }
+}
+
+/** What a reserve.lua reply means for the order's walk over the shards. */
+function outcomeOf(reply: number[], shard: ShardRef, id: string): ShardOutcome {
+  const [status = ShardStatus.notOwner, stockLeft = 0, fence = 0] = reply;
+  switch (status) {
+    case ShardStatus.ok:
+      return { kind: 'reserved', shard, id, token: fence };
+    case ShardStatus.insufficient:
+      return { kind: 'insufficient', left: stockLeft };
+    case ShardStatus.held:
+      return { kind: 'busy' };
+    case ShardStatus.retired:
+      return { kind: 'retired' };
+    case ShardStatus.expired:
+      return { kind: 'expired' };
+    case ShardStatus.notStarted:
+      return { kind: 'closed', why: 'not_started' };
+    case ShardStatus.ended:
+      return { kind: 'closed', why: 'ended' };
+    default:
+      // Our hold was not current when the script ran (lease lapsed): nothing was written.
+      return { kind: 'fenced' };
   }
 }

@@ -45,6 +45,7 @@ export const ShardStatus = {
   expired: -4,
   notStarted: -5,
   ended: -6,
+  held: -7,
 } as const;
 
 /** A script's reply as integers (Lua tables arrive as arrays under RESP2 and RESP3). */

@@ -2,13 +2,19 @@
 -- shard's slot. Refuses unless the caller holds the shard lock right now and its fencing token is not
 -- older than the newest this shard has seen: a holder whose lease lapsed can never decrement.
 --
+-- Without an owner (ARGV[1] ""), the script takes the lock only for its own atomic run: if nobody
+-- holds it, it draws the next fencing token and reserves, with no hold left behind (so no lease,
+-- no release, no wake-up to publish); if anyone holds it (one of ours, an admin, a Redisson client)
+-- it answers busy and writes nothing. That is the uncontended order in one script call instead of
+-- acquire + reserve + release.
+--
 -- KEYS[1] lock: shard lock hash, stock:{P:g:i}:lock
 -- KEYS[2] tokenCounter: the lock's token counter, flashsale_lock__token:stock:{P:g:i}:lock
 -- KEYS[3] stock: stock:{P:g:i}
 -- KEYS[4] fence: stock:{P:g:i}:fence
 -- KEYS[5] sold: stock:{P:g:i}:sold
 -- KEYS[6] reservations: hash stock:{P:g:i}:res
--- ARGV[1] owner: owner id of the caller's hold
+-- ARGV[1] owner: owner id of the caller's hold, or "" to take the lock for this run only if free
 -- ARGV[2] token: fencing token of the hold, or "" when acquired in the same pipeline (read from KEYS[2])
 -- ARGV[3] quantity: integer > 0
 -- ARGV[4] id: the reservation's id (field in the hash)
@@ -19,7 +25,8 @@
 -- Idempotent per order id (a replayed call answers 1 again and changes nothing).
 -- Returns {status, stockLeft, token}: status 1 reserved, 0 not enough stock in this shard,
 -- -1 caller does not hold the lock, -2 stale fencing token, -3 shard retired by a reshard,
--- -4 past the deadline, -5 the sale has not opened, -6 the sale has closed.
+-- -4 past the deadline, -5 the sale has not opened, -6 the sale has closed, -7 the lock is held
+-- (only without an owner).
 -- ioredis sends a pipeline again after a reconnect when its replies were lost: the same order id
 -- must not take stock twice, so an order already reserved answers as it did the first time, even
 -- when the resent acquire found the lock taken by someone else meanwhile.
@@ -46,24 +53,39 @@ if deadline > 0 or startsAt > 0 or endsAt > 0 then
     return {-6, 0, 0}
   end
 end
-if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
-  return {-1, 0, 0}
+local token
+if ARGV[1] == '' then
+  if redis.call('exists', KEYS[1]) == 1 then
+    return {-7, 0, 0}
+  end
+else
+  if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
+    return {-1, 0, 0}
+  end
+  token = tonumber(ARGV[2]) or tonumber(redis.call('get', KEYS[2]) or '0')
 end
-local token = tonumber(ARGV[2]) or tonumber(redis.call('get', KEYS[2]) or '0')
-local stock = redis.call('get', KEYS[3])
+local values = redis.call('mget', KEYS[3], KEYS[4])
+local stock = values[1]
 if not stock then
   -- Checked before the fence so a late order leaves no key behind on a retired shard.
-  return {-3, 0, token}
+  return {-3, 0, token or 0}
 end
-local fence = tonumber(redis.call('get', KEYS[4]) or '0')
+stock = tonumber(stock)
+local qty = tonumber(ARGV[3])
+-- Drawn only now, so an order refused above (or too big for this shard) uses up no token.
+if not token then
+  if stock < qty then
+    return {0, stock, 0}
+  end
+  token = redis.call('incr', KEYS[2])
+end
+local fence = tonumber(values[2] or '0')
 if token < fence then
   return {-2, 0, token}
 end
 if token > fence then
   redis.call('set', KEYS[4], token)
 end
-stock = tonumber(stock)
-local qty = tonumber(ARGV[3])
 if stock < qty then
   return {0, stock, token}
 end

@@ -5,6 +5,7 @@
 import { scanReservations } from '../../src/inventory/reservations.ts';
 import type { OrderRecord } from '../../src/orders/order.ts';
 import { createOrderQueue, isOrderBatch } from '../../src/orders/queue.ts';
+import { until } from '../support/async.ts';
 import {
   check,
   emptyResult,
@@ -46,6 +47,12 @@ export async function handOffKill(): Promise<ScenarioResult> {
       const chaos = (async () => {
         for (const at of spreadPoints(KILLS, ORDERS * 0.1, ORDERS * 0.8)) {
           await load.reached(at);
+          // Kill while some accepted orders wait for their batch (answers come a batch at a time,
+          // so the moment a count is reached is often just after a flush).
+          await until(
+            'reserved orders in no job',
+            async () => (await strandedOrders(infra.client, queue, productId)) > 0,
+          );
           await api.kill();
           targets.down(0);
           stranded.push(await strandedOrders(infra.client, queue, productId));

@@ -871,6 +871,40 @@ export function randomId(prefix: string): string {
 }
 
 /** n distinct random points in [lo, hi), sorted, at least `gap` apart when possible. */
+/** What {@link killApiDuring} needs: the running load, the API it kills and how to restart it. */
+export interface ApiKills {
+  infra: FaultInfra;
+  procs: Processes;
+  targets: Targets;
+  load: Load;
+  api: Spawned;
+  /** Dispatch counts at which to kill (each kill waits for its count first). */
+  points: number[];
+  /** The restarted API's environment (as the first one had). */
+  env?: Record<string, string>;
+  /** Waits, after a point is reached, for a moment worth killing in. */
+  beforeKill?: () => Promise<void>;
+  /** Runs right after each kill, before the restart (e.g. to look at what the dead API left). */
+  afterKill?: () => Promise<void>;
+}
+
+/** kill -9 of the API (target slot 0) at each point of a load, restarting it each time; the dispatch count at each kill. */
+export async function killApiDuring(k: ApiKills): Promise<number[]> {
+  const killedAt: number[] = [];
+  let api = k.api;
+  for (const at of k.points) {
+    await k.load.reached(at);
+    await k.beforeKill?.();
+    await api.kill();
+    k.targets.down(0);
+    killedAt.push(k.load.dispatched);
+    await k.afterKill?.();
+    api = await k.procs.spawn(k.infra, 'api', k.env);
+    k.targets.up(0, api.url);
+  }
+  return killedAt;
+}
+
 export function spreadPoints(n: number, lo: number, hi: number): number[] {
   const span = (hi - lo) / n;
   return Array.from({ length: n }, (_, k) => Math.floor(lo + span * k + Math.random() * span * 0.8));

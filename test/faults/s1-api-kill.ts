@@ -6,6 +6,7 @@
 // one row at most per logical order; sold == rows; no oversell.
 import {
   emptyResult,
+  killApiDuring,
   Load,
   log,
   orderRows,
@@ -28,8 +29,6 @@ export async function apiKill(): Promise<ScenarioResult> {
   return withFaultInfra(result, {}, async (infra, procs) => {
     const sale = await startSale(infra, procs, 's1', { stock: STOCK, shards: 8 });
     const { targets, productId } = sale;
-    let api = sale.api;
-
     const load = new Load({
       targets,
       productId,
@@ -37,20 +36,20 @@ export async function apiKill(): Promise<ScenarioResult> {
       concurrency: 64,
       order: unitOrder(productId),
     });
-    const killedAt: number[] = [];
-    const chaos = (async () => {
-      for (const at of spreadPoints(KILLS, ORDERS * 0.08, ORDERS * 0.85)) {
-        await load.reached(at);
-        await sleep(Math.random() * 40);
-        await api.kill();
-        targets.down(0);
-        killedAt.push(load.dispatched);
-        log('1', `killed the API after ${load.dispatched} orders dispatched; restarting`);
-        api = await procs.spawn(infra, 'api');
-        targets.up(0, api.url);
-      }
-    })();
-    await Promise.all([load.done, chaos]);
+    const [, killedAt] = await Promise.all([
+      load.done,
+      killApiDuring({
+        infra,
+        procs,
+        targets,
+        load,
+        api: sale.api,
+        points: spreadPoints(KILLS, ORDERS * 0.08, ORDERS * 0.85),
+        beforeKill: () => sleep(Math.random() * 40),
+        afterKill: async () =>
+          log('1', `killed the API after ${load.dispatched} orders dispatched; restarting`),
+      }),
+    ]);
     const { retried, stuck } = await retryUnanswered(targets, productId, load.logs, 1);
     result.faults = `${killedAt.length} API kills (at ${killedAt.join(', ')} orders), ${retried} retries with the same key`;
     result.details.killedAtDispatched = killedAt;

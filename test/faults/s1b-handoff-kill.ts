@@ -9,6 +9,7 @@ import { until } from '../support/async.ts';
 import {
   check,
   emptyResult,
+  killApiDuring,
   Load,
   log,
   orderRows,
@@ -32,7 +33,6 @@ export async function handOffKill(): Promise<ScenarioResult> {
   return withFaultInfra(result, {}, async (infra, procs) => {
     const sale = await startSale(infra, procs, 's1b', { stock: STOCK, shards: 8 }, { api: FORMING });
     const { targets, productId } = sale;
-    let api = sale.api;
     const queue = createOrderQueue(infra.env.REDIS_URL as string);
     queue.on('error', () => {});
     const load = new Load({
@@ -44,27 +44,33 @@ export async function handOffKill(): Promise<ScenarioResult> {
     });
     const stranded: number[] = [];
     try {
-      const chaos = (async () => {
-        for (const at of spreadPoints(KILLS, ORDERS * 0.1, ORDERS * 0.8)) {
-          await load.reached(at);
+      await Promise.all([
+        load.done,
+        killApiDuring({
+          infra,
+          procs,
+          targets,
+          load,
+          api: sale.api,
+          env: FORMING,
+          points: spreadPoints(KILLS, ORDERS * 0.1, ORDERS * 0.8),
           // Kill while some accepted orders wait for their batch (answers come a batch at a time,
           // so the moment a count is reached is often just after a flush).
-          await until(
-            'reserved orders in no job',
-            async () => (await strandedOrders(infra.client, queue, productId)) > 0,
-          );
-          await api.kill();
-          targets.down(0);
-          stranded.push(await strandedOrders(infra.client, queue, productId));
-          log(
-            '1b',
-            `killed the API after ${load.dispatched} orders; ${stranded.at(-1)} reserved orders in no job`,
-          );
-          api = await procs.spawn(infra, 'api', FORMING);
-          targets.up(0, api.url);
-        }
-      })();
-      await Promise.all([load.done, chaos]);
+          beforeKill: async () => {
+            await until(
+              'reserved orders in no job',
+              async () => (await strandedOrders(infra.client, queue, productId)) > 0,
+            );
+          },
+          afterKill: async () => {
+            stranded.push(await strandedOrders(infra.client, queue, productId));
+            log(
+              '1b',
+              `killed the API after ${load.dispatched} orders; ${stranded.at(-1)} reserved orders in no job`,
+            );
+          },
+        }),
+      ]);
     } finally {
       await queue.close();
     }

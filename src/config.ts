@@ -51,6 +51,33 @@ const schema = z.object({
   NODE_ENV: z.string().default('development'),
   /** Redis for stock, locks and the order queue. Default `redis://127.0.0.1:6379`. */
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
+  /**
+   * Seed nodes `host:port,...` of a Redis Cluster: when set, everything runs on the cluster (with
+   * REDIS_URL as well it is a configuration error). Unset: the single Redis of REDIS_URL.
+   */
+  REDIS_CLUSTER_NODES: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined) return undefined;
+      const nodes = v.split(',').map((entry) => {
+        const m = /^([A-Za-z0-9.\-]+|\[[0-9A-Fa-f:]+\]):(\d{1,5})$/.exec(entry.trim());
+        const port = Number(m?.[2]);
+        return m?.[1] && port >= 1 && port <= 65535 ? { host: m[1].replace(/^\[|\]$/g, ''), port } : null;
+      });
+      if (nodes.some((n) => n === null)) {
+        ctx.addIssue({ code: 'custom', message: 'must be a comma-separated list of host:port' });
+        return z.NEVER;
+      }
+      return nodes as { host: string; port: number }[];
+    }),
+  /**
+   * Replicas that must have an accepted order's reservation before its 202 (Redis WAIT); 0 answers
+   * without waiting (a failover may then lose the newest acknowledged orders). Default 0, 0..16.
+   */
+  REDIS_WAIT_REPLICAS: int(0, 0, 16),
+  /** Longest WAIT for those replicas; an order not replicated in time answers 503. Default 500, 1..60000. */
+  REDIS_WAIT_TIMEOUT_MS: int(500, 1, 60_000),
   /** Postgres for orders and the audit log. Default `postgres://postgres@127.0.0.1:5432/postgres`. */
   DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/postgres'),
   /** HTTP port (API; the worker's /metrics). 0 picks a free port. Default 3000. */
@@ -179,6 +206,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (c.ADMISSION_MIN_LIMIT > c.ADMISSION_LIMIT || c.ADMISSION_LIMIT > c.ADMISSION_MAX_LIMIT) {
     throw new ConfigError(
       `invalid configuration: ADMISSION_MIN_LIMIT (${c.ADMISSION_MIN_LIMIT}) <= ADMISSION_LIMIT (${c.ADMISSION_LIMIT}) <= ADMISSION_MAX_LIMIT (${c.ADMISSION_MAX_LIMIT}) must hold`,
+    );
+  }
+  if (c.REDIS_CLUSTER_NODES && env.REDIS_URL) {
+    throw new ConfigError(
+      'invalid configuration: set REDIS_URL (one Redis) or REDIS_CLUSTER_NODES (a Redis Cluster), not both',
     );
   }
   const production = c.NODE_ENV === 'production';

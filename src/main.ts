@@ -5,6 +5,6 @@ import { run, serveApi, startWorker } from './runtime.ts';
 
 await run('main', async (rt) => {
   // A cluster worker is a fork of this entry point: it serves the API only.
-  if (cluster.isPrimary) startWorker(rt);
+  if (cluster.isPrimary) await startWorker(rt);
   await serveApi(rt);
 });

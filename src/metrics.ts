@@ -1,10 +1,11 @@
 // Prometheus metrics of the process (GET /metrics). No product label (products are unbounded; per-product
 // numbers are in GET /admin/products/:id); queue depth and outstanding reservations are read on scrape.
-import type { Redis } from 'ioredis';
+
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { lockKind, RESERVATION_HASHES } from './inventory/keys.ts';
 import { countReservations, type ReservationCount } from './inventory/reservations.ts';
 import type { LockEvent } from './lock/client.ts';
+import type { RedisClient } from './redis/connection.ts';
 
 /** What the admission gauges show of one process's order admission (src/http/admission.ts). */
 export interface AdmissionState {
@@ -67,6 +68,23 @@ export interface JobCounter {
   ): Promise<{ timestamp: number }[]>;
 }
 
+/** The job counts and oldest jobs of several queues (one per master on a cluster) as one queue. */
+export function allQueues(queues: readonly JobCounter[]): JobCounter {
+  return {
+    async getJobCounts(...states) {
+      const counts = await Promise.all(queues.map((q) => q.getJobCounts(...states)));
+      const total: Record<string, number> = {};
+      for (const c of counts)
+        for (const [state, n] of Object.entries(c)) total[state] = (total[state] ?? 0) + n;
+      return total;
+    },
+    async getJobs(types, start, end, asc) {
+      const lists = await Promise.all(queues.map((q) => q.getJobs(types, start, end, asc)));
+      return lists.flat().sort((a, b) => (asc ? a.timestamp - b.timestamp : b.timestamp - a.timestamp));
+    },
+  };
+}
+
 /**
  * Seconds since the oldest order job not yet written was queued: the heads of the waiting list and
  * of the retry-delayed set (two one-job reads), 0 when both are empty. This is the writer's lag.
@@ -80,7 +98,7 @@ export async function oldestJobAge(queue: JobCounter, now = Date.now()): Promise
   return Number.isFinite(oldest) ? Math.max(0, (now - oldest) / 1000) : 0;
 }
 
-/** A scrape must not hang on an unreachable Redis: each source gets this long. */
+/** A scrape must not hang on an unreachable RedisClient: each source gets this long. */
 const COLLECT_TIMEOUT_MS = 2000;
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -99,7 +117,7 @@ export function createMetrics() {
 
   // Sources read at scrape time; set by the runtime once the queue and Redis exist.
   let queue: JobCounter | undefined;
-  let redis: Redis | undefined;
+  let redis: RedisClient | undefined;
 
   const collectErrors = new Counter({
     name: 'flashsale_metrics_collect_errors_total',
@@ -313,8 +331,8 @@ export function createMetrics() {
     watchQueue(q: JobCounter): void {
       queue = q;
     },
-    /** The Redis whose reservation hashes flashsale_reservations_outstanding counts. */
-    watchReservations(r: Redis): void {
+    /** The RedisClient whose reservation hashes flashsale_reservations_outstanding counts. */
+    watchReservations(r: RedisClient): void {
       redis = r;
     },
     /** LockClient's onEvent hook. */

@@ -4,7 +4,6 @@
 import cluster from 'node:cluster';
 import { once } from 'node:events';
 import { createServer, type Server, type ServerResponse } from 'node:http';
-import { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { ApiCluster } from './api-cluster.ts';
 import { type Config, ConfigError, loadConfig, redactUrl } from './config.ts';
@@ -20,16 +19,32 @@ import { startAdminRecovery } from './inventory/recovery.ts';
 import { StockReserver } from './inventory/reserve.ts';
 import { LockClient } from './lock/index.ts';
 import { createLogger, type Logger, requestLogger } from './log.ts';
-import { createMetrics, type Metrics } from './metrics.ts';
+import { allQueues, createMetrics, type Metrics } from './metrics.ts';
 import { startReconcileWatch } from './ops/reconcile-watch.ts';
 import { BuyerLimits } from './orders/buyer-limit.ts';
 import { failedJobsOf } from './orders/failed-jobs.ts';
 import { HandOff } from './orders/hand-off.ts';
 import { PlaceOrder } from './orders/place-order.ts';
-import { createOrderQueue } from './orders/queue.ts';
+import {
+  closeBull,
+  createOrderQueue,
+  type OrderQueue,
+  queuePrefixes,
+  registeredQueues,
+  registerQueues,
+} from './orders/queue.ts';
 import { startSweeper } from './orders/sweeper.ts';
 import { startWriter } from './orders/writer.ts';
+import { every } from './periodic.ts';
 import { RedisClock } from './redis/clock.ts';
+import {
+  createRedisClient,
+  describeTarget,
+  duplicateClient,
+  isCluster,
+  type RedisClient,
+  type RedisTarget,
+} from './redis/connection.ts';
 
 export class StartupError extends Error {}
 
@@ -37,28 +52,38 @@ export interface Runtime {
   config: Config;
   logger: Logger;
   metrics: Metrics;
-  redis: Redis;
+  redis: RedisClient;
+  /** Where Redis is (REDIS_URL or REDIS_CLUSTER_NODES): BullMQ objects connect to it on their own. */
+  target: RedisTarget;
   db: Kysely<Database>;
   closers: Array<() => Promise<unknown>>;
 }
 
+/** The Redis of the configuration: the cluster of REDIS_CLUSTER_NODES, else the server of REDIS_URL. */
+export function redisTarget(config: Config): RedisTarget {
+  return config.REDIS_CLUSTER_NODES ? { nodes: config.REDIS_CLUSTER_NODES } : { url: config.REDIS_URL };
+}
+
 /** Redis connection for request work: fail fast (503) rather than queue commands while Redis is away. */
-export function redisConnection(url: string, name: string): Redis {
-  const redis = new Redis(url, { maxRetriesPerRequest: 1, connectionName: name, lazyConnect: true });
+async function connectRedis(target: RedisTarget, name: string): Promise<RedisClient> {
+  const redis = createRedisClient(target, {
+    maxRetriesPerRequest: 1,
+    connectionName: name,
+    lazyConnect: true,
+  });
   redis.on('error', () => {
     // ioredis reconnects by itself; requests meanwhile fail with 503 and /readyz reports it.
   });
-  return redis;
-}
-
-async function connectRedis(url: string, name: string): Promise<Redis> {
-  const redis = redisConnection(url, name);
   try {
     await redis.connect();
     await redis.ping();
   } catch {
     redis.disconnect();
-    throw new StartupError(`Redis is unreachable at ${url}: start redis-server or set REDIS_URL`);
+    throw new StartupError(
+      'nodes' in target
+        ? `Redis Cluster is unreachable at ${describeTarget(target)}: start the cluster or set REDIS_CLUSTER_NODES`
+        : `Redis is unreachable at ${target.url}: start redis-server or set REDIS_URL`,
+    );
   }
   return redis;
 }
@@ -73,7 +98,8 @@ export async function boot(role: string, env: NodeJS.ProcessEnv = process.env): 
   }
   const logger = createLogger(config.LOG_LEVEL);
   if (config.devToken) logger.warn('ADMIN_TOKEN not set: using the development token "dev-admin-token"');
-  const redis = await connectRedis(config.REDIS_URL, `flashsale-${role}`);
+  const target = redisTarget(config);
+  const redis = await connectRedis(target, `flashsale-${role}`);
   const db = createDatabase(config.DATABASE_URL);
   try {
     await checkDatabase(db);
@@ -86,7 +112,7 @@ export async function boot(role: string, env: NodeJS.ProcessEnv = process.env): 
   }
   // Several instances may start at once: the migrator takes a lock in Postgres.
   await migrateToLatest(db);
-  return { config, logger, metrics: createMetrics(), redis, db, closers: [] };
+  return { config, logger, metrics: createMetrics(), redis, target, db, closers: [] };
 }
 
 /**
@@ -112,19 +138,21 @@ const MAX_CONNECTIONS = 16_384;
 
 export async function startApi(rt: Runtime): Promise<Server> {
   const { config, logger, metrics, redis, db } = rt;
-  const subscriber = redis.duplicate({ maxRetriesPerRequest: null });
+  const subscriber = duplicateClient(redis, { maxRetriesPerRequest: null });
   subscriber.on('error', () => {});
   const locks = new LockClient(redis, {
-    subscriber: subscriber.duplicate(),
+    subscriber: duplicateClient(subscriber),
     onEvent: (e) => metrics.observeLock(e),
   });
   const catalog = new Catalog(redis, subscriber);
   await catalog.start();
-  const queue = createOrderQueue(config.REDIS_URL);
-  queue.on('error', (err) => logger.warn({ err }, 'order queue error'));
-  metrics.watchQueue(queue);
+  // One queue per master on a cluster; registered so the writer consumes every one.
+  const prefixes = queuePrefixes(redis);
+  await registerQueues(redis, prefixes);
+  const queues = prefixes.map((prefix) => orderQueue(rt, prefix));
+  metrics.watchQueue(allQueues(queues));
   metrics.watchReservations(redis);
-  const handOff = new HandOff(queue, {
+  const handOff = new HandOff(queues, {
     maxBatch: config.HANDOFF_MAX_BATCH,
     maxWaitMs: config.HANDOFF_MAX_WAIT_MS,
   });
@@ -133,6 +161,8 @@ export async function startApi(rt: Runtime): Promise<Server> {
     clock,
     leaseMs: config.LOCK_LEASE_MS,
     waitMs: config.LOCK_WAIT_MS,
+    waitReplicas: config.REDIS_WAIT_REPLICAS,
+    waitReplicasMs: config.REDIS_WAIT_TIMEOUT_MS,
     onShardAttempt: (outcome, fallback) => metrics.observeShardAttempt(outcome, fallback),
   });
   const orders = new PlaceOrder({
@@ -181,7 +211,7 @@ export async function startApi(rt: Runtime): Promise<Server> {
     adminToken: config.ADMIN_TOKEN,
     maxOrderQuantity: config.MAX_ORDER_QUANTITY,
     gate,
-    failedJobsOf: (productId) => failedJobsOf(queue, productId),
+    failedJobsOf: (productId) => failedJobsOf(queues, productId),
     bench: config.BENCH_ENDPOINTS
       ? { redis, catalog, handOff, maxOrderQuantity: config.MAX_ORDER_QUANTITY }
       : undefined,
@@ -201,7 +231,7 @@ export async function startApi(rt: Runtime): Promise<Server> {
     async () => subscriber.disconnect(),
     async () => lag.close(),
     async () => clock.stop(),
-    () => queue.close(),
+    async () => void (await Promise.all(queues.map(closeBull))),
     () => handOff.close(),
     () => locks.close(),
     () => closeServer(server, rt.config.SHUTDOWN_TIMEOUT_MS),
@@ -238,10 +268,22 @@ function closeServer(server: Server, budgetMs: number): Promise<void> {
   return closed.finally(() => clearTimeout(cut));
 }
 
-export function startWorker(rt: Runtime): void {
+/** A queue of the orders under `prefix`, its errors logged. */
+function orderQueue(rt: Runtime, prefix: string): OrderQueue {
+  const queue = createOrderQueue(rt.target, prefix);
+  queue.on('error', (err) => rt.logger.warn({ err, prefix }, 'order queue error'));
+  return queue;
+}
+
+export async function startWorker(rt: Runtime): Promise<void> {
   const { config, logger, metrics, db, redis } = rt;
+  // The queues of this slot map and every one an API process registered (maybe on an older map).
+  const own = queuePrefixes(redis);
+  await registerQueues(redis, own);
+  const prefixes = [...new Set([...own, ...(await registeredQueues(redis))])];
   const writer = startWriter({
-    connection: config.REDIS_URL,
+    connection: rt.target,
+    prefixes,
     db,
     concurrency: config.WRITER_CONCURRENCY,
     batchSize: config.WRITER_BATCH_SIZE,
@@ -254,9 +296,15 @@ export function startWorker(rt: Runtime): void {
       metrics.writerBatchSeconds.observe(s.ms / 1000);
     },
   });
-  const queue = createOrderQueue(config.REDIS_URL);
-  queue.on('error', (err) => logger.warn({ err }, 'order queue error'));
-  metrics.watchQueue(queue);
+  // Queues registered later (an API process started on a changed slot map) are consumed too.
+  const queueWatch = every(config.SWEEP_INTERVAL_MS, () =>
+    registeredQueues(redis)
+      .then((found) => writer.consume(found))
+      .catch((err: unknown) => logger.warn({ err }, 'reading the order queues failed; will retry')),
+  );
+  const queues = writer.workers().map((w) => orderQueue(rt, w.opts.prefix ?? own[0] ?? ''));
+  const queue = queues[0] as OrderQueue;
+  metrics.watchQueue(allQueues(queues));
   metrics.watchReservations(redis);
   const sweeper = startSweeper({
     redis,
@@ -286,8 +334,9 @@ export function startWorker(rt: Runtime): void {
   rt.closers.push(
     () => locks.close(),
     () => recovery.close(),
-    () => queue.close(),
+    async () => void (await Promise.all(queues.map(closeBull))),
     () => writer.close(),
+    () => queueWatch.close(),
     () => sweeper.close(),
   );
 }

@@ -2,5 +2,5 @@
 import { run, startWorker } from './runtime.ts';
 
 await run('worker', async (rt) => {
-  startWorker(rt);
+  await startWorker(rt);
 });

@@ -23,7 +23,7 @@ describe('order path: replies lost to broken Redis connections', () => {
     proxy = await FaultProxy.start(infra.redis.port);
     stopFirst({ stop: () => proxy.close() });
     api = stopFirst(await startApiOnly(infra, { REDIS_URL: `redis://127.0.0.1:${proxy.port}` }));
-    api.startWriter();
+    await api.startWriter();
   });
 
   it('every retried key ends as one order; every order was answered; no user over the limit', async () => {

@@ -589,7 +589,7 @@ describe('order path: API processes without a writer', () => {
     assert.equal(await infra.rows('rc'), 0, 'no writer, no row');
     assert.equal((await call(a.url, 'GET', `/api/orders/${id}`)).body.status, 'reserved');
 
-    a.startWriter();
+    await a.startWriter();
     const confirmed = await until('confirmed', async () => {
       const r = await call(b.url, 'GET', `/api/orders/${id}`);
       return r.body.status === 'confirmed' ? r : undefined;

@@ -2,7 +2,6 @@
 // bearer token, and ops endpoints. Handlers only translate: validation in, typed errors out.
 import { performance } from 'node:perf_hooks';
 import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
-import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { writeAudit } from '../db/audit-repo.ts';
 import { checkDatabase, type Database } from '../db/database.ts';
@@ -18,6 +17,7 @@ import { type Metrics, type OrderOutcome, orderOutcome } from '../metrics.ts';
 import type { FailedJobsOf } from '../orders/failed-jobs.ts';
 import { orderStatus } from '../orders/order-status.ts';
 import type { PlacedOrder, PlaceOrder } from '../orders/place-order.ts';
+import type { RedisClient } from '../redis/connection.ts';
 import { adminAuth } from './admin-auth.ts';
 import { type BenchDeps, benchRouter } from './bench-routes.ts';
 import { dashboardPage, liveRoutes } from './dashboard-routes.ts';
@@ -35,7 +35,7 @@ import {
 } from './validation.ts';
 
 export interface AppDeps {
-  redis: Redis;
+  redis: RedisClient;
   db: Kysely<Database>;
   catalog: Catalog;
   orders: PlaceOrder;
@@ -44,7 +44,7 @@ export interface AppDeps {
   logger: Logger;
   adminToken: string;
   maxOrderQuantity: number;
-  /** Rate limits and admission control of POST /api/orders, before any Redis round trip. */
+  /** Rate limits and admission control of POST /api/orders, before any RedisClient round trip. */
   gate: OrderGate;
   /** The order queue's failed jobs of a product, shown on GET /admin/products/:productId. */
   failedJobsOf: FailedJobsOf;
@@ -229,7 +229,7 @@ function known(err: unknown): ErrorAnswer | undefined {
   if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
     return errorAnswer(new HttpError('unsupported_media_type', 'body must be UTF-8 JSON'));
   }
-  if (isConnectionError(err)) return errorAnswer(new UnavailableError('Redis or Postgres', err));
+  if (isConnectionError(err)) return errorAnswer(new UnavailableError('RedisClient or Postgres', err));
   return undefined;
 }
 

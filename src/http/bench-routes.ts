@@ -2,18 +2,18 @@
 // the order path's ceilings without Redis (/bare) and without the lock and fence (/unlocked[?enqueue=1]).
 import { randomBytes } from 'node:crypto';
 import { type Request, type Response, Router } from 'express';
-import type { Redis } from 'ioredis';
 import type { Catalog } from '../inventory/catalog.ts';
 import { BusyError, SoldOutError, UnknownProductError } from '../inventory/errors.ts';
 import { shardKeys } from '../inventory/keys.ts';
 import { replyInts } from '../inventory/scripts.ts';
 import type { HandOff } from '../orders/hand-off.ts';
 import type { OrderRecord } from '../orders/order.ts';
+import type { RedisClient } from '../redis/connection.ts';
 import { defineScripts, luaScript } from '../redis/lua.ts';
 import { orderBody, parse } from './validation.ts';
 
 export interface BenchDeps {
-  redis: Redis;
+  redis: RedisClient;
   catalog: Catalog;
   /** The same batched hand-off as the real path. */
   handOff: HandOff;
@@ -25,7 +25,7 @@ const BENCH_DECREMENT = luaScript(
   3,
   new URL('../inventory/scripts/bench-decrement.lua', import.meta.url),
 );
-type BenchRedis = Redis & {
+type BenchRedis = RedisClient & {
   flashsaleBenchDecrement(
     stock: string,
     sold: string,

@@ -1,10 +1,12 @@
 // Admin changes of a sale (create/replace, restock, reshard) under the product's admin lock and the
 // locks of all its shards: retire the current generation, write the next, switch, announce.
-import type { Redis } from 'ioredis';
+
 import type { LockClient, LockHandle } from '../lock/index.ts';
+import { type RedisClient, runBatch } from '../redis/connection.ts';
 import { AdminLockLostError, InsufficientStockError, UnknownProductError } from './errors.ts';
 import { publishSaleEvent, type SaleEvent } from './events.ts';
-import { adminLockName, retiredShardsKey, saleKey, shardKeys, shardListKey, shardStockKey } from './keys.ts';
+import { adminLockName, retiredShardsKey, saleKey, shardKeys, shardListKey } from './keys.ts';
+import { placeShards } from './placement.ts';
 import { availableStock, loadSale, type Sale, type SaleWindow, splitEvenly } from './sale.ts';
 import {
   type InventoryPipeline,
@@ -18,7 +20,7 @@ export interface SaleSpec {
   stock: number;
   shards: number;
   perUserLimit?: number;
-  /** When orders open and close (epoch ms, Redis server time); absent: no bound. */
+  /** When orders open and close (epoch ms, RedisClient server time); absent: no bound. */
   window?: SaleWindow;
 }
 
@@ -139,7 +141,7 @@ export class SaleAdmin {
   private readonly redis: InventoryRedis;
 
   constructor(
-    redis: Redis,
+    redis: RedisClient,
     private readonly locks: LockClient,
   ) {
     this.redis = withInventoryScripts(redis);
@@ -286,25 +288,28 @@ export class SaleAdmin {
     const current = new Set(list);
     const retired = members.filter((key) => !current.has(key));
     if (retired.length === 0) return;
-    const p = this.redis.pipeline();
-    for (const key of retired) p.exists(shardKeys(key).reservations);
-    const replies = (await p.exec()) ?? [];
+    const replies = await runBatch(
+      this.redis,
+      retired.map((key) => ({ key, queue: (p) => p.exists(shardKeys(key).reservations) })),
+    );
     const done = retired.filter((_, i) => {
       const [err, n] = replies[i] ?? [new Error('no reply')];
       return !err && Number(n) === 0;
     });
     if (done.length === 0) return;
-    await this.redis
-      .pipeline()
-      .srem(retiredShardsKey(productId), ...done)
-      .del(...done.map((key) => shardKeys(key).retired))
-      .exec();
+    // Forgotten first, then the markers: a marker outliving its entry in the set is never read again.
+    await this.redis.srem(retiredShardsKey(productId), ...done);
+    await runBatch(
+      this.redis,
+      done.map((key) => ({ key, queue: (p) => p.del(shardKeys(key).retired) })),
+    );
   }
 
   /**
-   * Journals the change and empties every shard of the sale (under our locks) in one round trip,
-   * returning what the shards held — recorded, so a shard that an admin which died already retired
-   * answers the same numbers — and the number reserved for the generation that will replace them.
+   * Journals the change, then empties every shard of the sale (under our locks; one pipeline per
+   * master), returning what the shards held — recorded, so a shard that an admin which died already
+   * retired answers the same numbers — and the number reserved for the generation that will replace
+   * them. The journal lives in the product's slot and the shards in theirs, so they are two round trips.
    */
   private async retire(
     productId: string,
@@ -313,21 +318,27 @@ export class SaleAdmin {
     admin: LockHandle,
     change: PendingChange,
   ): Promise<Retired> {
-    const p = this.redis.pipeline() as InventoryPipeline;
-    p.flashsaleJournal(
+    const generation = await this.redis.flashsaleJournal(
       saleKey(productId),
       adminLockName(productId),
       admin.owner,
       sale?.generation ?? 0,
       JSON.stringify(change),
     );
-    sale?.shardKeys.forEach((key, i) => {
-      const k = shardKeys(key);
-      p.flashsaleRetireRecorded(k.lock, k.stock, k.sold, k.retired, (holds[i] as LockHandle).owner);
-    });
-    const [journaled, ...replies] = (await p.exec()) ?? [];
-    const [journalErr, generation] = journaled ?? [new Error('no reply')];
-    if (journalErr) throw journalErr;
+    // Refused: the admin lock lapsed, or another change switched meanwhile.
+    if (Number(generation) === 0) throw new AdminLockLostError(productId, adminLockName(productId));
+    const replies = await runBatch(
+      this.redis,
+      (sale?.shardKeys ?? []).map((key, i) => {
+        const k = shardKeys(key);
+        const owner = (holds[i] as LockHandle).owner;
+        return {
+          key,
+          queue: (p) =>
+            (p as InventoryPipeline).flashsaleRetireRecorded(k.lock, k.stock, k.sold, k.retired, owner),
+        };
+      }),
+    );
     let stock = 0;
     let sold = 0;
     replies.forEach(([err, reply], i) => {
@@ -339,15 +350,13 @@ export class SaleAdmin {
       stock += s ?? 0;
       sold += n ?? 0;
     });
-    // Refused: the admin lock lapsed, or another change switched meanwhile. Any shard retired
-    // anyway keeps its numbers in its marker for whichever change switches next.
-    if (Number(generation) === 0) throw new AdminLockLostError(productId, adminLockName(productId));
     return { stock, sold, generation: Number(generation) };
   }
 
   /**
-   * Writes the new generation's shards and then — in the same pipeline, so in this order — switches
-   * the list and the sale hash together in one script, which also ends the journal.
+   * Writes the new generation's shards (placed over the masters, one pipeline per master), then —
+   * once they are all written — switches the list and the sale hash together in one script, which
+   * also ends the journal.
    */
   private async switchTo(
     productId: string,
@@ -356,9 +365,13 @@ export class SaleAdmin {
     next: NextGeneration,
   ): Promise<number> {
     const { generation } = retired;
-    const keys = next.stocks.map((_, i) => shardStockKey(productId, generation, i));
+    const keys = placeShards(this.redis, productId, generation, next.stocks.length);
+    const written = await runBatch(
+      this.redis,
+      keys.map((key, i) => ({ key, queue: (p) => p.set(key, next.stocks[i] ?? 0) })),
+    );
+    for (const [err] of written) if (err) throw err;
     const p = this.redis.pipeline() as InventoryPipeline;
-    keys.forEach((key, i) => p.set(key, next.stocks[i] ?? 0));
     if (old) p.sadd(retiredShardsKey(productId), ...old.shardKeys);
     p.flashsaleSwitch(
       saleKey(productId),

@@ -1,9 +1,9 @@
 // This process's view of the sales: cached sale + shard list per product, the round-robin shard
 // counter, shards known empty, and the sold-out flag that lets a sold-out product be answered with
 // no Redis round trip. Sale events on pub/sub invalidate a product; a lost subscription clears all.
-import type { Redis } from 'ioredis';
+import { isCluster, onMessage, type RedisClient, subscribe } from '../redis/connection.ts';
 import { parseSaleEvent } from './events.ts';
-import { SALE_EVENTS_CHANNEL } from './keys.ts';
+import { productOfChannel, saleEventsChannel } from './keys.ts';
 import { loadSale, type Sale } from './sale.ts';
 
 interface Entry {
@@ -24,17 +24,18 @@ export class Catalog {
   /** Bumped by each invalidation, so a load that raced an event does not cache what it read. */
   private readonly epochs = new Map<string, number>();
   private started: Promise<void> | undefined;
+  /** Products whose event channel this process listens on (subscribed when first found to exist). */
+  private readonly subscribed = new Set<string>();
 
   constructor(
-    private readonly redis: Redis,
-    private readonly subscriber: Redis,
+    private readonly redis: RedisClient,
+    private readonly subscriber: RedisClient,
   ) {}
 
   start(): Promise<void> {
     this.started ??= (async () => {
-      this.subscriber.on('message', (channel: string, message: string) => {
-        if (channel !== SALE_EVENTS_CHANNEL) return;
-        const event = parseSaleEvent(message);
+      onMessage(this.subscriber, (channel, message) => {
+        const event = productOfChannel(channel) && parseSaleEvent(message);
         if (event) this.invalidate(event.productId);
       });
       let connectedOnce = false;
@@ -43,7 +44,12 @@ export class Catalog {
         if (connectedOnce) this.entries.clear();
         connectedOnce = true;
       });
-      await this.subscriber.subscribe(SALE_EVENTS_CHANNEL);
+      // On a cluster a sharded subscription moves with its slot (failover, migration); events sent
+      // while it moved are lost, so the cache is dropped whenever the cluster's nodes change.
+      if (isCluster(this.subscriber)) {
+        for (const event of ['+node', '-node']) this.subscriber.on(event, () => this.entries.clear());
+      }
+      if (this.subscriber.status === 'wait') await this.subscriber.connect();
     })();
     return this.started;
   }
@@ -91,13 +97,26 @@ export class Catalog {
     return { first, empty };
   }
 
+  /**
+   * Reads the sale; the first time it exists, subscribes to its events and reads it again, so that a
+   * change announced before the subscription was live is in what gets cached. Unknown products get
+   * no subscription (random ids must not grow this process's channels).
+   */
+  private async load(productId: string): Promise<Sale | null> {
+    const sale = await loadSale(this.redis, productId);
+    if (!sale || this.subscribed.has(productId)) return sale;
+    await subscribe(this.subscriber, saleEventsChannel(productId));
+    this.subscribed.add(productId);
+    return loadSale(this.redis, productId);
+  }
+
   private async entry(productId: string): Promise<Entry> {
     const cached = this.entries.get(productId);
     if (cached && (cached.sale || Date.now() - cached.loadedAt < UNKNOWN_TTL_MS)) return cached;
     let pending = this.loading.get(productId);
     if (!pending) {
       const epoch = this.epochs.get(productId);
-      pending = loadSale(this.redis, productId)
+      pending = this.load(productId)
         .then((sale) => {
           const entry: Entry = {
             sale,

@@ -1,7 +1,7 @@
 // Sale change announcements between processes: every admin change publishes one, and every API
 // process drops its cached shard list and sold-out flag for that product when it hears it.
-import type { Redis } from 'ioredis';
-import { SALE_EVENTS_CHANNEL } from './keys.ts';
+import { publish, type RedisClient } from '../redis/connection.ts';
+import { saleEventsChannel } from './keys.ts';
 
 export interface SaleEvent {
   productId: string;
@@ -9,8 +9,8 @@ export interface SaleEvent {
   generation: number;
 }
 
-export async function publishSaleEvent(redis: Redis, event: SaleEvent): Promise<void> {
-  await redis.publish(SALE_EVENTS_CHANNEL, JSON.stringify(event));
+export async function publishSaleEvent(redis: RedisClient, event: SaleEvent): Promise<void> {
+  await publish(redis, saleEventsChannel(event.productId), JSON.stringify(event));
 }
 
 export function parseSaleEvent(message: string): SaleEvent | null {

@@ -3,14 +3,27 @@
 
 export const PRODUCT_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
-/** Pub/sub channel on which sale changes (create, restock, reshard) are announced to every API process. */
-export const SALE_EVENTS_CHANNEL = 'sale:events';
+/**
+ * Pub/sub channel on which a product's changes (create, restock, reshard) are announced to every API
+ * process that sells it. It shares the product's hash tag: on a cluster it is a sharded channel served
+ * by the product's master, so events cost one node, not a broadcast over the cluster bus.
+ */
+export const saleEventsChannel = (productId: string): string => `sale:{${productId}}:events`;
+const SALE_EVENTS = /^sale:\{([A-Za-z0-9_-]{1,64})\}:events$/;
+/** The product a sale-events channel belongs to; null for another channel. */
+export const productOfChannel = (channel: string): string | null => SALE_EVENTS.exec(channel)?.[1] ?? null;
 
 export const saleKey = (productId: string): string => `sale:{${productId}}`;
 export const shardListKey = (productId: string): string => `sale:{${productId}}:shards`;
 
-export const shardStockKey = (productId: string, generation: number, index: number): string =>
-  `stock:{${productId}:${generation}:${index}}`;
+/**
+ * A shard's stock key `stock:{P:g:i}`; with a placement salt `stock:{P:g:i:s}`, a tag chosen so that
+ * the shard lands on a given master of a Redis Cluster (see placement.ts).
+ */
+export const shardStockKey = (productId: string, generation: number, index: number, salt?: number): string =>
+  salt === undefined
+    ? `stock:{${productId}:${generation}:${index}}`
+    : `stock:{${productId}:${generation}:${index}:${salt}}`;
 
 /** A shard named by its place in a sale: product, generation, index, and its stock key. */
 export interface ShardRef {
@@ -21,7 +34,7 @@ export interface ShardRef {
   key: string;
 }
 
-const STOCK_KEY = /^stock:\{([A-Za-z0-9_-]{1,64}):(\d{1,15}):(\d{1,4})\}$/;
+const STOCK_KEY = /^stock:\{([A-Za-z0-9_-]{1,64}):(\d{1,15}):(\d{1,4})(?::\d{1,6})?\}$/;
 
 /** The shard a stock key names; null for a key that is not one. */
 export function parseShardKey(key: string): ShardRef | null {

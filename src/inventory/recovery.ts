@@ -1,12 +1,13 @@
 // Finishes admin changes whose admin died between retire and switch (the journal in the sale hash's
 // `pending` field), from the worker, so orders on that product are not left answering busy.
-import type { Redis } from 'ioredis';
+
 import type { Logger } from '../log.ts';
 import { every, type Periodic } from '../periodic.ts';
+import { type RedisClient, runBatch, scanKeys } from '../redis/connection.ts';
 import { parsePending, type SaleAdmin } from './admin.ts';
 
 export interface RecoveryOptions {
-  redis: Redis;
+  redis: RedisClient;
   admin: SaleAdmin;
   /** A change journaled longer ago than this is taken as abandoned (a live change takes well under a second). */
   ageMs: number;
@@ -17,17 +18,17 @@ export interface RecoveryOptions {
 const SALE_HASH = /^sale:\{([A-Za-z0-9_-]{1,64})\}$/;
 
 /** Products with a change pending for at least `ageMs`. */
-async function abandonedChanges(redis: Redis, ageMs: number, now = Date.now()): Promise<string[]> {
+async function abandonedChanges(redis: RedisClient, ageMs: number, now = Date.now()): Promise<string[]> {
   const found: string[] = [];
-  const stream = redis.scanStream({ match: 'sale:{*}', type: 'hash', count: 500 });
-  for await (const keys of stream as AsyncIterable<string[]>) {
+  for await (const keys of scanKeys(redis, 'sale:{*}', { type: 'hash' })) {
     const sales = keys.flatMap((key) => {
       const productId = SALE_HASH.exec(key)?.[1];
       return productId ? [{ key, productId }] : [];
     });
-    const p = redis.pipeline();
-    for (const s of sales) p.hget(s.key, 'pending');
-    const replies = (await p.exec()) ?? [];
+    const replies = await runBatch(
+      redis,
+      sales.map((s) => ({ key: s.key, queue: (p) => p.hget(s.key, 'pending') })),
+    );
     sales.forEach((s, i) => {
       const [err, raw] = replies[i] ?? [null, null];
       if (err) throw err;

@@ -1,7 +1,13 @@
 // The shards' reservation hashes (the outbox): each entry is written by reserve.lua with the units it
 // takes, and deleted once its order is persisted. Everything that reads or clears them goes through here.
 import { performance } from 'node:perf_hooks';
-import type { Redis } from 'ioredis';
+import {
+  type BatchPipeline,
+  masterClients,
+  type RedisClient,
+  runBatch,
+  scanKeys,
+} from '../redis/connection.ts';
 import {
   parseShardKey,
   RESERVATION_HASHES,
@@ -9,17 +15,21 @@ import {
   type ShardRef,
   shardKeys,
   shardListKey,
-  shardStockKey,
 } from './keys.ts';
 
-/** The reservation `id` on a shard of a known place (product, generation, index); null when absent. */
+/**
+ * The reservation `id` on a shard of a known place (product, generation, index); null when absent.
+ * The place names the shard but not its key (on a cluster the key's tag carries a placement salt), so
+ * the key is looked up among the product's current and retired shards.
+ */
 export async function readReservation(
-  redis: Redis,
+  redis: RedisClient,
   shard: Omit<ShardRef, 'key'>,
   id: string,
 ): Promise<string | null> {
-  const key = shardStockKey(shard.productId, shard.generation, shard.index);
-  return redis.hget(shardKeys(key).reservations, id);
+  return findReservation(redis, shard.productId, (s) =>
+    s.generation === shard.generation && s.index === shard.index ? id : null,
+  );
 }
 
 /**
@@ -28,7 +38,7 @@ export async function readReservation(
  * each shard (null: none there). Answers the first entry found.
  */
 export async function findReservation(
-  redis: Redis,
+  redis: RedisClient,
   productId: string,
   idOn: (shard: ShardRef) => string | null,
 ): Promise<string | null> {
@@ -36,13 +46,13 @@ export async function findReservation(
     redis.lrange(shardListKey(productId), 0, -1),
     redis.smembers(retiredShardsKey(productId)),
   ]);
-  const p = redis.pipeline();
-  for (const key of new Set([...listed, ...retired])) {
+  const lookups = [...new Set([...listed, ...retired])].flatMap((key) => {
     const shard = parseShardKey(key);
     const id = shard && idOn(shard);
-    if (id) p.hget(shardKeys(key).reservations, id);
-  }
-  for (const [err, json] of (await p.exec()) ?? []) {
+    const hash = shardKeys(key).reservations;
+    return id ? [{ key: hash, queue: (p: BatchPipeline) => p.hget(hash, id) }] : [];
+  });
+  for (const [err, json] of await runBatch(redis, lookups)) {
     if (err) throw err;
     if (typeof json === 'string') return json;
   }
@@ -51,13 +61,17 @@ export async function findReservation(
 
 /** Deletes reservations (their orders are persisted); answers how many deletions failed. */
 export async function deleteReservations(
-  redis: Redis,
+  redis: RedisClient,
   entries: readonly { shardKey: string; id: string }[],
 ): Promise<number> {
   if (entries.length === 0) return 0;
-  const p = redis.pipeline();
-  for (const e of entries) p.hdel(shardKeys(e.shardKey).reservations, e.id);
-  const replies = (await p.exec()) ?? [];
+  const replies = await runBatch(
+    redis,
+    entries.map((e) => {
+      const hash = shardKeys(e.shardKey).reservations;
+      return { key: hash, queue: (p) => p.hdel(hash, e.id) };
+    }),
+  );
   return replies.filter(([err]) => err).length;
 }
 
@@ -69,9 +83,8 @@ export interface ReservationBatch {
 }
 
 /** Every reservation hash of every product, one at a time (SCAN: entries written meanwhile may be missed). */
-export async function* scanReservations(redis: Redis): AsyncIterable<ReservationBatch> {
-  const stream = redis.scanStream({ match: RESERVATION_HASHES, count: 500 });
-  for await (const keys of stream as AsyncIterable<string[]>) {
+export async function* scanReservations(redis: RedisClient): AsyncIterable<ReservationBatch> {
+  for await (const keys of scanKeys(redis, RESERVATION_HASHES)) {
     for (const key of keys) {
       yield {
         entries: await redis.hgetall(key),
@@ -95,27 +108,35 @@ export interface ReservationCount {
 
 /** Sums HLEN over the reservation hashes, scanning at most `limits`. */
 export async function countReservations(
-  redis: Redis,
+  redis: RedisClient,
   limits: { maxCalls: number; count: number; maxMs: number } = RESERVATION_SCAN,
 ): Promise<ReservationCount> {
   const deadline = performance.now() + limits.maxMs;
-  let cursor = '0';
   let calls = 0;
   let entries = 0;
   let keys = 0;
-  do {
-    const [next, batch] = await redis.scan(cursor, 'MATCH', RESERVATION_HASHES, 'COUNT', limits.count);
-    cursor = next;
-    calls += 1;
-    if (batch.length > 0) {
-      const p = redis.pipeline();
-      for (const key of batch) p.hlen(key);
-      for (const [err, n] of (await p.exec()) ?? []) {
+  let complete = true;
+  // Each master scanned in turn, sharing one budget of calls and time.
+  for (const node of masterClients(redis)) {
+    let cursor = '0';
+    do {
+      if (calls >= limits.maxCalls || performance.now() >= deadline) {
+        complete = false;
+        break;
+      }
+      const [next, batch] = await node.scan(cursor, 'MATCH', RESERVATION_HASHES, 'COUNT', limits.count);
+      cursor = next;
+      calls += 1;
+      const replies = await runBatch(
+        redis,
+        batch.map((key) => ({ key, queue: (p) => p.hlen(key) })),
+      );
+      for (const [err, n] of replies) {
         if (err) throw err;
         entries += Number(n);
       }
       keys += batch.length;
-    }
-  } while (cursor !== '0' && calls < limits.maxCalls && performance.now() < deadline);
-  return { entries, keys, complete: cursor === '0' };
+    } while (cursor !== '0');
+  }
+  return { entries, keys, complete };
 }

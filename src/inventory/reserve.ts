@@ -1,10 +1,10 @@
 // The hot path: reserve units of a product on one of its shards, round-robin: one script call on a free
 // shard (its lock taken for the run), or acquire + reserve + release pipelined after waiting on a busy one.
 import { performance } from 'node:perf_hooks';
-import type { Redis } from 'ioredis';
 import { isConnectionError, UnavailableError } from '../errors.ts';
 import { LockAcquireTimeoutError, type LockClient, LockUnavailableError, lockKeys } from '../lock/index.ts';
 import type { RedisClock } from '../redis/clock.ts';
+import { clientOf, type RedisClient } from '../redis/connection.ts';
 import type { Catalog } from './catalog.ts';
 import { BusyError, ReservationInDoubtError, SoldOutError, UnknownProductError } from './errors.ts';
 import { type ShardRef, shardKeys } from './keys.ts';
@@ -35,12 +35,21 @@ export interface Reservation<T extends object> {
   token: number;
   /** The latest deadline any reservation of this request was sent with (≤ the request's deadline). */
   sentDeadline: number;
+  /**
+   * False when `waitReplicas` replicas did not confirm the reservation in time: it is made, but a
+   * failover of its master now could still lose it. Always true with `waitReplicas` 0.
+   */
+  replicated: boolean;
 }
 
 export interface ReserverOptions {
   leaseMs: number;
   waitMs: number;
   clock: RedisClock;
+  /** Replicas that must confirm a reservation (Redis WAIT on its master) before it counts as made. Default 0. */
+  waitReplicas?: number;
+  /** Longest WAIT for them. Default 500 ms. */
+  waitReplicasMs?: number;
   /** Observes each shard attempt (metrics): outcome and whether it was the first shard tried. */
   onShardAttempt?: (outcome: ShardOutcome['kind'], fallback: boolean) => void;
 }
@@ -72,10 +81,10 @@ const MAX_GENERATION_HOPS = 5;
 const SEND_LEASE_MS = 1000;
 
 export class StockReserver {
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
 
   constructor(
-    redis: Redis,
+    redis: RedisClient,
     private readonly locks: LockClient,
     private readonly catalog: Catalog,
     private readonly options: ReserverOptions,
@@ -98,12 +107,29 @@ export class StockReserver {
     const sent: Sent<T> = { deadline: 0, values: new Map() };
     try {
       const r = await this.walk(req, sent);
-      return { ...r, value: sent.values.get(r.id) as T, sentDeadline: sent.deadline };
+      const replicated = await this.replicated(r.shard);
+      return { ...r, value: sent.values.get(r.id) as T, sentDeadline: sent.deadline, replicated };
     } catch (err) {
       if (sent.deadline > 0 && (err instanceof UnavailableError || isConnectionError(err))) {
         throw new ReservationInDoubtError(err, sent.deadline);
       }
       throw err;
+    }
+  }
+
+  /**
+   * With `waitReplicas`, waits (Redis WAIT, on the connection to the shard's master that wrote the
+   * reservation) until that many replicas have it. Replication is asynchronous: without this, a
+   * master that dies right after answering can take the reservation with it.
+   */
+  private async replicated(shard: ShardRef): Promise<boolean> {
+    const wanted = this.options.waitReplicas ?? 0;
+    if (wanted === 0) return true;
+    try {
+      const acked = await clientOf(this.redis, shard.key).wait(wanted, this.options.waitReplicasMs ?? 500);
+      return acked >= wanted;
+    } catch {
+      return false;
     }
   }
 

@@ -1,5 +1,5 @@
 // A sale as stored in Redis: the sale hash plus the product->shards list, read in one round trip.
-import type { Redis } from 'ioredis';
+import { type RedisClient, runBatch } from '../redis/connection.ts';
 import { NotStartedError, SaleEndedError } from './errors.ts';
 import { saleKey, shardListKey } from './keys.ts';
 
@@ -14,7 +14,7 @@ export interface Sale {
   total: number;
   /** Units sold by shards that later reshards retired. */
   retiredSold: number;
-  /** When orders open and close (epoch ms, Redis server time); null: no bound. */
+  /** When orders open and close (epoch ms, RedisClient server time); null: no bound. */
   window: SaleWindow;
 }
 
@@ -49,7 +49,7 @@ export function windowError(sale: Sale, why: 'not_started' | 'ended'): NotStarte
     : new SaleEndedError(sale.productId, sale.window.endsAt ?? 0);
 }
 
-export async function loadSale(redis: Redis, productId: string): Promise<Sale | null> {
+export async function loadSale(redis: RedisClient, productId: string): Promise<Sale | null> {
   const replies = await redis
     .pipeline()
     .hgetall(saleKey(productId))
@@ -84,14 +84,15 @@ export function splitEvenly(units: number, n: number): number[] {
   return Array.from({ length: n }, (_, i) => base + (i < extra ? 1 : 0));
 }
 
-/** Units left in each of `stockKeys`, in one round trip; null for a shard that no longer exists (retired). */
+/** Units left in each of `stockKeys`, in one round trip (per master); null for a shard that no longer exists (retired). */
 export async function readShardStocks(
-  redis: Redis,
+  redis: RedisClient,
   stockKeys: readonly string[],
 ): Promise<(number | null)[]> {
-  const p = redis.pipeline();
-  for (const key of stockKeys) p.get(key);
-  const replies = (await p.exec()) ?? [];
+  const replies = await runBatch(
+    redis,
+    stockKeys.map((key) => ({ key, queue: (p) => p.get(key) })),
+  );
   return replies.map(([err, v]) => {
     if (err) throw err;
     return v === null ? null : Number(v);
@@ -99,7 +100,7 @@ export async function readShardStocks(
 }
 
 /** Units available in the sale's current shards (a shard retired meanwhile counts 0). */
-export async function availableStock(redis: Redis, sale: Sale): Promise<number> {
+export async function availableStock(redis: RedisClient, sale: Sale): Promise<number> {
   const stocks = await readShardStocks(redis, sale.shardKeys);
   return stocks.reduce<number>((a, b) => a + (b ?? 0), 0);
 }

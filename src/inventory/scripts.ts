@@ -1,5 +1,6 @@
 // The inventory's Lua scripts, registered on a connection once and callable on it and its pipelines.
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
+import type { RedisClient } from '../redis/connection.ts';
 import { defineScripts, luaScript, replyInt, typedScript } from '../redis/lua.ts';
 
 /** reserve.lua: the guarded, fenced decrement plus the reservation; answers {status, stockLeft, token}. */
@@ -27,10 +28,10 @@ type InventoryCommands<R> = {
   flashsaleJournal(...args: Arg[]): R;
   flashsaleSwitch(...args: Arg[]): R;
 };
-export type InventoryRedis = Redis & InventoryCommands<Promise<unknown>>;
+export type InventoryRedis = RedisClient & InventoryCommands<Promise<unknown>>;
 export type InventoryPipeline = ChainableCommander & InventoryCommands<ChainableCommander>;
 
-export function withInventoryScripts(redis: Redis): InventoryRedis {
+export function withInventoryScripts(redis: RedisClient): InventoryRedis {
   defineScripts(redis, SCRIPTS);
   return redis as InventoryRedis;
 }

@@ -1,10 +1,10 @@
 // What an operator sees of a sale: units available, sold (reserved + confirmed), each shard, and a
 // reconcile that checks DESIGN.md §5's conservation: available + sold == total, sold == reserved + confirmed.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { existingOrderIds, sumQuantity } from '../db/orders-repo.ts';
+import { type BatchCommand, isCluster, masterOf, type RedisClient, runBatch } from '../redis/connection.ts';
 import { type PendingChange, parsePending } from './admin.ts';
 import { BusyError, UnknownProductError } from './errors.ts';
 import { retiredShardsKey, saleKey, shardKeys } from './keys.ts';
@@ -17,6 +17,8 @@ export interface ShardView {
   sold: number;
   /** Retired by a change that has not switched yet: stock and sold are what the retire recorded. */
   retired?: true;
+  /** On a Redis Cluster: the master (`host:port`) serving the shard's slot now. */
+  master?: string;
 }
 
 export interface SaleStatus {
@@ -58,7 +60,11 @@ const SNAPSHOT_ATTEMPTS = 20;
  * that was "missing" only because it was in flight between generations. The sale hash is read again
  * after the shards: if the generation switched meanwhile, the read is repeated.
  */
-export async function saleStatus(redis: Redis, db: Kysely<Database>, productId: string): Promise<SaleStatus> {
+export async function saleStatus(
+  redis: RedisClient,
+  db: Kysely<Database>,
+  productId: string,
+): Promise<SaleStatus> {
   for (let attempt = 1; ; attempt++) {
     const snapshot = await readSnapshot(redis, productId);
     if (snapshot) return withPostgres(db, snapshot);
@@ -74,24 +80,33 @@ interface Snapshot {
   pending: PendingChange | null;
 }
 
-/** The Redis side of the status, or null when an admin change ran while it was being read. */
-async function readSnapshot(redis: Redis, productId: string): Promise<Snapshot | null> {
+/** The RedisClient side of the status, or null when an admin change ran while it was being read. */
+async function readSnapshot(redis: RedisClient, productId: string): Promise<Snapshot | null> {
   const sale = await loadSale(redis, productId);
   if (!sale) throw new UnknownProductError(productId);
   const retired = await redis.smembers(retiredShardsKey(productId));
-  const p = redis.pipeline();
-  for (const key of sale.shardKeys) p.mget(key, shardKeys(key).sold, shardKeys(key).retired);
+  const commands: BatchCommand[] = sale.shardKeys.map((key) => ({
+    key,
+    queue: (p) => p.mget(key, shardKeys(key).sold, shardKeys(key).retired),
+  }));
   // A switch cut off after adding the current shards to the retired set lists them twice.
-  for (const key of new Set([...sale.shardKeys, ...retired])) p.hvals(shardKeys(key).reservations);
-  p.hmget(saleKey(productId), 'gen', 'total', 'retiredSold', 'pending');
-  const replies = ((await p.exec()) ?? []).map(([err, v]) => {
+  for (const key of new Set([...sale.shardKeys, ...retired])) {
+    commands.push({ key, queue: (p) => p.hvals(shardKeys(key).reservations) });
+  }
+  commands.push({
+    key: saleKey(productId),
+    queue: (p) => p.hmget(saleKey(productId), 'gen', 'total', 'retiredSold', 'pending'),
+  });
+  const replies = (await runBatch(redis, commands)).map(([err, v]) => {
     if (err) throw err;
     return v;
   });
   const n = sale.shardKeys.length;
-  const shards = (replies.slice(0, n) as (string | null)[][]).map((values, index) =>
-    shardView(index, sale.shardKeys[index] as string, values),
-  );
+  const shards = (replies.slice(0, n) as (string | null)[][]).map((values, index) => {
+    const key = sale.shardKeys[index] as string;
+    const view = shardView(index, key, values);
+    return view && isCluster(redis) ? { ...view, master: masterOf(redis, key) } : view;
+  });
   const [gen, total, retiredSold, pending] = replies.at(-1) as (string | null)[];
   if (
     Number(gen ?? 0) !== sale.generation ||

@@ -2,8 +2,8 @@
 // waiting without polling (a release hands the lock to one queued waiter and tells only its process).
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import type { Redis } from 'ioredis';
 import { isConnectionError } from '../errors.ts';
+import { isCluster, type RedisClient } from '../redis/connection.ts';
 import { defineScripts } from '../redis/lua.ts';
 import type { LockCore } from './core.ts';
 import { LockAcquireTimeoutError, LockNotHeldError, LockUnavailableError } from './errors.ts';
@@ -32,7 +32,7 @@ export interface LockClientOptions {
   /** Lease kept alive by the watchdog when acquire() is given no leaseMs (Redisson: 30 s). */
   watchdogLeaseMs?: number;
   /** Connection for pub/sub; by default a duplicate of the command connection. */
-  subscriber?: Redis;
+  subscriber?: RedisClient;
   /**
    * Observes waits, hand-offs and holds (metrics). Called synchronously; whatever it throws is
    * ignored, so an observer can never change what the lock does.
@@ -83,7 +83,7 @@ const SETTLED_WITHOUT_HOLD = Symbol('settled without hold');
 /** What a guarded command sees: who holds the lock and, once known, the fencing token of the hold. */
 export interface Hold {
   owner: string;
-  /** null in the first, optimistic round trip: the guarded script reads the token from Redis. */
+  /** null in the first, optimistic round trip: the guarded script reads the token from RedisClient. */
   token: number | null;
 }
 
@@ -120,7 +120,7 @@ function checkLease(ms: number): void {
 export class LockClient implements HandleOwner {
   readonly clientId: string;
   readonly watchdogLeaseMs: number;
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private readonly hub: WakeHub;
   private readonly watchdog: Watchdog;
   private readonly onEvent: ((event: LockEvent) => void) | undefined;
@@ -130,12 +130,15 @@ export class LockClient implements HandleOwner {
   private readonly handedTo = new WeakMap<LockHandle, string>();
   private requestSeq = 0;
   private coreView: LockCore | undefined;
+  /** On a Redis Cluster releases send the unlock notice with SPUBLISH, as Redisson 3.22+ expects. */
+  private readonly sharded: boolean;
 
-  constructor(redis: Redis, options: LockClientOptions = {}) {
+  constructor(redis: RedisClient, options: LockClientOptions = {}) {
     this.clientId = options.clientId ?? randomUUID();
     this.watchdogLeaseMs = options.watchdogLeaseMs ?? 30_000;
     checkLease(this.watchdogLeaseMs);
     this.redis = redis;
+    this.sharded = isCluster(redis);
     defineScripts(redis, LOCK_SCRIPTS);
     this.hub = new WakeHub(redis, this.clientId, options.subscriber);
     this.watchdog = new Watchdog(this.redis, this.watchdogLeaseMs);
@@ -245,7 +248,10 @@ export class LockClient implements HandleOwner {
   async forceUnlock(name: string): Promise<boolean> {
     const requestId = this.nextRequestId();
     const reply = await this.call(name, () =>
-      releaseScript.run(this.redis, releaseInput({ name, owner: '', leaseMs: 0, mode: 'force', requestId })),
+      releaseScript.run(
+        this.redis,
+        releaseInput({ name, owner: '', leaseMs: 0, mode: 'force', requestId, sharded: this.sharded }),
+      ),
     );
     return reply === 1;
   }
@@ -293,7 +299,9 @@ export class LockClient implements HandleOwner {
       requestId: this.nextRequestId(),
       waitId: this.handedTo.get(handle),
     };
-    const reply = await this.call(handle.name, () => releaseScript.run(this.redis, releaseInput(request)));
+    const reply = await this.call(handle.name, () =>
+      releaseScript.run(this.redis, releaseInput({ ...request, sharded: this.sharded })),
+    );
     if (reply === null) throw new LockNotHeldError(handle.name);
     const acquiredAt = this.acquiredAt.get(handle);
     if (acquiredAt !== undefined) {
@@ -434,7 +442,7 @@ export class LockClient implements HandleOwner {
       const requestId = this.nextRequestId();
       await releaseScript.run(
         this.redis,
-        releaseInput({ name, owner, leaseMs, mode: 'cancel', requestId, waitId }),
+        releaseInput({ name, owner, leaseMs, mode: 'cancel', requestId, waitId, sharded: this.sharded }),
       );
     } catch {
       // Redis unreachable: the queue entry lapses after its eligibility, a handed lock after its lease.
@@ -456,7 +464,15 @@ export class LockClient implements HandleOwner {
     build(pipeline, hold);
     releaseScript.run(
       pipeline,
-      releaseInput({ name, owner, leaseMs, mode: 'release', requestId, waitId: handedTo }),
+      releaseInput({
+        name,
+        owner,
+        leaseMs,
+        mode: 'release',
+        requestId,
+        waitId: handedTo,
+        sharded: this.sharded,
+      }),
     );
     const replies = await this.call(name, () => pipeline.exec());
     return (replies ?? []).map(([err, value]) => {

@@ -1,16 +1,16 @@
 // What a LockClient shares with the lock kinds built on it (fair, read-write): identity, command
 // connection, subscriber and watchdog. Package-internal: users pass the LockClient itself.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.ts';
 import type { WakeHub } from './wake-hub.ts';
 import type { Watchdog } from './watchdog.ts';
 
 export interface LockCore {
   readonly clientId: string;
   readonly watchdogLeaseMs: number;
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly hub: WakeHub;
   readonly watchdog: Watchdog;
-  /** Runs a Redis operation, turning connection failures into LockUnavailableError. */
+  /** Runs a RedisClient operation, turning connection failures into LockUnavailableError. */
   call<T>(name: string, op: () => Promise<T>): Promise<T>;
   /** A request id unique to this client (unlock latches). */
   nextRequestId(): string;

@@ -1,5 +1,7 @@
 // Fair lock: strict FIFO in the order waiters first asked, on the reentrant lock's Redis layout, with
 // per-waiter deadlines from the server's clock and one woken waiter per release.
+
+import { isCluster } from '../redis/connection.ts';
 import {
   fairAcquireInput,
   fairAcquireScript,
@@ -51,7 +53,10 @@ export class FairLock extends QueuedLock {
   }
 
   protected releaseOnce(request: QueuedRelease): Promise<0 | 1 | null> {
-    return fairReleaseScript.run(this.redis, fairReleaseInput(request));
+    return fairReleaseScript.run(
+      this.redis,
+      fairReleaseInput({ ...request, sharded: isCluster(this.redis) }),
+    );
   }
 
   protected renewOnce(name: string, owner: string, leaseMs: number): Promise<boolean> {

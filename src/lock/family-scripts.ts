@@ -47,7 +47,7 @@ export const fairReleaseScript = typedScript({
   name: 'flashsaleFairRelease',
   file: file('fair-release.lua'),
   keys: ['lock', 'channel', 'latch', 'token', 'queue', 'waiters', 'deadlines'],
-  args: ['owner', 'mode', 'latchTtlMs', 'wakePrefix', 'name', 'leaseMs'],
+  args: ['owner', 'mode', 'latchTtlMs', 'wakePrefix', 'name', 'leaseMs', 'sharded'],
   parse: parseReleaseReply,
 });
 
@@ -63,7 +63,7 @@ export const rwReleaseScript = typedScript({
   name: 'flashsaleRwRelease',
   file: file('rw-release.lua'),
   keys: ['lock', 'channel', 'latch', 'token', 'queue', 'waiters', 'deadlines', 'holds'],
-  args: ['owner', 'mode', 'latchTtlMs', 'wakePrefix', 'name', 'kind'],
+  args: ['owner', 'mode', 'latchTtlMs', 'wakePrefix', 'name', 'kind', 'sharded'],
   parse: parseReleaseReply,
 });
 
@@ -140,6 +140,8 @@ export interface QueuedRelease<M extends string = ReleaseMode> {
   mode: M;
   /** Unique per release call: names its unlock latch. */
   requestId: string;
+  /** On a Redis Cluster: the unlock notice goes out with SPUBLISH (what Redisson 3.22+ listens to). */
+  sharded?: boolean;
 }
 
 export function fairAcquireInput(r: QueuedAcquire): InputOf<typeof fairAcquireScript> {
@@ -161,6 +163,7 @@ export function fairReleaseInput(r: QueuedRelease): InputOf<typeof fairReleaseSc
     wakePrefix: wakeChannelPrefix,
     latchTtlMs: UNLOCK_LATCH_MS,
     name: r.name,
+    sharded: r.sharded ? '1' : '',
   };
 }
 
@@ -188,6 +191,7 @@ export function rwReleaseInput(
     wakePrefix: wakeChannelPrefix,
     latchTtlMs: UNLOCK_LATCH_MS,
     name: r.name,
+    sharded: r.sharded ? '1' : '',
   };
 }
 

@@ -1,7 +1,7 @@
 // The queued lock kinds' common part (fair, read-write): acquire, tryAcquire, withLock and handles on a
 // LockClient's connection, subscriber and watchdog; each kind supplies its scripts.
 import { performance } from 'node:perf_hooks';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.ts';
 import { defineScripts } from '../redis/lua.ts';
 import type { LockClient } from './client.ts';
 import type { LockCore } from './core.ts';
@@ -59,7 +59,7 @@ interface Granted {
  */
 export abstract class QueuedLock implements HandleOwner {
   protected readonly core: LockCore;
-  protected readonly redis: Redis;
+  protected readonly redis: RedisClient;
   private readonly heartbeatMs: number;
   private readonly eligibleCapMs: number;
 

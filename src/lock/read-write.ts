@@ -1,7 +1,7 @@
 // Read-write lock on the queued-lock foundations: readers share, a writer excludes readers and writers
 // of other owners, both re-enter; downgrade allowed, upgrade refused, no writer starvation.
 
-import type { Redis } from 'ioredis';
+import { isCluster, type RedisClient } from '../redis/connection.ts';
 import type { LockClient } from './client.ts';
 import type { LockCore } from './core.ts';
 import {
@@ -47,7 +47,10 @@ export class ReadWriteSide extends QueuedLock {
   }
 
   protected releaseOnce(request: QueuedRelease): Promise<0 | 1 | null> {
-    return rwReleaseScript.run(this.redis, rwReleaseInput({ ...request, kind: this.kind }));
+    return rwReleaseScript.run(
+      this.redis,
+      rwReleaseInput({ ...request, kind: this.kind, sharded: isCluster(this.redis) }),
+    );
   }
 
   protected renewOnce(name: string, owner: string, leaseMs: number): Promise<boolean> {
@@ -86,7 +89,7 @@ export class ReadWriteLock {
   readonly read: ReadWriteSide;
   readonly write: ReadWriteSide;
   private readonly core: LockCore;
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
 
   constructor(client: LockClient, options: QueuedLockOptions = {}) {
     this.read = new ReadWriteSide(client, 'r', options);
@@ -107,7 +110,14 @@ export class ReadWriteLock {
     const reply = await this.core.call(name, () =>
       rwReleaseScript.run(
         this.redis,
-        rwReleaseInput({ name, owner: '', kind: 'w', mode: 'force', requestId }),
+        rwReleaseInput({
+          name,
+          owner: '',
+          kind: 'w',
+          mode: 'force',
+          requestId,
+          sharded: isCluster(this.redis),
+        }),
       ),
     );
     return reply === 1;

@@ -48,7 +48,7 @@ export const releaseScript = typedScript({
   name: 'flashsaleLockRelease',
   file: file('release.lua'),
   keys: ['lock', 'channel', 'latch', 'token', 'queue', 'waiters', 'handed', 'ours'],
-  args: ['owner', 'mode', 'latchTtlMs', 'wakePrefix', 'name', 'leaseMs', 'waitId'],
+  args: ['owner', 'mode', 'latchTtlMs', 'wakePrefix', 'name', 'leaseMs', 'waitId', 'sharded'],
   parse: parseReleaseReply,
 });
 
@@ -106,6 +106,8 @@ export interface ReleaseRequest {
   requestId: string;
   /** The wait the hold was handed to ('' or absent if it was not a hand-off); required for 'cancel'. */
   waitId?: string;
+  /** On a Redis Cluster: the unlock notice goes out with SPUBLISH (what Redisson 3.22+ listens to). */
+  sharded?: boolean;
 }
 
 export function releaseInput(r: ReleaseRequest): InputOf<typeof releaseScript> {
@@ -126,6 +128,7 @@ export function releaseInput(r: ReleaseRequest): InputOf<typeof releaseScript> {
     latchTtlMs: UNLOCK_LATCH_MS,
     name: r.name,
     waitId: r.waitId ?? '',
+    sharded: r.sharded ? '1' : '',
   };
 }
 

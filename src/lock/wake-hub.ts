@@ -1,6 +1,17 @@
 // One subscriber connection per lock client, shared by every lock it waits on: hand-offs and hints on
 // the client's own wake channel, and Redisson's per-lock unlock channel for foreign releases.
-import type { Redis } from 'ioredis';
+//
+// On a Redis Cluster the unlock channel is sharded (SSUBSCRIBE, as Redisson 3.22+ does), while the
+// wake channel stays a classic one: a release script PUBLISHes to a waiter's client, whose channel
+// is in no particular slot, and a script may only SPUBLISH within its keys' slot.
+import {
+  duplicateClient,
+  isCluster,
+  onMessage,
+  type RedisClient,
+  subscribe,
+  unsubscribe,
+} from '../redis/connection.ts';
 import { lockKeys, wakeChannelPrefix } from './keys.ts';
 
 export type WaitEvent =
@@ -92,7 +103,7 @@ export class Waiter {
 }
 
 export class WakeHub {
-  private readonly sub: Redis;
+  private readonly sub: RedisClient;
   private readonly wakeChannel: string;
   private readonly byOwner = new Map<string, Waiter>();
   /** Local waiters per lock name, oldest first (Set keeps insertion order). */
@@ -102,16 +113,17 @@ export class WakeHub {
   private ready: Promise<void> | undefined;
   private closed = false;
 
-  constructor(redis: Redis, clientId: string, subscriber?: Redis) {
+  constructor(redis: RedisClient, clientId: string, subscriber?: RedisClient) {
     this.wakeChannel = `${wakeChannelPrefix}${clientId}`;
     // Our own subscriber resubscribes itself after a reconnect: ioredis's automatic resubscription
     // leaves its SUBSCRIBE promise unhandled, which rejects if the connection closes before the reply.
     const own = subscriber === undefined;
-    this.sub = subscriber ?? redis.duplicate({ lazyConnect: true, autoResubscribe: false });
+    this.sub = subscriber ?? duplicateClient(redis, { lazyConnect: true, autoResubscribe: false });
     this.sub.on('error', () => {
       // Connection errors are retried by ioredis; waiters fall back to their PTTL timers meanwhile.
     });
     this.sub.on('message', (channel: string, message: string) => this.onMessage(channel, message));
+    if (isCluster(this.sub)) onMessage(this.sub, (channel, message) => this.onMessage(channel, message));
     let connectedOnce = false;
     this.sub.on('ready', () => {
       if (!connectedOnce) {
@@ -120,10 +132,12 @@ export class WakeHub {
       }
       // After a reconnect, messages sent while we were away are lost: every waiter asks again, once
       // the subscriptions are back.
-      const channels = own ? [...(this.ready ? [this.wakeChannel] : []), ...this.foreignChannels.keys()] : [];
-      const resubscribed = channels.length
-        ? this.sub.subscribe(...channels).catch(() => {})
-        : Promise.resolve();
+      const wake = own && this.ready ? [this.sub.subscribe(this.wakeChannel)] : [];
+      // One call per channel: on a cluster each is in its own slot.
+      const foreign = own
+        ? [...this.foreignChannels.keys()].map((channel) => subscribe(this.sub, channel))
+        : [];
+      const resubscribed = Promise.all([...wake, ...foreign]).catch(() => {});
       void resubscribed.then(() => {
         for (const w of this.byOwner.values()) w.wake();
       });
@@ -167,7 +181,7 @@ export class WakeHub {
     if (this.foreignChannels.has(channel)) return false;
     this.foreignChannels.set(channel, name);
     try {
-      await this.sub.subscribe(channel);
+      await subscribe(this.sub, channel);
     } catch {
       this.foreignChannels.delete(channel);
       return false;
@@ -183,7 +197,7 @@ export class WakeHub {
       this.byName.delete(w.name);
       const channel = lockKeys(w.name).channel;
       if (this.foreignChannels.delete(channel) && !this.closed) {
-        this.sub.unsubscribe(channel).catch(() => {});
+        unsubscribe(this.sub, channel).catch(() => {});
       }
     }
   }

@@ -1,7 +1,7 @@
 // Lease renewal for holds without an explicit lease: one timer per client renews every held lock in one
 // batch every lease/3 (a pipeline on one connection, or a quorum over several masters).
 import { performance } from 'node:perf_hooks';
-import type { Redis } from 'ioredis';
+import { type RedisClient, runBatch } from '../redis/connection.ts';
 import type { LockHandle } from './handle.ts';
 
 /**
@@ -11,13 +11,17 @@ import type { LockHandle } from './handle.ts';
 export type RenewOutcome = { from: number } | 'lost' | 'unreachable';
 export type BatchRenewer = (handles: LockHandle[], leaseMs: number) => Promise<RenewOutcome[]>;
 
-/** Renews every handle in one pipelined round trip; each handle queues its own kind's renew script. */
-function pipelineRenewer(redis: Redis): BatchRenewer {
+/**
+ * Renews every handle in one pipelined round trip (one per master on a cluster); each handle queues
+ * its own kind's renew script.
+ */
+function pipelineRenewer(redis: RedisClient): BatchRenewer {
   return async (handles, leaseMs) => {
     const sentAt = performance.now();
-    const pipeline = redis.pipeline();
-    for (const h of handles) h.queueRenewal(pipeline, leaseMs);
-    const replies = (await pipeline.exec()) ?? [];
+    const replies = await runBatch(
+      redis,
+      handles.map((h) => ({ key: h.name, queue: (pipeline) => h.queueRenewal(pipeline, leaseMs) })),
+    );
     return handles.map((_, i) => {
       const [err, reply] = replies[i] ?? [new Error('no reply'), null];
       if (err) return 'unreachable';
@@ -33,7 +37,7 @@ export class Watchdog {
   private readonly renew: BatchRenewer;
 
   constructor(
-    renew: Redis | BatchRenewer,
+    renew: RedisClient | BatchRenewer,
     readonly leaseMs: number,
   ) {
     this.renew = typeof renew === 'function' ? renew : pipelineRenewer(renew);
@@ -81,7 +85,7 @@ export class Watchdog {
         for (const h of handles) {
           if (!this.isRegistered(h)) continue;
           if (outcome === 'unreachable')
-            this.loseIfExpired(h, 'renewal could not reach Redis before the lease lapsed');
+            this.loseIfExpired(h, 'renewal could not reach RedisClient before the lease lapsed');
           else if (outcome === 'lost') this.lose(h, 'lock no longer held at renewal');
           else h.confirm(outcome.from, this.leaseMs);
         }
@@ -90,7 +94,7 @@ export class Watchdog {
       for (const handles of batch) {
         for (const h of handles) {
           if (this.isRegistered(h))
-            this.loseIfExpired(h, 'renewal could not reach Redis before the lease lapsed');
+            this.loseIfExpired(h, 'renewal could not reach RedisClient before the lease lapsed');
         }
       }
     } finally {

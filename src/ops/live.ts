@@ -3,12 +3,12 @@
 // cheap for any number of viewers: each product's status is read from Redis/Postgres at most once
 // per second and concurrent polls share that read; the queue likewise, for all products at once.
 import os from 'node:os';
-import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { type SaleStatus, saleStatus } from '../inventory/status.ts';
 import { type Metrics, QUEUE_STATES } from '../metrics.ts';
 import type { FailedJobs, FailedJobsOf } from '../orders/failed-jobs.ts';
+import type { RedisClient } from '../redis/connection.ts';
 import { HISTORY_POINTS, IDLE_STOP_MS, type RatePoint, RateSampler } from './sampler.ts';
 
 /** A read is reused this long; polls meanwhile get it (or wait for the one in flight). */
@@ -82,7 +82,7 @@ interface Watched {
 }
 
 export interface LiveDeps {
-  redis: Redis;
+  redis: RedisClient;
   db: Kysely<Database>;
   metrics: Metrics;
   failedJobsOf: FailedJobsOf;

@@ -1,7 +1,7 @@
 // The worker's periodic reconcile: every sale's status is checked (available + sold == total, sold ==
 // reserved + confirmed) and flashsale_reconcile_differences reports how many products disagree, so
 // an alert fires on a real difference without anyone calling GET /admin/products/:id/reconcile.
-import type { Redis } from 'ioredis';
+
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { PRODUCT_ID_PATTERN, saleKey } from '../inventory/keys.ts';
@@ -9,12 +9,13 @@ import { reconcile, saleStatus } from '../inventory/status.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import { every, type Periodic } from '../periodic.ts';
+import { type RedisClient, scanKeys } from '../redis/connection.ts';
 
 /** Products checked per run at most: a run reads each one's reservations, so it is bounded. */
 export const RECONCILE_MAX_PRODUCTS = 500;
 
 export interface ReconcileWatchOptions {
-  redis: Redis;
+  redis: RedisClient;
   db: Kysely<Database>;
   metrics: Metrics;
   intervalMs: number;
@@ -22,18 +23,14 @@ export interface ReconcileWatchOptions {
 }
 
 /** Product ids of the sale hashes (`sale:{P}`), at most `limit`. */
-export async function saleProducts(redis: Redis, limit = RECONCILE_MAX_PRODUCTS): Promise<string[]> {
+export async function saleProducts(redis: RedisClient, limit = RECONCILE_MAX_PRODUCTS): Promise<string[]> {
   const found: string[] = [];
-  const stream = redis.scanStream({ match: saleKey('*'), type: 'hash', count: 500 });
-  for await (const keys of stream as AsyncIterable<string[]>) {
+  for await (const keys of scanKeys(redis, saleKey('*'), { type: 'hash' })) {
     for (const key of keys) {
       const id = key.slice('sale:{'.length, -1);
       if (PRODUCT_ID_PATTERN.test(id) && key === saleKey(id)) found.push(id);
     }
-    if (found.length >= limit) {
-      stream.destroy();
-      break;
-    }
+    if (found.length >= limit) break;
   }
   return found.slice(0, limit);
 }
@@ -42,7 +39,7 @@ export async function saleProducts(redis: Redis, limit = RECONCILE_MAX_PRODUCTS)
  * Whether the product's reconcile shows differences on two reads in a row: a status is one
  * consistent snapshot, but a second read keeps an unlucky interleaving from ever raising an alert.
  */
-export async function differs(redis: Redis, db: Kysely<Database>, productId: string): Promise<boolean> {
+export async function differs(redis: RedisClient, db: Kysely<Database>, productId: string): Promise<boolean> {
   for (let read = 0; read < 2; read++) {
     if (reconcile(await saleStatus(redis, db, productId)).ok) return false;
   }

@@ -1,6 +1,6 @@
 // Per-user limit of a sale: claim before reserving stock, give back if the order does not go
 // through. Claims are recorded per order attempt (its ticket), so both steps are safe to run twice.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.ts';
 import { replyInt, typedScript } from '../redis/lua.ts';
 import { LimitExceededError } from './errors.ts';
 import { buyerClaimsKey, buyerKey } from './keys.ts';
@@ -24,7 +24,7 @@ const GIVE_BACK = typedScript({
 const CLAIMS_TTL_SECONDS = 2 * 24 * 60 * 60;
 
 export class BuyerLimits {
-  constructor(private readonly redis: Redis) {}
+  constructor(private readonly redis: RedisClient) {}
 
   /** Claims `quantity` units for the user; throws LimitExceededError and changes nothing past the limit. */
   async claim(

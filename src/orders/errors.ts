@@ -33,6 +33,22 @@ export class UnknownOrderError extends FlashsaleError {
  * exist. Answered 503 like any outage, but the request's claims (Idempotency-Key, per-user limit) are
  * kept, so a retry with the same key learns what happened instead of ordering twice.
  */
+/**
+ * The order was reserved, but its master's replicas did not confirm it within REDIS_WAIT_TIMEOUT_MS
+ * (REDIS_WAIT_REPLICAS): a failover now could lose it, so it is not acknowledged. It goes on to the
+ * writer anyway and, if its master survives, is persisted: a retry with the same Idempotency-Key
+ * answers that order.
+ */
+export class NotReplicatedError extends FlashsaleError {
+  constructor(orderId: string) {
+    super(
+      'unavailable',
+      'the order was reserved but not yet copied to a Redis replica; retry with the same Idempotency-Key to learn its outcome',
+      { orderId },
+    );
+  }
+}
+
 export class OutcomeUnknownError extends FlashsaleError {
   constructor(cause: unknown) {
     super(

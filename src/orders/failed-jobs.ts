@@ -30,12 +30,25 @@ function field(data: unknown, name: string): unknown {
   return typeof data === 'object' && data !== null ? (data as Record<string, unknown>)[name] : undefined;
 }
 
-/** Reads the newest FAILED_SCAN_LIMIT jobs of the failed set and keeps those of the product. */
-export async function failedJobsOf<T>(queue: Queue<T>, productId: string): Promise<FailedJobs> {
-  const [jobs, total] = await Promise.all([
-    queue.getFailed(0, FAILED_SCAN_LIMIT - 1) as Promise<(Job<T> | undefined)[]>,
-    queue.getFailedCount(),
-  ]);
+/**
+ * Reads the newest FAILED_SCAN_LIMIT jobs of each queue's failed set (one queue per master on a
+ * cluster) and keeps those of the product.
+ */
+export async function failedJobsOf<T>(
+  queues: Queue<T> | readonly Queue<T>[],
+  productId: string,
+): Promise<FailedJobs> {
+  const list = Array.isArray(queues) ? queues : [queues as Queue<T>];
+  const reads = await Promise.all(
+    list.map((queue) =>
+      Promise.all([
+        queue.getFailed(0, FAILED_SCAN_LIMIT - 1) as Promise<(Job<T> | undefined)[]>,
+        queue.getFailedCount(),
+      ]),
+    ),
+  );
+  const jobs = reads.flatMap(([j]) => j);
+  const total = reads.reduce((sum, [, n]) => sum + n, 0);
   // A job removed between reading the set and reading the job comes back undefined.
   const present = jobs.filter((j): j is Job<T> => j !== undefined && j !== null);
   const mine = present

@@ -16,6 +16,8 @@ export interface HandOffOptions {
  * Sends accepted orders to the writer in batch jobs. The reservation written with the decrement is
  * the outbox, so a batch that never reaches the queue (the process died, Redis failed) loses
  * nothing: the sweeper enqueues its orders one by one once they are older than SWEEP_AGE_MS.
+ * With several queues (one per master of a cluster) the batches go round-robin over them, so each
+ * master carries its share of the hand-off.
  *
  * @example
  * const handOff = new HandOff(queue, { maxBatch: 64, maxWaitMs: 2 });
@@ -24,11 +26,15 @@ export interface HandOffOptions {
 export class HandOff {
   private readonly batcher: Batcher<OrderRecord>;
 
-  constructor(queue: OrderQueue, o: HandOffOptions = {}) {
+  constructor(queues: OrderQueue | readonly OrderQueue[], o: HandOffOptions = {}) {
+    const list = Array.isArray(queues) ? queues : [queues as OrderQueue];
+    // A random start per process, so processes do not all begin on the same master.
+    let next = Math.floor(Math.random() * list.length);
     this.batcher = new Batcher<OrderRecord>({
       maxSize: o.maxBatch ?? 64,
       maxWaitMs: o.maxWaitMs ?? 2,
       flush: async (records) => {
+        const queue = list[next++ % list.length] as OrderQueue;
         await enqueueOrders(queue, records);
         return undefined;
       },

@@ -2,7 +2,7 @@
 // with the same key and body (concurrent or later, for 24 h) get that outcome and create nothing.
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.ts';
 import { eventually } from '../redis/eventually.ts';
 import { replyInt, typedScript } from '../redis/lua.ts';
 import { type Attempt, CLOCK_SKEW_MARGIN_MS } from './attempt.ts';
@@ -87,7 +87,7 @@ function parseClaimReply(reply: unknown): { claimed: boolean; raw: string; now: 
  * for the attempt's order and remembers it, or drops the claim and places anew.
  */
 export async function idempotent<T>(
-  redis: Redis,
+  redis: RedisClient,
   key: string,
   print: string,
   order: KeyedOrder<T>,
@@ -133,7 +133,7 @@ export async function idempotent<T>(
 }
 
 async function runClaimed<T>(
-  r: Redis,
+  r: RedisClient,
   k: string,
   attempt: Attempt,
   order: KeyedOrder<T>,
@@ -151,7 +151,7 @@ async function runClaimed<T>(
   return answer;
 }
 
-/** Stores the answer (record) or releases the claim (record ''); retried in the background while Redis is unreachable. */
-function settle(r: Redis, k: string, attempt: Attempt, record: string): Promise<void> {
+/** Stores the answer (record) or releases the claim (record ''); retried in the background while RedisClient is unreachable. */
+function settle(r: RedisClient, k: string, attempt: Attempt, record: string): Promise<void> {
   return eventually(() => SETTLE.run(r, { key: k, attempt: attempt.ticket, record }));
 }

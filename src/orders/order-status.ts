@@ -1,10 +1,11 @@
 // An order's status for GET /api/orders/:id: its reservation on the shard its id names (reserved),
 // else its Postgres row (confirmed).
-import type { Redis } from 'ioredis';
+
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { findOrder } from '../db/orders-repo.ts';
 import { readReservation } from '../inventory/reservations.ts';
+import type { RedisClient } from '../redis/connection.ts';
 import { parseOrderId } from './attempt.ts';
 import { UnknownOrderError } from './errors.ts';
 import type { OrderRecord } from './order.ts';
@@ -14,7 +15,11 @@ export interface OrderView extends OrderRecord {
 }
 
 /** Throws UnknownOrderError for an id that names no order (malformed, or neither reserved nor persisted). */
-export async function orderStatus(redis: Redis, db: Kysely<Database>, orderId: string): Promise<OrderView> {
+export async function orderStatus(
+  redis: RedisClient,
+  db: Kysely<Database>,
+  orderId: string,
+): Promise<OrderView> {
   const where = parseOrderId(orderId);
   if (!where) throw new UnknownOrderError(orderId);
   // Redis first: the writer deletes a reservation only after its row is committed.

@@ -1,7 +1,6 @@
 // The order use case "place an order": Idempotency-Key, sold-out fast path, per-user limit claim,
 // stock reservation and hand-off to the writer's queue; a lost reservation reply is resolved, not guessed.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { findOrderByTicket } from '../db/orders-repo.ts';
@@ -12,10 +11,11 @@ import { findReservation } from '../inventory/reservations.ts';
 import type { StockReserver } from '../inventory/reserve.ts';
 import { windowRefusal } from '../inventory/sale.ts';
 import type { RedisClock } from '../redis/clock.ts';
+import type { RedisClient } from '../redis/connection.ts';
 import { eventually } from '../redis/eventually.ts';
 import { type Attempt, CLOCK_SKEW_MARGIN_MS, newAttempt, orderIdFor } from './attempt.ts';
 import type { BuyerLimits } from './buyer-limit.ts';
-import { LimitExceededError, OutcomeUnknownError } from './errors.ts';
+import { LimitExceededError, NotReplicatedError, OutcomeUnknownError } from './errors.ts';
 import type { HandOff } from './hand-off.ts';
 import { fingerprint, idempotent } from './idempotency.ts';
 import type { OrderRecord } from './order.ts';
@@ -43,7 +43,7 @@ export interface PlaceOptions {
 }
 
 export interface PlaceOrderDeps {
-  redis: Redis;
+  redis: RedisClient;
   db: Kysely<Database>;
   catalog: Catalog;
   reserver: StockReserver;
@@ -53,7 +53,7 @@ export interface PlaceOrderDeps {
   clock: RedisClock;
   /** The reservation is the outbox: a failed enqueue is retried by the sweeper, so it is only reported. */
   onEnqueueError?: (err: unknown, record: OrderRecord) => void;
-  /** Called when an order is answered sold out from the in-process flag (no Redis round trip). */
+  /** Called when an order is answered sold out from the in-process flag (no RedisClient round trip). */
   onSoldOutFastPath?: () => void;
 }
 
@@ -154,6 +154,7 @@ export class PlaceOrder {
       }
     }
     let record: OrderRecord;
+    let replicated = true;
     try {
       const r = await reserver.reserve({
         productId: req.productId,
@@ -176,6 +177,7 @@ export class PlaceOrder {
         },
       });
       record = { ...r.value, token: r.token };
+      replicated = r.replicated;
     } catch (err) {
       if (!(err instanceof ReservationInDoubtError)) {
         if (limited) await giveBack();
@@ -188,6 +190,8 @@ export class PlaceOrder {
     } catch (err) {
       this.deps.onEnqueueError?.(err, record);
     }
+    // Not acknowledged, but not withdrawn either: its claims stay with it (see NotReplicatedError).
+    if (!replicated) throw new NotReplicatedError(record.orderId);
     return record;
   }
 

@@ -1,13 +1,80 @@
-// Producer side of the orders queue: the job options, and the idempotent enqueue of one order
-// (jobId = orderId) or of a batch of orders. The writer registers the matching backoff strategy.
-import { type DefaultJobOptions, Queue, type RedisOptions } from 'bullmq';
+// Producer side of the orders queues: where they live (one on a single Redis, one per master on a
+// cluster), the job options, and the idempotent enqueue of one order (jobId = orderId) or of a batch.
+
+import { type ConnectionOptions, type DefaultJobOptions, Queue } from 'bullmq';
+import calculateSlot from 'cluster-key-slot';
+import { Cluster } from 'ioredis';
+import {
+  createRedisClient,
+  masterOf,
+  masters,
+  type RedisClient,
+  type RedisTarget,
+} from '../redis/connection.ts';
 import { ORDER_QUEUE, type OrderRecord } from './order.ts';
 
+/** Where the queues are: a Redis URL or a target (one Redis, or a cluster's seed nodes). */
+export type QueueConnection = string | RedisTarget;
+
+/** Prefix of the one queue on a single Redis (BullMQ's default: keys `bull:orders:*`). */
+export const DEFAULT_QUEUE_PREFIX = 'bull';
 /**
- * A Redis URL or ioredis-style options (BullMQ's own type: ioredis' allows `retryStrategy: null`,
- * which BullMQ's does not). Each BullMQ object opens its own connections from it.
+ * Set of every queue prefix an API process has sent orders to: the writer consumes each of them,
+ * even one chosen on a slot map that has changed since.
  */
-export type QueueConnection = string | RedisOptions;
+export const QUEUE_REGISTRY_KEY = 'flashsale:order-queues';
+
+/**
+ * The prefixes to spread the hand-off over. One BullMQ queue lives in one slot, so on a cluster there
+ * is one queue per master: `{flashsale-orders-n}` for the smallest n whose slot that master serves
+ * (tags that look different can still share a master, so the slot map decides). A failover keeps
+ * the choice (the replica serves the same slots). On a single Redis: the one default queue.
+ */
+export function queuePrefixes(redis: RedisClient): string[] {
+  if (!(redis instanceof Cluster)) return [DEFAULT_QUEUE_PREFIX];
+  const wanted = new Set(masters(redis));
+  const chosen: string[] = [];
+  for (let n = 0; wanted.size > 0 && n < 100_000; n++) {
+    const prefix = `{flashsale-orders-${n}}`;
+    const node = masterOf(redis, prefix);
+    if (wanted.delete(node)) chosen.push(prefix);
+  }
+  return chosen.sort((a, b) => calculateSlot(a) - calculateSlot(b));
+}
+
+/** Records prefixes in the registry the writer reads (see QUEUE_REGISTRY_KEY). */
+export async function registerQueues(redis: RedisClient, prefixes: readonly string[]): Promise<void> {
+  if (prefixes.length > 0) await redis.sadd(QUEUE_REGISTRY_KEY, ...prefixes);
+}
+
+/** Every prefix registered so far (at least the default one on a single Redis). */
+export async function registeredQueues(redis: RedisClient): Promise<string[]> {
+  return (await redis.smembers(QUEUE_REGISTRY_KEY)).sort();
+}
+
+/** Cluster clients made for BullMQ objects, disconnected when their object is closed. */
+const ownedClients = new WeakMap<object, RedisClient>();
+
+/**
+ * BullMQ's connection for a target. A single Redis: options, from which BullMQ opens its own
+ * connections. A cluster: a Cluster client (BullMQ shares it and duplicates it for blocking reads),
+ * with no retry limit per command, as BullMQ requires; `own` ties it to the object to close it with.
+ */
+export function bullConnection(connection: QueueConnection): {
+  connection: ConnectionOptions;
+  own(owner: object): void;
+} {
+  const target = typeof connection === 'string' ? { url: connection } : connection;
+  if ('url' in target) return { connection: { url: target.url }, own: () => {} };
+  const client = createRedisClient(target, { maxRetriesPerRequest: null });
+  return { connection: client as ConnectionOptions, own: (owner) => ownedClients.set(owner, client) };
+}
+
+/** Closes a queue or worker and the cluster client made for it, if any. */
+export async function closeBull(object: { close(): Promise<void> }): Promise<void> {
+  await object.close();
+  ownedClients.get(object)?.disconnect();
+}
 
 /**
  * Name of the retry schedule. It must NOT be 'exponential': BullMQ only consults a worker's custom
@@ -32,10 +99,6 @@ export const ORDER_JOB_OPTIONS = {
   removeOnFail: false,
 } as const satisfies DefaultJobOptions;
 
-export function toRedisOptions(connection: QueueConnection): RedisOptions {
-  return typeof connection === 'string' ? { url: connection } : connection;
-}
-
 /**
  * Data of a job of the orders queue: one order (job id = order id), or a batch of orders one API
  * process accepted within a few milliseconds (job id = `batch.` + its first order's id). Each order
@@ -49,11 +112,16 @@ export interface OrderBatch {
 
 export type OrderQueue = Queue<OrderJobData>;
 
-export function createOrderQueue(connection: QueueConnection): OrderQueue {
-  return new Queue<OrderJobData>(ORDER_QUEUE, {
-    connection: toRedisOptions(connection),
+/** The orders queue under `prefix` (close it with closeBull). */
+export function createOrderQueue(connection: QueueConnection, prefix = DEFAULT_QUEUE_PREFIX): OrderQueue {
+  const bull = bullConnection(connection);
+  const queue = new Queue<OrderJobData>(ORDER_QUEUE, {
+    connection: bull.connection,
+    prefix,
     defaultJobOptions: ORDER_JOB_OPTIONS,
   });
+  bull.own(queue);
+  return queue;
 }
 
 /** Adds the order; a job with the same id already queued (or recently completed) makes this a no-op. */

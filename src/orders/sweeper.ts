@@ -1,18 +1,19 @@
 // The outbox sweeper: re-enqueues old reservations without a Postgres row (the API died before the
 // enqueue) and drops those with one (the writer died before clearing them). Safe in several workers.
-import type { Redis } from 'ioredis';
+
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { existingOrderIds } from '../db/orders-repo.ts';
 import { scanReservations } from '../inventory/reservations.ts';
 import type { Logger } from '../log.ts';
 import { every, type Periodic } from '../periodic.ts';
+import type { RedisClient } from '../redis/connection.ts';
 import type { OrderRecord } from './order.ts';
 import { parseOrderRecord } from './order-schema.ts';
 import { enqueueOrder, type OrderQueue } from './queue.ts';
 
 export interface SweeperOptions {
-  redis: Redis;
+  redis: RedisClient;
   db: Kysely<Database>;
   queue: OrderQueue;
   /** Reservations younger than this are left alone: their enqueue is probably in flight. */

@@ -1,23 +1,25 @@
 // The writer: a BullMQ worker that inserts accepted orders (batch jobs of one API process, or single
 // orders from the sweeper) into Postgres in micro-batches, then clears their reservations (outbox).
 import { type Job, UnrecoverableError, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { type Logger, pino } from 'pino';
 import { type Database, isConnectionError } from '../db/database.ts';
 import { insertOrders, MAX_ORDERS_PER_INSERT } from '../db/orders-repo.ts';
 import { UnavailableError } from '../errors.ts';
 import { deleteReservations } from '../inventory/reservations.ts';
+import { createRedisClient } from '../redis/connection.ts';
 import { Batcher, type FlushOutcome } from './batcher.ts';
 import { ORDER_QUEUE, type OrderRecord } from './order.ts';
 import { parseOrderRecord } from './order-schema.ts';
 import {
+  bullConnection,
+  closeBull,
   createOrderQueue,
+  DEFAULT_QUEUE_PREFIX,
   isOrderBatch,
   ORDER_BACKOFF_TYPE,
   orderBackoffDelay,
   type QueueConnection,
-  toRedisOptions,
 } from './queue.ts';
 
 export interface BatchStats {
@@ -31,6 +33,8 @@ export interface BatchStats {
 
 export interface WriterOptions {
   connection: QueueConnection;
+  /** Prefixes of the queues to consume (more can be added with `consume`). Default: the one default queue. */
+  prefixes?: readonly string[];
   db: Kysely<Database>;
   /** Jobs held at once; a batch can only be as big as this. Default 256. */
   concurrency?: number;
@@ -53,7 +57,12 @@ export interface WriterOptions {
 }
 
 export interface Writer {
+  /** The worker of the first queue. */
   worker: Worker<unknown, void>;
+  /** One worker per queue consumed. */
+  workers(): Worker<unknown, void>[];
+  /** Starts consuming queues under these prefixes too (ones already consumed are skipped). */
+  consume(prefixes: readonly string[]): void;
   /** Stops taking jobs, flushes the open batch and waits until every held job is settled. */
   close(): Promise<void>;
 }
@@ -134,12 +143,11 @@ export function startWriter(options: WriterOptions): Writer {
   );
   const { db, onBatch } = options;
   const logger = options.logger ?? pino({ level: 'silent' });
-  const redisOptions = toRedisOptions(options.connection);
+  const target = typeof options.connection === 'string' ? { url: options.connection } : options.connection;
+  const prefixes = options.prefixes?.length ? options.prefixes : [DEFAULT_QUEUE_PREFIX];
 
   // Reservation cleanup is best effort, so this client fails fast instead of queueing forever.
-  const { url, ...rest } = redisOptions;
-  const cleanupOptions = { ...rest, maxRetriesPerRequest: 1 };
-  const redis = url ? new Redis(url, cleanupOptions) : new Redis(cleanupOptions);
+  const redis = createRedisClient(target, { maxRetriesPerRequest: 1 });
   redis.on('error', (err) => logger.debug({ err }, 'writer redis connection error'));
 
   async function clearReservations(records: OrderRecord[]): Promise<void> {
@@ -197,7 +205,7 @@ export function startWriter(options: WriterOptions): Writer {
 
   const batcher = new Batcher<OrderRecord>({ maxSize: batchSize, maxWaitMs: batchMaxWaitMs, flush });
   // Poison orders of a batch job are sent again as order jobs of their own, which then fail alone.
-  const poisonQueue = createOrderQueue(options.connection);
+  const poisonQueue = createOrderQueue(target, prefixes[0]);
   poisonQueue.on('error', (err) => logger.debug({ err }, 'writer queue connection error'));
 
   /** Persists one order; unrecoverable (invalid data, a row Postgres refuses) goes to the failed set. */
@@ -233,45 +241,59 @@ export function startWriter(options: WriterOptions): Writer {
     else await persist(job.data);
   };
 
-  const worker = new Worker<unknown, void>(ORDER_QUEUE, processor, {
-    connection: redisOptions,
-    concurrency,
-    // Lock renewal is a timer of BullMQ's, independent of the processor: a job whose batch waits on
-    // a slow or hung Postgres keeps its lock, so only a dead (or frozen) writer's jobs are retaken.
-    lockDuration: lockDurationMs,
-    stalledInterval: stalledIntervalMs,
-    // A job whose writer died mid-batch is put back; past maxStalledCount BullMQ fails it instead
-    // (default 1: on the second crash) and, with jobId = orderId, the order could then never be
-    // enqueued again. Being retaken is harmless: the insert is idempotent on the order id.
-    maxStalledCount: 1_000_000,
-    settings: {
-      backoffStrategy: (attemptsMade: number, type?: string) => {
-        if (type !== ORDER_BACKOFF_TYPE)
-          logger.warn({ type }, 'unknown backoff type; using the order backoff');
-        return orderBackoffDelay(attemptsMade);
-      },
-    },
-  });
-  worker.on('error', (err) => logger.error({ err }, 'order worker error'));
-  worker.on('failed', (job, err) => {
-    if (isUnrecoverable(err)) {
-      logger.error({ jobId: job?.id, reason: err.message }, 'order job failed permanently');
-    }
-  });
-
+  const workers = new Map<string, Worker<unknown, void>>();
   let closing: Promise<void> | undefined;
+  const startWorker = (prefix: string): Worker<unknown, void> => {
+    const bull = bullConnection(target);
+    const worker = new Worker<unknown, void>(ORDER_QUEUE, processor, {
+      connection: bull.connection,
+      prefix,
+      concurrency,
+      // Lock renewal is a timer of BullMQ's, independent of the processor: a job whose batch waits on
+      // a slow or hung Postgres keeps its lock, so only a dead (or frozen) writer's jobs are retaken.
+      lockDuration: lockDurationMs,
+      stalledInterval: stalledIntervalMs,
+      // A job whose writer died mid-batch is put back; past maxStalledCount BullMQ fails it instead
+      // (default 1: on the second crash) and, with jobId = orderId, the order could then never be
+      // enqueued again. Being retaken is harmless: the insert is idempotent on the order id.
+      maxStalledCount: 1_000_000,
+      settings: {
+        backoffStrategy: (attemptsMade: number, type?: string) => {
+          if (type !== ORDER_BACKOFF_TYPE)
+            logger.warn({ type }, 'unknown backoff type; using the order backoff');
+          return orderBackoffDelay(attemptsMade);
+        },
+      },
+    });
+    bull.own(worker);
+    worker.on('error', (err) => logger.error({ err }, 'order worker error'));
+    worker.on('failed', (job, err) => {
+      if (isUnrecoverable(err)) {
+        logger.error({ jobId: job?.id, reason: err.message }, 'order job failed permanently');
+      }
+    });
+    workers.set(prefix, worker);
+    return worker;
+  };
+  const consume = (more: readonly string[]) => {
+    for (const prefix of more) if (!workers.has(prefix) && !closing) startWorker(prefix);
+  };
+  const [first, ...rest] = prefixes;
+  const worker = startWorker(first as string);
+  consume(rest);
+
   const close = (): Promise<void> => {
     closing ??= (async () => {
-      const workerClosed = worker.close();
+      const workersClosed = Promise.all([...workers.values()].map(closeBull));
       // Jobs already held must not sit out the batch timer: their batch goes now.
       batcher.flushNow();
-      await workerClosed;
+      await workersClosed;
       await batcher.drain();
-      await poisonQueue.close();
+      await closeBull(poisonQueue);
       redis.disconnect();
     })();
     return closing;
   };
 
-  return { worker, close };
+  return { worker, workers: () => [...workers.values()], consume, close };
 }

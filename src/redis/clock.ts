@@ -4,7 +4,7 @@
 // refreshed in the background), `serverNow()` asks. An error in the estimate only shifts how long
 // an attempt may take; whether a deadline has passed is always decided by asking the server.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.ts';
 
 /** How often the offset is measured again (local clocks drift and get stepped by NTP). */
 const REFRESH_MS = 10_000;
@@ -13,7 +13,7 @@ export class RedisClock {
   private offset = 0;
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly redis: Redis) {}
+  constructor(private readonly redis: RedisClient) {}
 
   /** Measures the offset once, then keeps it fresh until stop(). */
   async start(): Promise<this> {
@@ -42,7 +42,7 @@ export class RedisClock {
     return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
   }
 
-  /** Resolves once the server's clock has passed `ms`. Redis errors propagate. */
+  /** Resolves once the server's clock has passed `ms`. RedisClient errors propagate. */
   async waitPast(ms: number): Promise<void> {
     for (;;) {
       const left = ms - (await this.serverNow());

@@ -1,7 +1,8 @@
 // Loads Lua scripts from .lua files (expanding `--- @include "<file>.lua"` lines) and runs them as
 // typed commands on ioredis clients and pipelines (defineCommand: EVALSHA with an EVAL fallback).
 import { readFileSync } from 'node:fs';
-import { type ChainableCommander, Pipeline, type Redis } from 'ioredis';
+import { type ChainableCommander, Pipeline } from 'ioredis';
+import type { RedisClient } from './connection.ts';
 
 export interface LuaScript {
   /** Command name added to the connection and its pipelines. */
@@ -45,11 +46,11 @@ export function luaScript(name: string, numberOfKeys: number, file: URL): LuaScr
 }
 
 /** Defines the scripts on a connection (its pipelines created afterwards get them too). */
-export function defineScripts(redis: Redis, scripts: readonly LuaScript[]): void {
+export function defineScripts(redis: RedisClient, scripts: readonly LuaScript[]): void {
   for (const s of scripts) defineScript(redis, s);
 }
 
-function defineScript(redis: Redis, s: LuaScript): void {
+function defineScript(redis: RedisClient, s: LuaScript): void {
   if (typeof (redis as unknown as Record<string, unknown>)[s.name] === 'function') return;
   redis.defineCommand(s.name, { numberOfKeys: s.numberOfKeys, lua: s.source });
 }
@@ -82,7 +83,7 @@ export interface TypedScript<K extends string, A extends string, R> extends LuaS
   readonly keys: readonly K[];
   readonly args: readonly A[];
   /** Runs the script on a client (defining it there on first use) and parses its reply. */
-  run(redis: Redis, input: ScriptInput<K, A>): Promise<R>;
+  run(redis: RedisClient, input: ScriptInput<K, A>): Promise<R>;
   /** Queues the script on a pipeline (its client must have the script defined; see `define`). */
   run(pipeline: ChainableCommander, input: ScriptInput<K, A>): ChainableCommander;
   /** Parses a reply of this script (e.g. from a pipeline's exec). */
@@ -90,7 +91,7 @@ export interface TypedScript<K extends string, A extends string, R> extends LuaS
   /** KEYS then ARGV in the script's order, for EVAL/EVALSHA by hand. */
   values(input: ScriptInput<K, A>): Value[];
   /** Defines the script on a client, so pipelines created from it can queue it. */
-  define(redis: Redis): void;
+  define(redis: RedisClient): void;
 }
 
 export interface TypedScriptSpec<K extends string, A extends string, R> {
@@ -136,10 +137,10 @@ export function typedScript<const K extends string, const A extends string, R = 
       ...spec.keys.map((k) => input[k]),
       ...spec.args.map((a) => input[a]),
     ],
-    define: (redis: Redis) => defineScript(redis, script),
-    run(target: Redis | ChainableCommander, input: ScriptInput<K, A>): Promise<R> | ChainableCommander {
+    define: (redis: RedisClient) => defineScript(redis, script),
+    run(target: RedisClient | ChainableCommander, input: ScriptInput<K, A>): Promise<R> | ChainableCommander {
       const isClient = !(target instanceof Pipeline);
-      if (isClient) defineScript(target as Redis, script);
+      if (isClient) defineScript(target as RedisClient, script);
       const command = (target as unknown as Record<string, (...v: Value[]) => unknown>)[spec.name];
       if (typeof command !== 'function') {
         throw new LuaScriptError(

@@ -8,7 +8,7 @@ export interface ApiOnly {
   url: string;
   rt: Runtime;
   /** Starts the writer and sweeper in this runtime (like src/worker.ts). */
-  startWriter(): void;
+  startWriter(): Promise<void>;
   stop(): Promise<void>;
 }
 

@@ -81,7 +81,7 @@ export interface Service {
 /** API + writer + sweeper in this process, like `npm start`. */
 export async function startService(infra: Infra, env: Record<string, string> = {}): Promise<Service> {
   const rt = await boot('test', { ...infra.env, ...env });
-  startWorker(rt);
+  await startWorker(rt);
   const server = await startApi(rt);
   const port = (server.address() as AddressInfo).port;
   return { url: `http://127.0.0.1:${port}`, rt, stop: () => shutdown(rt) };

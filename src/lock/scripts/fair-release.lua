@@ -18,9 +18,11 @@
 -- ARGV[4] wakePrefix: wake channel prefix
 -- ARGV[5] name: lock name, echoed in wake messages
 -- ARGV[6] leaseMs: lease in ms to keep while re-entry holds remain
+-- ARGV[7] sharded: "1" on a Redis Cluster (the unlock notice is an SPUBLISH), else ""
 -- Returns nil when the owner does not hold the lock, 0 when holds remain, 1 when released.
 --- @include "queue.lua"
 --- @include "latch.lua"
+--- @include "unlock-notice.lua"
 local owner = ARGV[1]
 local mode = ARGV[2]
 
@@ -45,7 +47,7 @@ end
 local function free()
   redis.call('del', KEYS[1])
   if not settle() then
-    redis.call('publish', KEYS[2], 0)
+    publish_unlock(KEYS[2], ARGV[7])
   end
   return 1
 end

@@ -21,9 +21,11 @@
 -- ARGV[5] name: lock name, echoed in the wake message
 -- ARGV[6] leaseMs: lease in ms to keep while re-entry holds remain
 -- ARGV[7] waitId: wait id the hold was handed to ('' when it was not a hand-off; required in cancel mode)
+-- ARGV[8] sharded: "1" on a Redis Cluster (the unlock notice is an SPUBLISH), else ""
 -- Returns nil when the owner does not hold the lock, 0 when holds remain, 1 when released.
 --- @include "time.lua"
 --- @include "latch.lua"
+--- @include "unlock-notice.lua"
 local owner = ARGV[1]
 local mode = ARGV[2]
 local waitId = ARGV[7]
@@ -62,7 +64,7 @@ end
 local function free()
   redis.call('del', KEYS[1], KEYS[8])
   if not handOff() then
-    redis.call('publish', KEYS[2], 0)
+    publish_unlock(KEYS[2], ARGV[8])
   end
   return 1
 end

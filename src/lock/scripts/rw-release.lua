@@ -18,9 +18,11 @@
 -- ARGV[4] wakePrefix: wake channel prefix
 -- ARGV[5] name: lock name, echoed in wake messages
 -- ARGV[6] kind: "r" or "w"
+-- ARGV[7] sharded: "1" on a Redis Cluster (the unlock notice is an SPUBLISH), else ""
 -- Returns nil when the owner does not hold that kind, 0 when holds of it remain, 1 when released.
 --- @include "rw-lib.lua"
 --- @include "latch.lua"
+--- @include "unlock-notice.lua"
 local owner = ARGV[1]
 local mode = ARGV[2]
 local member = ARGV[6] .. ':' .. owner
@@ -39,7 +41,7 @@ q_purge(Q, now)
 local function settle()
   rw_settle(Q, L, now)
   if redis.call('exists', L.lock) == 0 then
-    redis.call('publish', KEYS[2], 0)
+    publish_unlock(KEYS[2], ARGV[7])
   end
 end
 

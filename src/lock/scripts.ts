@@ -48,7 +48,7 @@ export const releaseScript = typedScript({
   name: 'flashsaleLockRelease',
   file: file('release.lua'),
   keys: ['lock', 'channel', 'latch', 'token', 'queue', 'waiters', 'handed', 'ours'],
-  args: ['owner', 'mode', 'latchTtlMs', 'wakePrefix', 'name', 'leaseMs', 'waitId', 'sharded'],
+  args: ['owner', 'mode', 'latchTtlMs', 'wakePrefix', 'name', 'leaseMs', 'sharded', 'waitId'],
   parse: parseReleaseReply,
 });
 

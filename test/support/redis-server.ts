@@ -23,6 +23,8 @@ export async function freePort(): Promise<number> {
 export interface RedisServerOptions {
   /** Extra redis-server arguments, e.g. ['--appendonly', 'yes']. */
   args?: string[];
+  /** The port to listen on (default: a free one). */
+  port?: number;
 }
 
 export class RedisServer {
@@ -36,9 +38,14 @@ export class RedisServer {
   ) {}
 
   static async start(opts: RedisServerOptions = {}): Promise<RedisServer> {
-    const server = new RedisServer(await freePort(), opts);
+    const server = new RedisServer(opts.port ?? (await freePort()), opts);
     await server.spawn();
     return server;
+  }
+
+  /** True while the server process runs (not killed). */
+  get running(): boolean {
+    return this.proc !== undefined && this.proc.exitCode === null && this.proc.signalCode === null;
   }
 
   get url(): string {

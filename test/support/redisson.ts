@@ -2,7 +2,7 @@
 // from the seeds) and waiting loop, with key names derived independently of src/.
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 
 /**
  * RedissonLock.tryLockInnerAsync, verbatim from seed 000 (/work/shared/seeds/000_3e6b10cd069d91c8.txt,
@@ -47,6 +47,12 @@ export const REDISSON_UNLOCK_SCRIPT =
   'return 1; ' +
   'end; ' +
   'return nil;';
+
+/**
+ * The unlock script of Redisson 3.22+ on a Redis 7 cluster, whose waiters SSUBSCRIBE: Redisson passes
+ * its publish command in (`getSubscribeService().getPublishCommand()`), SPUBLISH there.
+ */
+export const REDISSON_SHARDED_UNLOCK_SCRIPT = REDISSON_UNLOCK_SCRIPT.replaceAll("'publish'", "'spublish'");
 
 /** LockPubSub.unlockMessage. */
 export const REDISSON_UNLOCK_MESSAGE = 0;
@@ -121,11 +127,16 @@ export class ForeignRedisson {
   attempts = 0;
   private readonly entries = new Map<string, Entry>();
 
+  /**
+   * `sharded`: Redisson 3.22+ on a Redis Cluster, waiting with SSUBSCRIBE and releasing with SPUBLISH
+   * (`redis` and `sub` are then cluster clients, `sub` with sharded subscribers).
+   */
   constructor(
-    private readonly redis: Redis,
-    private readonly sub: Redis,
+    private readonly redis: Redis | Cluster,
+    private readonly sub: Redis | Cluster,
+    private readonly sharded = false,
   ) {
-    sub.on('message', (channel: string, message: string) => {
+    sub.on(sharded ? 'smessage' : 'message', (channel: string, message: string) => {
       const list = this.received.get(channel) ?? [];
       list.push(message);
       this.received.set(channel, list);
@@ -149,7 +160,7 @@ export class ForeignRedisson {
   /** One run of the unlock script: 1 released, 0 holds remain, null not held by this thread. */
   async unlock(name: string, threadId: number, leaseMs: number): Promise<number | null> {
     const reply = await this.redis.eval(
-      REDISSON_UNLOCK_SCRIPT,
+      this.sharded ? REDISSON_SHARDED_UNLOCK_SCRIPT : REDISSON_UNLOCK_SCRIPT,
       2,
       name,
       redissonChannelName(name),
@@ -192,7 +203,8 @@ export class ForeignRedisson {
   private async subscribe(channel: string): Promise<Entry> {
     let entry = this.entries.get(channel);
     if (!entry) {
-      entry = { refs: 0, latch: new Semaphore(), subscribed: this.sub.subscribe(channel) };
+      const subscribed = this.sharded ? this.sub.ssubscribe(channel) : this.sub.subscribe(channel);
+      entry = { refs: 0, latch: new Semaphore(), subscribed };
       this.entries.set(channel, entry);
     }
     entry.refs += 1;
@@ -206,7 +218,7 @@ export class ForeignRedisson {
     entry.refs -= 1;
     if (entry.refs === 0) {
       this.entries.delete(channel);
-      this.sub.unsubscribe(channel).catch(() => {});
+      (this.sharded ? this.sub.sunsubscribe(channel) : this.sub.unsubscribe(channel)).catch(() => {});
     }
   }
 }

@@ -31,7 +31,15 @@ export interface Infra {
  * Child services spawned on an infrastructure, by its Redis server (`infra` may be a suite's handle,
  * a stand-in): they must not outlive it, also when a failed test left them running.
  */
-const spawnedOn = new WeakMap<RedisServer, Set<Spawned>>();
+const spawnedOn = new WeakMap<object, Set<Spawned>>();
+
+/** Kills the services spawned on the infrastructure of `env` (they must not outlive it). */
+export async function killSpawned(env: object): Promise<void> {
+  await Promise.all([...(spawnedOn.get(env) ?? [])].map((s) => s.kill()));
+}
+
+/** What a service needs of its infrastructure: the environment that points it there. */
+export type ServiceInfra = Pick<Infra, 'env'>;
 
 /** Rows in the orders table (optionally of one product). */
 export async function countRows(pool: pg.Pool, productId?: string): Promise<number> {
@@ -64,7 +72,7 @@ export async function startInfra(extraEnv: Record<string, string> = {}): Promise
     pool,
     rows: (productId?: string) => countRows(pool, productId),
     async stop() {
-      await Promise.all([...(spawnedOn.get(redis) ?? [])].map((s) => s.kill()));
+      await killSpawned(env);
       await pool.end();
       await redis.stop();
       await database.drop();
@@ -79,7 +87,7 @@ export interface Service {
 }
 
 /** API + writer + sweeper in this process, like `npm start`. */
-export async function startService(infra: Infra, env: Record<string, string> = {}): Promise<Service> {
+export async function startService(infra: ServiceInfra, env: Record<string, string> = {}): Promise<Service> {
   const rt = await boot('test', { ...infra.env, ...env });
   await startWorker(rt);
   const server = await startApi(rt);
@@ -99,7 +107,7 @@ export interface Spawned {
 
 /** Runs src/<entry>.ts as a child process; resolves once /healthz answers (or the worker is up). */
 export async function spawnService(
-  infra: Infra,
+  infra: ServiceInfra,
   entry: 'main' | 'api' | 'worker',
   env: Record<string, string> = {},
 ): Promise<Spawned> {
@@ -151,8 +159,8 @@ export async function spawnService(
       return exited;
     },
   };
-  const siblings = spawnedOn.get(infra.redis) ?? new Set<Spawned>();
-  spawnedOn.set(infra.redis, siblings.add(spawned));
+  const siblings = spawnedOn.get(infra.env) ?? new Set<Spawned>();
+  spawnedOn.set(infra.env, siblings.add(spawned));
   void exited.then(() => siblings.delete(spawned));
   return spawned;
 }

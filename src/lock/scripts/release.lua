@@ -14,21 +14,21 @@
 -- KEYS[7] handed: hand-offs not yet collected (hash waitId -> token)
 -- KEYS[8] ours: "held by one of ours" flag
 -- ARGV[1] owner: owner id
--- ARGV[2] mode: "release"; "cancel" (wait ARGV[7] gives up: leave the queue, and release the lock only
+-- ARGV[2] mode: "release"; "cancel" (wait ARGV[8] gives up: leave the queue, and release the lock only
 --         if it was handed to that wait); "force" (delete whoever holds it)
 -- ARGV[3] latchTtlMs: unlock latch ttl in ms
 -- ARGV[4] wakePrefix: wake channel prefix; the waiter's client id is appended
 -- ARGV[5] name: lock name, echoed in the wake message
 -- ARGV[6] leaseMs: lease in ms to keep while re-entry holds remain
--- ARGV[7] waitId: wait id the hold was handed to ('' when it was not a hand-off; required in cancel mode)
--- ARGV[8] sharded: "1" on a Redis Cluster (the unlock notice is an SPUBLISH), else ""
+-- ARGV[7] sharded: "1" on a Redis Cluster (the unlock notice is an SPUBLISH), else ""
+-- ARGV[8] waitId: wait id the hold was handed to ('' when it was not a hand-off; required in cancel mode)
 -- Returns nil when the owner does not hold the lock, 0 when holds remain, 1 when released.
 --- @include "time.lua"
 --- @include "latch.lua"
 --- @include "unlock-notice.lua"
 local owner = ARGV[1]
 local mode = ARGV[2]
-local waitId = ARGV[7]
+local waitId = ARGV[8]
 
 -- Hands the free lock to the oldest live waiter; false when nobody is queued (the server's time is
 -- read only then, as the common case has an empty queue).
@@ -64,7 +64,7 @@ end
 local function free()
   redis.call('del', KEYS[1], KEYS[8])
   if not handOff() then
-    publish_unlock(KEYS[2], ARGV[8])
+    publish_unlock(KEYS[2], ARGV[7])
   end
   return 1
 end

@@ -1,0 +1,112 @@
+// The order path on a real Redis Cluster (3 masters + 3 replicas): shards placed on every master, the
+// 2,000-orders-for-500-units storm, a live reshard under load, and the writer draining every queue.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { closeBull, createOrderQueue, registeredQueues } from '../src/orders/queue.ts';
+import { masterOf } from '../src/redis/connection.ts';
+import { type ClusterInfra, startClusterInfra } from './support/redis-cluster.ts';
+import {
+  acceptedIds,
+  assertConserved,
+  assertOnlyExpectedStatuses,
+  reshard,
+  saleStatus,
+  storm,
+  tally,
+} from './support/reshard.ts';
+import { createSale, placeOrder, type Service, startService } from './support/service.ts';
+
+describe('orders on a Redis Cluster', () => {
+  let infra: ClusterInfra;
+  let svc: Service;
+  before(async () => {
+    infra = await startClusterInfra();
+    svc = await startService(infra);
+  });
+  after(async () => {
+    await svc?.stop();
+    await infra?.stop();
+  });
+
+  it('places a sale’s shards evenly on the 3 masters, and admin status names each one’s master', async () => {
+    await createSale(svc.url, 'spread', { stock: 90, shards: 6 });
+    const status = await saleStatus(svc.url, 'spread');
+    const shards = status.shards as { key: string; master: string }[];
+    const masters = await infra.cluster.masters();
+    assert.equal(masters.length, 3);
+    const perMaster = new Map(masters.map((m) => [m, 0]));
+    for (const s of shards) {
+      assert.equal(s.master, masterOf(infra.client, s.key), `${s.key} is served by the master status names`);
+      perMaster.set(s.master, (perMaster.get(s.master) ?? 0) + 1);
+    }
+    assert.deepEqual([...perMaster.values()], [2, 2, 2], JSON.stringify(shards));
+  });
+
+  it('2,000 orders for 500 units over HTTP: exactly 500 accepted, all persisted, every queue drained', async () => {
+    await createSale(svc.url, 'storm', { stock: 500, shards: 6 });
+    const masters = new Set(
+      ((await saleStatus(svc.url, 'storm')).shards as { master: string }[]).map((s) => s.master),
+    );
+    assert.equal(masters.size, 3, 'shards on all 3 masters');
+    const accepted: string[] = [];
+    const answers: Record<string, number> = {};
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 64 }, async () => {
+        for (let i = next++; i < 2000; i = next++) {
+          const r = await placeOrder(svc.url, { productId: 'storm', userId: `u${i}` });
+          const key = `${r.status}${r.body.error ? ` ${r.body.error}` : ''}`;
+          answers[key] = (answers[key] ?? 0) + 1;
+          if (r.status === 202) accepted.push(r.body.orderId as string);
+        }
+      }),
+    );
+    assert.deepEqual(answers, { '202': 500, '409 sold_out': 1500 });
+    await assertConserved(infra.pool, svc.url, 'storm', accepted);
+
+    // One queue per master, and the writer consumed them all.
+    const prefixes = await registeredQueues(infra.client);
+    assert.equal(prefixes.length, 3);
+    assert.equal(new Set(prefixes.map((p) => masterOf(infra.client, p))).size, 3, 'queues on 3 masters');
+    for (const prefix of prefixes) {
+      const queue = createOrderQueue({ nodes: infra.cluster.nodeList }, prefix);
+      try {
+        const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed');
+        const open = ['waiting', 'active', 'delayed', 'failed'].reduce(
+          (n, state) => n + (counts[state] ?? 0),
+          0,
+        );
+        assert.equal(open, 0, `${prefix}: ${JSON.stringify(counts)}`);
+        assert.ok(
+          (counts.completed ?? 0) > 0,
+          `${prefix} carried part of the hand-off: ${JSON.stringify(counts)}`,
+        );
+      } finally {
+        await closeBull(queue);
+      }
+    }
+  });
+
+  it('a live reshard under load on the cluster: orders keep flowing, nothing oversold or lost', async () => {
+    await createSale(svc.url, 'live', { stock: 1200, shards: 3 });
+    const progress = { sent: 0, outcomes: [] as Parameters<typeof tally>[0] };
+    const load = storm({ urls: [svc.url], productId: 'live', inFlight: 32, minOrders: 1500, progress });
+    for (const shards of [6, 2, 9]) {
+      const sent = progress.sent;
+      // Each change lands while orders are in flight: wait for some orders since the last one.
+      while (progress.sent < sent + 150 && progress.sent < 1400) await new Promise((r) => setImmediate(r));
+      const r = await reshard(svc.url, 'live', shards);
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+    }
+    const { outcomes } = await load;
+    assertOnlyExpectedStatuses(outcomes);
+    const accepted = acceptedIds(outcomes);
+    assert.ok(
+      accepted.length <= 1200,
+      `accepted ${accepted.length} of 1200: ${JSON.stringify(tally(outcomes))}`,
+    );
+    const s = await assertConserved(infra.pool, svc.url, 'live', accepted);
+    const masters = new Set((s.shards as { master: string }[]).map((x) => x.master));
+    assert.equal(masters.size, 3, 'the last generation (9 shards) is spread over all masters too');
+  });
+});

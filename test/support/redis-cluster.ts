@@ -1,0 +1,205 @@
+// A private Redis Cluster for tests: 3 masters + 3 replicas of the Debian redis-server on free ports
+// (each with its bus port +10000 free too), created with redis-cli --cluster, stopped with the suite.
+import { execFile } from 'node:child_process';
+import { createServer } from 'node:net';
+import { promisify } from 'node:util';
+import { Cluster, Redis } from 'ioredis';
+import pg from 'pg';
+import { until } from './async.ts';
+import { createTestDatabase, type TestDatabase } from './postgres.ts';
+import { freePort, RedisServer } from './redis-server.ts';
+import { ADMIN_TOKEN, countRows, killSpawned } from './service.ts';
+
+const run = promisify(execFile);
+
+/** Node timeout of the test cluster: a killed master's replica takes over about this long after. */
+const NODE_TIMEOUT_MS = 1000;
+
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
+}
+
+/** A free port whose cluster bus port (+10000) is free too. */
+async function clusterPort(taken: Set<number>): Promise<number> {
+  for (;;) {
+    const port = await freePort();
+    const bus = port + 10_000;
+    if (bus > 65_535 || taken.has(port) || taken.has(bus) || !(await portFree(bus))) continue;
+    taken.add(port).add(bus);
+    return port;
+  }
+}
+
+export interface ClusterNodeInfo {
+  address: string;
+  role: 'master' | 'slave';
+  /** For a replica, the id of its master. */
+  masterId: string;
+  id: string;
+  server: RedisServer;
+}
+
+export class RedisCluster {
+  private readonly clients: (Cluster | Redis)[] = [];
+
+  private constructor(readonly servers: RedisServer[]) {}
+
+  /** Starts 3 masters and 3 replicas and waits until every node reports cluster_state:ok. */
+  static async start(): Promise<RedisCluster> {
+    const taken = new Set<number>();
+    const ports: number[] = [];
+    for (let i = 0; i < 6; i++) ports.push(await clusterPort(taken));
+    const servers = await Promise.all(
+      ports.map((port) =>
+        RedisServer.start({
+          port,
+          args: ['--cluster-enabled', 'yes', '--cluster-node-timeout', String(NODE_TIMEOUT_MS)],
+        }),
+      ),
+    );
+    const cluster = new RedisCluster(servers);
+    try {
+      await run('redis-cli', [
+        '--cluster',
+        'create',
+        ...ports.map((p) => `127.0.0.1:${p}`),
+        '--cluster-replicas',
+        '1',
+        '--cluster-yes',
+      ]);
+      await cluster.ready();
+    } catch (err) {
+      await cluster.stop();
+      throw err;
+    }
+    return cluster;
+  }
+
+  /** Every node, as a target's seed list. */
+  get nodeList(): { host: string; port: number }[] {
+    return this.servers.map((s) => ({ host: '127.0.0.1', port: s.port }));
+  }
+
+  /** `host:port,...` of every node, as REDIS_CLUSTER_NODES. */
+  get seeds(): string {
+    return this.servers.map((s) => `127.0.0.1:${s.port}`).join(',');
+  }
+
+  /** Waits until every live node says cluster_state:ok and all 16384 slots are served. */
+  async ready(): Promise<void> {
+    await until(
+      'cluster_state:ok on every node',
+      async () => {
+        for (const s of this.servers) {
+          if (!s.running) continue;
+          const probe = new Redis(s.port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0 });
+          probe.on('error', () => {});
+          try {
+            const info = String(await probe.call('cluster', 'info'));
+            if (!info.includes('cluster_state:ok') || !info.includes('cluster_slots_ok:16384')) return false;
+          } catch {
+            return false;
+          } finally {
+            probe.disconnect();
+          }
+        }
+        return true;
+      },
+      { timeoutMs: 60_000, everyMs: 100 },
+    );
+  }
+
+  /** A cluster client closed with the cluster. */
+  client(): Cluster {
+    const c = new Cluster(
+      this.servers.map((s) => ({ host: '127.0.0.1', port: s.port })),
+      { redisOptions: { maxRetriesPerRequest: 1 }, retryDelayOnFailover: 100, retryDelayOnClusterDown: 100 },
+    );
+    c.on('error', () => {});
+    this.clients.push(c);
+    return c;
+  }
+
+  /** The nodes as some live node sees them now (CLUSTER NODES). */
+  async nodes(): Promise<ClusterNodeInfo[]> {
+    const live = this.servers.find((s) => s.running);
+    if (!live) throw new Error('no live cluster node');
+    const c = live.client();
+    const text = String(await c.call('cluster', 'nodes'));
+    return text
+      .trim()
+      .split('\n')
+      .flatMap((line) => {
+        const [id, addr, flags, masterId] = line.split(' ');
+        const address = (addr ?? '').split('@')[0] ?? '';
+        const server = this.servers.find((s) => address === `127.0.0.1:${s.port}`);
+        if (!id || !server || (flags ?? '').includes('fail') || (flags ?? '').includes('noaddr')) return [];
+        const role: 'master' | 'slave' = (flags ?? '').includes('master') ? 'master' : 'slave';
+        return [{ id, address, role, masterId: masterId ?? '-', server }];
+      });
+  }
+
+  /** The live masters' addresses, sorted. */
+  async masters(): Promise<string[]> {
+    return (await this.nodes())
+      .filter((n) => n.role === 'master')
+      .map((n) => n.address)
+      .sort();
+  }
+
+  /** The server at `host:port`. */
+  server(address: string): RedisServer {
+    const s = this.servers.find((x) => address === `127.0.0.1:${x.port}`);
+    if (!s) throw new Error(`no cluster node ${address}`);
+    return s;
+  }
+
+  async stop(): Promise<void> {
+    for (const c of this.clients.splice(0)) c.disconnect();
+    await Promise.all(this.servers.map((s) => s.stop()));
+  }
+}
+
+/** A private cluster and a fresh database: the environment `npm start` gets on a cluster. */
+export interface ClusterInfra {
+  cluster: RedisCluster;
+  database: TestDatabase;
+  env: Record<string, string>;
+  client: Cluster;
+  pool: pg.Pool;
+  rows(productId?: string): Promise<number>;
+  stop(): Promise<void>;
+}
+
+export async function startClusterInfra(): Promise<ClusterInfra> {
+  const cluster = await RedisCluster.start();
+  const database = await createTestDatabase();
+  const pool = new pg.Pool({ connectionString: database.url, max: 2 });
+  pool.on('error', () => {});
+  const env = {
+    REDIS_CLUSTER_NODES: cluster.seeds,
+    DATABASE_URL: database.url,
+    ADMIN_TOKEN,
+    LOG_LEVEL: 'silent',
+    PORT: '0',
+    HOST: '127.0.0.1',
+  };
+  return {
+    cluster,
+    database,
+    env,
+    client: cluster.client(),
+    pool,
+    rows: (productId?: string) => countRows(pool, productId),
+    async stop() {
+      await killSpawned(env);
+      await pool.end();
+      await cluster.stop();
+      await database.drop();
+    },
+  };
+}

@@ -22,6 +22,7 @@ import { until } from './support/async.ts';
 import { commandCalls, diffSnapshots, dropUnlockLatches, snapshotRedis } from './support/redis-snapshot.ts';
 import { admin, call, createSale, drained, type Reply } from './support/service.ts';
 import { useInfra, useService } from './support/suite.ts';
+import { reserveIn } from './support/writer-world.ts';
 
 /** Runs `count` jobs with at most `width` in flight. */
 async function pool<T>(count: number, width: number, job: (i: number) => Promise<T>): Promise<T[]> {
@@ -256,9 +257,11 @@ describe('order path: API + writer + sweeper in one process', () => {
         userId: 'd2',
       };
       const freshJobs = ['fresh-a', 'fresh-b', 'fresh-c'];
-      await Promise.all(freshJobs.map((jobId) => queue.add('order', fresh, { jobId })));
       // And the ordinary idempotent enqueue (jobId = orderId) twice: one job.
       const third: OrderRecord = { ...fresh, orderId: newOrderId('dup', record.generation, 0), userId: 'd3' };
+      // Reserved as reserve.lua would have: the writer persists only orders whose reservation exists.
+      await reserveIn(infra.client, [fresh, third]);
+      await Promise.all(freshJobs.map((jobId) => queue.add('order', fresh, { jobId })));
       await enqueueOrder(queue, third);
       await enqueueOrder(queue, third);
       for (const id of [...jobIds, ...freshJobs, third.orderId]) {

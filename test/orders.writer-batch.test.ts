@@ -27,6 +27,7 @@ async function jobsAndOrders(): Promise<Map<string, string[]>> {
 describe('batched hand-off', () => {
   test('200 concurrent orders travel in fewer jobs, each order in exactly one', async () => {
     const records = orders(200);
+    await world.reserve(records);
     const handOff = new HandOff(world.queue, { maxBatch: 64, maxWaitMs: 20 });
     await Promise.all(records.map((r) => handOff.send(r)));
     await handOff.close();

@@ -17,7 +17,7 @@ import {
 import { startWriter } from '../src/orders/writer.ts';
 import { until } from './support/async.ts';
 import { ADMIN_TOKEN, type Spawned, spawnService, startInfra } from './support/service.ts';
-import { order, orders, PRODUCT, pendingOf, useWorld } from './support/writer-world.ts';
+import { order, orders, PRODUCT, pendingOf, reserveIn, useWorld } from './support/writer-world.ts';
 
 const { world, waitUntilDrained } = useWorld();
 
@@ -38,6 +38,7 @@ describe('writer crash and job locks', () => {
       // The 50 jobs left after four full batches wait for a fifth that never fills: the kill finds
       // them held in an open batch.
       spawned.push(await spawnService(infra, 'worker', { ...env, WRITER_BATCH_MS: '10000' }));
+      await reserveIn(infra.redis.client(), records);
       await queue.addBulk(records.map((r) => ({ name: 'order', data: r, opts: { jobId: r.orderId } })));
       await until(
         '400 rows and 50 jobs held',

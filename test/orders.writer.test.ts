@@ -48,6 +48,7 @@ describe('writer', () => {
 
   test('the same order delivered twice, or re-added after completion, is one row', async () => {
     const record = order(7);
+    await world.reserve([record]);
     world.start();
     // Two jobs with different ids carrying one order (e.g. sweeper replay racing the API's enqueue).
     const a = await world.queue.add('order', record, { jobId: 'dup-a' });
@@ -164,6 +165,26 @@ describe('writer', () => {
     assert.match(failed?.failedReason ?? '', /rejected by Postgres: .*no_banned_user/);
     assert.equal(failed?.attemptsMade, 1, 'not retried');
     assert.deepEqual(await world.reservationsLeft(), new Set([banned.orderId]), 'its reservation is kept');
+  });
+
+  test('an order whose reservation is gone (a failover lost it) and has no row fails with the reason; its batch lands', async () => {
+    // The reservation and the stock decrement replicate together: no reservation means the unit is
+    // back in stock, so a row for it could sell that unit twice.
+    const records = orders(20);
+    const lost = records[7] as OrderRecord;
+    await world.reserve(records.filter((r) => r !== lost));
+    await Promise.all(records.map((r) => enqueueOrder(world.queue, r)));
+    world.start({ batchSize: 20, batchMaxWaitMs: 50 });
+
+    await until('19 rows and one failed job', async () => {
+      const counts = await world.counts();
+      return (await countOrders(world.db, PRODUCT)) === 19 && counts.failed === 1 && pendingOf(counts) === 0;
+    });
+    assert.equal(await findOrder(world.db, lost.orderId), undefined, 'no row for the lost reservation');
+    const failed = await world.queue.getJob(lost.orderId);
+    assert.match(failed?.failedReason ?? '', /reservation is gone from Redis/);
+    assert.equal(failed?.attemptsMade, 1, 'not retried');
+    assert.deepEqual(await world.reservationsLeft(), new Set());
   });
 
   test('close() while jobs flow leaves each job either done with a row or still queued', async () => {

@@ -75,6 +75,26 @@ export async function deleteReservations(
   return replies.filter(([err]) => err).length;
 }
 
+/** The ids among `entries` whose reservation is still in its shard's hash (HEXISTS, batched per master). */
+export async function presentReservations(
+  redis: RedisClient,
+  entries: readonly { shardKey: string; id: string }[],
+): Promise<Set<string>> {
+  const replies = await runBatch(
+    redis,
+    entries.map((e) => {
+      const hash = shardKeys(e.shardKey).reservations;
+      return { key: hash, queue: (p) => p.hexists(hash, e.id) };
+    }),
+  );
+  const present = new Set<string>();
+  for (const [i, [err, found]] of replies.entries()) {
+    if (err) throw err;
+    if (Number(found) === 1) present.add((entries[i] as { id: string }).id);
+  }
+  return present;
+}
+
 /** One reservation hash found by a scan: its entries (id → JSON) and how to delete some of them. */
 export interface ReservationBatch {
   entries: Record<string, string>;

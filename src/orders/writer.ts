@@ -4,9 +4,9 @@ import { type Job, UnrecoverableError, Worker } from 'bullmq';
 import type { Kysely } from 'kysely';
 import { type Logger, pino } from 'pino';
 import { type Database, isConnectionError } from '../db/database.ts';
-import { insertOrders, MAX_ORDERS_PER_INSERT } from '../db/orders-repo.ts';
+import { existingOrderIds, insertOrders, MAX_ORDERS_PER_INSERT } from '../db/orders-repo.ts';
 import { UnavailableError } from '../errors.ts';
-import { deleteReservations } from '../inventory/reservations.ts';
+import { deleteReservations, presentReservations } from '../inventory/reservations.ts';
 import { createRedisClient } from '../redis/connection.ts';
 import { Batcher, type FlushOutcome } from './batcher.ts';
 import { ORDER_QUEUE, type OrderRecord } from './order.ts';
@@ -182,9 +182,51 @@ export function startWriter(options: WriterOptions): Writer {
     return errors;
   }
 
+  /**
+   * Orders whose reservation is gone from Redis and that have no row yet. A reservation leaves its hash
+   * only after its row is committed, or when the Redis data holding it is lost: a failover to a replica
+   * that had not received it yet (replication is asynchronous unless REDIS_WAIT_REPLICAS), or a Redis
+   * without persistence restarted. Its unit is then back in the shard's stock, so a row now could sell
+   * that unit twice; such an order fails (failed set, with the reason) instead: an acknowledgement
+   * lost, never an oversell. Redis unreachable: the batch retries.
+   */
+  async function lostOrders(unique: OrderRecord[]): Promise<Map<string, Error>> {
+    let present: Set<string>;
+    try {
+      present = await presentReservations(
+        redis,
+        unique.map((r) => ({ shardKey: r.shardKey, id: r.orderId })),
+      );
+    } catch (err) {
+      throw new UnavailableError('Redis', err);
+    }
+    const missing = unique.filter((r) => !present.has(r.orderId)).map((r) => r.orderId);
+    if (missing.length === 0) return new Map();
+    let persisted: Set<string>;
+    try {
+      persisted = await existingOrderIds(db, missing);
+    } catch (err) {
+      throw isConnectionError(err) ? new UnavailableError('Postgres', err) : err;
+    }
+    const lost = new Map<string, Error>();
+    for (const orderId of missing) {
+      if (persisted.has(orderId)) continue;
+      logger.error({ orderId }, 'order whose reservation is gone from Redis (failover?) not persisted');
+      lost.set(
+        orderId,
+        new UnrecoverableError(
+          `order ${orderId}: its reservation is gone from Redis (lost in a failover?), its unit is back on sale`,
+        ),
+      );
+    }
+    return lost;
+  }
+
   async function flush(records: OrderRecord[]): Promise<FlushOutcome> {
     const started = performance.now();
-    const unique = uniqueByOrderId(records);
+    const candidates = uniqueByOrderId(records);
+    const lost = await lostOrders(candidates);
+    const unique = candidates.filter((r) => !lost.has(r.orderId));
     let inserted: number;
     try {
       inserted = await db.transaction().execute((trx) => insertOrders(trx, unique));
@@ -196,11 +238,11 @@ export function startWriter(options: WriterOptions): Writer {
       logger.error({ err, size: records.length }, 'order batch rejected; inserting its rows one by one');
       const errors = await insertIndividually(unique);
       await clearReservations(unique.filter((r) => !errors.has(r.orderId)));
-      return records.map((r) => errors.get(r.orderId));
+      return records.map((r) => lost.get(r.orderId) ?? errors.get(r.orderId));
     }
     await clearReservations(unique);
     onBatch?.({ size: records.length, inserted, ms: performance.now() - started });
-    return undefined;
+    return lost.size > 0 ? records.map((r) => lost.get(r.orderId)) : undefined;
   }
 
   const batcher = new Batcher<OrderRecord>({ maxSize: batchSize, maxWaitMs: batchMaxWaitMs, flush });

@@ -89,7 +89,7 @@ export class RedisCluster {
     return this.servers.map((s) => `127.0.0.1:${s.port}`).join(',');
   }
 
-  /** Waits until every live node says cluster_state:ok and all 16384 slots are served. */
+  /** Waits until every live node says cluster_state:ok, all 16384 slots are served and every replica is in sync. */
   async ready(): Promise<void> {
     await until(
       'cluster_state:ok on every node',
@@ -101,6 +101,10 @@ export class RedisCluster {
           try {
             const info = String(await probe.call('cluster', 'info'));
             if (!info.includes('cluster_state:ok') || !info.includes('cluster_slots_ok:16384')) return false;
+            // A replica that has not synced with its master cannot take over from it.
+            const replication = await probe.info('replication');
+            if (replication.includes('role:slave') && !replication.includes('master_link_status:up'))
+              return false;
           } catch {
             return false;
           } finally {
@@ -117,7 +121,12 @@ export class RedisCluster {
   client(): Cluster {
     const c = new Cluster(
       this.servers.map((s) => ({ host: '127.0.0.1', port: s.port })),
-      { redisOptions: { maxRetriesPerRequest: 1 }, retryDelayOnFailover: 100, retryDelayOnClusterDown: 100 },
+      {
+        redisOptions: { maxRetriesPerRequest: 1 },
+        shardedSubscribers: true,
+        retryDelayOnFailover: 100,
+        retryDelayOnClusterDown: 100,
+      },
     );
     c.on('error', () => {});
     this.clients.push(c);
@@ -149,6 +158,33 @@ export class RedisCluster {
       .filter((n) => n.role === 'master')
       .map((n) => n.address)
       .sort();
+  }
+
+  /**
+   * Kills the master at `address` (kill -9) and waits until its replica has taken over: the other
+   * nodes flag it failed, three masters serve every slot again. Then, with `rejoin`, restarts it
+   * (empty: no persistence) so that it comes back as the new master's replica.
+   */
+  async failOver(address: string, rejoin = true): Promise<void> {
+    const server = this.server(address);
+    await server.kill();
+    await until(
+      `${address}'s replica to take over`,
+      async () => {
+        const masters = await this.masters().catch((): string[] => []);
+        return masters.length === 3 && !masters.includes(address);
+      },
+      { timeoutMs: 60_000, everyMs: 100 },
+    );
+    await this.ready();
+    if (!rejoin) return;
+    await server.restart();
+    await until(
+      `${address} to rejoin as a replica`,
+      async () => (await this.nodes()).some((n) => n.address === address && n.role === 'slave'),
+      { timeoutMs: 60_000, everyMs: 100 },
+    );
+    await this.ready();
   }
 
   /** The server at `host:port`. */

@@ -33,6 +33,13 @@ export const order = (n: number): OrderRecord => ({
 export const orders = (count: number, from = 0) => Array.from({ length: count }, (_, i) => order(from + i));
 
 /** One test's world: its own redis-server, database, queue and writers. */
+/** Writes the records' reservations, as reserve.lua would have: the writer persists only reserved orders. */
+export async function reserveIn(client: Redis, records: readonly OrderRecord[]): Promise<void> {
+  const pipeline = client.pipeline();
+  for (const r of records) pipeline.hset(shardKeys(r.shardKey).reservations, r.orderId, JSON.stringify(r));
+  await pipeline.exec();
+}
+
 export interface World {
   redis: RedisServer;
   client: Redis;
@@ -87,12 +94,7 @@ export function useWorld(): { world: World; waitUntilDrained(expectedRows: numbe
         writers.push(writer);
         return writer;
       },
-      async reserve(records) {
-        const pipeline = client.pipeline();
-        for (const r of records)
-          pipeline.hset(shardKeys(r.shardKey).reservations, r.orderId, JSON.stringify(r));
-        await pipeline.exec();
-      },
+      reserve: (records) => reserveIn(client, records),
       async reservationsLeft() {
         const left = new Set<string>();
         for (let i = 0; i < SHARDS; i++) {

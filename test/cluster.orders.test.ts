@@ -2,6 +2,7 @@
 // 2,000-orders-for-500-units storm, a live reshard under load, and the writer draining every queue.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import calculateSlot from 'cluster-key-slot';
 import { closeBull, createOrderQueue, registeredQueues } from '../src/orders/queue.ts';
 import { masterOf } from '../src/redis/connection.ts';
 import { type ClusterInfra, startClusterInfra } from './support/redis-cluster.ts';
@@ -108,5 +109,35 @@ describe('orders on a Redis Cluster', () => {
     const s = await assertConserved(infra.pool, svc.url, 'live', accepted);
     const masters = new Set((s.shards as { master: string }[]).map((x) => x.master));
     assert.equal(masters.size, 3, 'the last generation (9 shards) is spread over all masters too');
+  });
+
+  it('a shard’s slot migrated with redis-cli --cluster reshard under load: no order refused, the shard now on its new master', async () => {
+    await createSale(svc.url, 'moving', { stock: 5000, shards: 3 });
+    const before = (await saleStatus(svc.url, 'moving')).shards as { key: string; master: string }[];
+    const moved = before[0] as { key: string; master: string };
+    const to = (await infra.cluster.masters()).find((m) => m !== moved.master) as string;
+    const slot = calculateSlot(moved.key);
+    let migrated = false;
+    const progress = { sent: 0, outcomes: [] as Parameters<typeof tally>[0] };
+    // Orders keep coming until the migration is over (well under the stock: every one must be placed).
+    const load = storm({
+      urls: [svc.url],
+      productId: 'moving',
+      inFlight: 16,
+      minOrders: 200,
+      maxOrders: 4000,
+      until: () => migrated,
+      progress,
+    });
+    while (progress.sent < 100) await new Promise((r) => setImmediate(r));
+    await infra.cluster.migrateSlot(slot, to);
+    migrated = true;
+    const { outcomes } = await load;
+    assert.ok(outcomes.length < 4000, 'the migration ended while orders were still coming');
+    assert.deepEqual(tally(outcomes), { '202': outcomes.length }, 'every order placed');
+    const s = await assertConserved(infra.pool, svc.url, 'moving', acceptedIds(outcomes));
+    const after = (s.shards as { key: string; master: string }[]).find((x) => x.key === moved.key);
+    assert.equal(after?.master, to, 'admin status follows the shard to its new master');
+    assert.equal(await infra.cluster.slotOwner(slot), to, 'the cluster serves the slot from there');
   });
 });

@@ -187,6 +187,49 @@ export class RedisCluster {
     await this.ready();
   }
 
+  /** The master serving `slot` now, as `host:port` (asked of the cluster, not of a client's cached map). */
+  async slotOwner(slot: number): Promise<string> {
+    const { owner } = await this.slotMap(slot);
+    return `${owner[0]}:${owner[1]}`;
+  }
+
+  private async slotMap(slot: number) {
+    const ranges = (await this.client().call('cluster', 'slots')) as [
+      number,
+      number,
+      [string, number, string],
+    ][];
+    const owner = ranges.find(([start, end]) => start <= slot && slot <= end)?.[2];
+    if (!owner) throw new Error(`slot ${slot} is not served`);
+    return { owner, ranges };
+  }
+
+  /**
+   * Moves `slot` to the master at `to` with `redis-cli --cluster reshard`, which takes a source's
+   * slots lowest first: the owner's slots up to and including `slot` move, keys and all (MIGRATE),
+   * while clients keep working through ASK and MOVED redirections.
+   */
+  async migrateSlot(slot: number, to: string): Promise<void> {
+    const { owner, ranges } = await this.slotMap(slot);
+    const count = ranges
+      .filter(([, , node]) => node[2] === owner[2])
+      .reduce((n, [start, end]) => n + Math.max(0, Math.min(end, slot) - start + 1), 0);
+    const target = (await this.nodes()).find((n) => n.address === to && n.role === 'master');
+    if (!target) throw new Error(`${to} is not a master`);
+    await run('redis-cli', [
+      '--cluster',
+      'reshard',
+      `${owner[0]}:${owner[1]}`,
+      '--cluster-from',
+      owner[2],
+      '--cluster-to',
+      target.id,
+      '--cluster-slots',
+      String(count),
+      '--cluster-yes',
+    ]);
+  }
+
   /** The server at `host:port`. */
   server(address: string): RedisServer {
     const s = this.servers.find((x) => address === `127.0.0.1:${x.port}`);

@@ -24,6 +24,8 @@
 // reconcile); exit 1 on any violation. Results also go to .bench/orders.json, and a chart of orders/s and
 // p99 per scenario to .bench/orders.svg.
 //
+// BENCH_REDIS=cluster runs the cluster mode instead (bench/order/cluster.ts): the real path on one
+// redis-server and on a private 3+3 Redis Cluster side by side, per-master work, REDIS_WAIT_REPLICAS=1.
 // Environment: BENCH_ONLY=overload (only phase 4), BENCH_OVERLOAD_SECONDS (default 10), BENCH_SECONDS (window per scenario, default 5), BENCH_CONNECTIONS (default 100),
 // BENCH_WARMUP_SECONDS (default 1), BENCH_TOPOLOGY (split | main), BENCH_PROFILE=1 (instead of the
 // suite: run c8 with `node --cpu-prof` on the API child and list the top self-time functions),
@@ -49,6 +51,7 @@ import {
   type WriterStats,
   writerStats,
 } from './order/checks.ts';
+import { clusterBench } from './order/cluster.ts';
 import { type CpuSnapshot, coresUsed, cpuSnapshot } from './order/cpu.ts';
 import { type PollStats, pollDashboard } from './order/dashboard.ts';
 import { type LoadResult, type LoadTarget, type RunningLoad, startLoad } from './order/load.ts';
@@ -1126,6 +1129,16 @@ async function profileRun(): Promise<void> {
 }
 
 async function main(): Promise<number> {
+  if (process.env.BENCH_REDIS === 'cluster') {
+    const found = await clusterBench({
+      seconds: SECONDS,
+      connections: CONNECTIONS,
+      warmupSeconds: WARMUP_SECONDS,
+      log,
+    });
+    for (const v of found) console.log(`  VIOLATION [${v.scenario}] ${v.check}: ${v.detail}`);
+    return found.length > 0 ? 1 : 0;
+  }
   const cpus = os.cpus().length;
   console.log(
     `Machine: ${cpus} cores (${os.cpus()[0]?.model ?? 'unknown'}), load average ${os

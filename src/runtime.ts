@@ -45,6 +45,7 @@ import {
   type RedisClient,
   type RedisTarget,
 } from './redis/connection.ts';
+import { ReplicaWait } from './redis/replica-wait.ts';
 
 export class StartupError extends Error {}
 
@@ -157,12 +158,15 @@ export async function startApi(rt: Runtime): Promise<Server> {
     maxWaitMs: config.HANDOFF_MAX_WAIT_MS,
   });
   const clock = await new RedisClock(redis).start();
+  const replicas =
+    config.REDIS_WAIT_REPLICAS > 0
+      ? new ReplicaWait(redis, config.REDIS_WAIT_REPLICAS, config.REDIS_WAIT_TIMEOUT_MS)
+      : undefined;
   const reserver = new StockReserver(redis, locks, catalog, {
     clock,
     leaseMs: config.LOCK_LEASE_MS,
     waitMs: config.LOCK_WAIT_MS,
-    waitReplicas: config.REDIS_WAIT_REPLICAS,
-    waitReplicasMs: config.REDIS_WAIT_TIMEOUT_MS,
+    replicas,
     onShardAttempt: (outcome, fallback) => metrics.observeShardAttempt(outcome, fallback),
   });
   const orders = new PlaceOrder({
@@ -231,6 +235,7 @@ export async function startApi(rt: Runtime): Promise<Server> {
     async () => subscriber.disconnect(),
     async () => lag.close(),
     async () => clock.stop(),
+    async () => replicas?.close(),
     async () => void (await Promise.all(queues.map(closeBull))),
     () => handOff.close(),
     () => locks.close(),

@@ -52,6 +52,8 @@ export function shardKeys(stockKey: string) {
     reservations: `${stockKey}:res`,
     /** What the retire handed back (JSON {stock, sold}), kept until the retired shard is pruned. */
     retired: `${stockKey}:retired`,
+    /** Marker written before a WAIT for replicas of this shard's master (expires by itself). */
+    replicated: `${stockKey}:replicated`,
   };
 }
 

@@ -4,7 +4,8 @@ import { performance } from 'node:perf_hooks';
 import { isConnectionError, UnavailableError } from '../errors.ts';
 import { LockAcquireTimeoutError, type LockClient, LockUnavailableError, lockKeys } from '../lock/index.ts';
 import type { RedisClock } from '../redis/clock.ts';
-import { clientOf, type RedisClient } from '../redis/connection.ts';
+import type { RedisClient } from '../redis/connection.ts';
+import type { ReplicaWait } from '../redis/replica-wait.ts';
 import type { Catalog } from './catalog.ts';
 import { BusyError, ReservationInDoubtError, SoldOutError, UnknownProductError } from './errors.ts';
 import { type ShardRef, shardKeys } from './keys.ts';
@@ -36,8 +37,8 @@ export interface Reservation<T extends object> {
   /** The latest deadline any reservation of this request was sent with (≤ the request's deadline). */
   sentDeadline: number;
   /**
-   * False when `waitReplicas` replicas did not confirm the reservation in time: it is made, but a
-   * failover of its master now could still lose it. Always true with `waitReplicas` 0.
+   * False when the replicas (ReserverOptions.replicas) did not confirm the reservation in time: it is
+   * made, but a failover of its master now could still lose it. Always true without `replicas`.
    */
   replicated: boolean;
 }
@@ -46,10 +47,11 @@ export interface ReserverOptions {
   leaseMs: number;
   waitMs: number;
   clock: RedisClock;
-  /** Replicas that must confirm a reservation (Redis WAIT on its master) before it counts as made. Default 0. */
-  waitReplicas?: number;
-  /** Longest WAIT for them. Default 500 ms. */
-  waitReplicasMs?: number;
+  /**
+   * Confirms that replicas of a shard's master hold its reservation before it counts as made (Redis
+   * WAIT, grouped per master). Default: none, a reservation counts once its master has it.
+   */
+  replicas?: ReplicaWait;
   /** Observes each shard attempt (metrics): outcome and whether it was the first shard tried. */
   onShardAttempt?: (outcome: ShardOutcome['kind'], fallback: boolean) => void;
 }
@@ -118,19 +120,11 @@ export class StockReserver {
   }
 
   /**
-   * With `waitReplicas`, waits (Redis WAIT, on the connection to the shard's master that wrote the
-   * reservation) until that many replicas have it. Replication is asynchronous: without this, a
-   * master that dies right after answering can take the reservation with it.
+   * With `replicas`, waits until the replicas of the shard's master hold the reservation. Replication
+   * is asynchronous: without this, a master that dies right after answering can take it along.
    */
   private async replicated(shard: ShardRef): Promise<boolean> {
-    const wanted = this.options.waitReplicas ?? 0;
-    if (wanted === 0) return true;
-    try {
-      const acked = await clientOf(this.redis, shard.key).wait(wanted, this.options.waitReplicasMs ?? 500);
-      return acked >= wanted;
-    } catch {
-      return false;
-    }
+    return this.options.replicas ? this.options.replicas.confirm(shardKeys(shard.key).replicated) : true;
   }
 
   private async walk<T extends object>(

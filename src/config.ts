@@ -208,7 +208,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       `invalid configuration: ADMISSION_MIN_LIMIT (${c.ADMISSION_MIN_LIMIT}) <= ADMISSION_LIMIT (${c.ADMISSION_LIMIT}) <= ADMISSION_MAX_LIMIT (${c.ADMISSION_MAX_LIMIT}) must hold`,
     );
   }
-  if (c.REDIS_CLUSTER_NODES && env.REDIS_URL) {
+  if (c.REDIS_CLUSTER_NODES && cleaned.REDIS_URL !== undefined) {
     throw new ConfigError(
       'invalid configuration: set REDIS_URL (one Redis) or REDIS_CLUSTER_NODES (a Redis Cluster), not both',
     );

@@ -91,6 +91,37 @@ describe('refusing to start', { concurrency: 2 }, () => {
     assertRefused(exit, /Redis/, /REDIS_URL/, new RegExp(`127\\.0\\.0\\.1:${closedPort}`));
   });
 
+  it('Redis Cluster unreachable: exit 1 with one line naming REDIS_CLUSTER_NODES', async () => {
+    const exit = await runMain({
+      REDIS_CLUSTER_NODES: `127.0.0.1:${closedPort}`,
+      DATABASE_URL: infra.env.DATABASE_URL as string,
+      ADMIN_TOKEN,
+      PORT: '0',
+    });
+    assertRefused(exit, /REDIS_CLUSTER_NODES/, new RegExp(`127\\.0\\.0\\.1:${closedPort}`));
+  });
+
+  it('REDIS_URL and REDIS_CLUSTER_NODES both set: refuses, naming both (an empty REDIS_URL is unset)', async () => {
+    const exit = await runMain({
+      REDIS_URL: infra.env.REDIS_URL as string,
+      REDIS_CLUSTER_NODES: `127.0.0.1:${closedPort}`,
+      DATABASE_URL: infra.env.DATABASE_URL as string,
+      ADMIN_TOKEN,
+      PORT: '0',
+    });
+    assertRefused(exit, /REDIS_URL/, /REDIS_CLUSTER_NODES/, /not both/);
+    // Empty, as docker-compose's cluster profile passes it: the cluster is what is tried.
+    const empty = await runMain({
+      REDIS_URL: '',
+      REDIS_CLUSTER_NODES: `127.0.0.1:${closedPort}`,
+      DATABASE_URL: infra.env.DATABASE_URL as string,
+      ADMIN_TOKEN,
+      PORT: '0',
+    });
+    assertRefused(empty, /REDIS_CLUSTER_NODES/);
+    assert.doesNotMatch(empty.stderr, /not both/);
+  });
+
   it('Postgres unreachable: exit 1 with one line naming Postgres and DATABASE_URL', async () => {
     const exit = await runMain({
       REDIS_URL: infra.env.REDIS_URL as string,
@@ -108,6 +139,8 @@ describe('refusing to start', { concurrency: 2 }, () => {
     ['LOCK_WAIT_MS', '-5'],
     ['LOCK_LEASE_MS', '1.5'],
     ['REDIS_URL', 'not a url'],
+    ['REDIS_CLUSTER_NODES', 'host-without-port'],
+    ['REDIS_WAIT_REPLICAS', '-1'],
   ] as const) {
     it(`invalid ${name}=${value}: exit 1 with one line naming ${name}`, async () => {
       const exit = await runMain({

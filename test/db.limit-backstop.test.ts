@@ -19,6 +19,7 @@ import { startWriter } from '../src/orders/writer.ts';
 import { until } from './support/async.ts';
 import { createTestDatabase, type TestDatabase } from './support/postgres.ts';
 import { RedisServer } from './support/redis-server.ts';
+import { reserveIn } from './support/writer-world.ts';
 
 let seq = 0;
 const record = (productId: string, userId: string, quantity = 1, orderId?: string): OrderRecord => ({
@@ -194,6 +195,7 @@ describe('writer with the per-user limit backstop', () => {
       const batch = Array.from({ length: 20 }, (_, i) => record('wl', `u${i}`, 2));
       const over = record('wl', 'greedy', 1);
       batch.splice(10, 0, over);
+      await reserveIn(redis.client(), batch);
       await Promise.all(batch.map((r) => enqueueOrder(queue, r)));
       writer = startWriter({ connection: redis.url, db, batchSize: 30, batchMaxWaitMs: 50 });
 

@@ -1,8 +1,11 @@
 // A test-only stand-in for a Java service using Redisson getLock(name): Redisson's own scripts (verbatim
 // from the seeds) and waiting loop, with key names derived independently of src/.
+
+import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Cluster, Redis } from 'ioredis';
+import { RETRY_CAP_MS } from '../../src/lock/waiting.ts';
 
 /**
  * RedissonLock.tryLockInnerAsync, verbatim from seed 000 (/work/shared/seeds/000_3e6b10cd069d91c8.txt,
@@ -221,4 +224,24 @@ export class ForeignRedisson {
       (this.sharded ? this.sub.sunsubscribe(channel) : this.sub.unsubscribe(channel)).catch(() => {});
     }
   }
+}
+
+/**
+ * Runs a foreign holder's `unlock` (which must answer 1) and checks that `waiting`, one of our waiters,
+ * got the lock through the unlock's message: sooner than its retry heartbeat (RETRY_CAP_MS), its only
+ * other way in. Then releases the lock it got and answers the key's state before that release.
+ */
+export async function assertWokenByUnlock(
+  waiting: Promise<{ owner: string; release(): Promise<unknown> }>,
+  unlock: () => Promise<number | null>,
+  redis: Redis | Cluster,
+  name: string,
+): Promise<void> {
+  const released = Date.now();
+  assert.equal(await unlock(), 1, 'the foreign unlock released its hold');
+  const h = await waiting;
+  const took = Date.now() - released;
+  assert.ok(took < RETRY_CAP_MS, `acquired ${took} ms after the unlock: by the heartbeat, not its message`);
+  assert.deepEqual(await redis.hgetall(name), { [h.owner]: '1' });
+  await h.release();
 }

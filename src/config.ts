@@ -118,7 +118,7 @@ const schema = z.object({
    * Period of the expiry sweep (every API and worker process): unpaid orders past their deadline
    * expire, returned units go back on sale, decided fates reach Postgres. Default 1000.
    */
-  EXPIRY_INTERVAL_MS: int(1000, 50, 3_600_000),
+  EXPIRY_INTERVAL_MS: int(1000, 10, 3_600_000),
   /** Graceful-stop budget on SIGTERM/SIGINT. Default 10000, 0..600000. */
   SHUTDOWN_TIMEOUT_MS: int(10_000, 0, 600_000),
   /** API processes sharing PORT (node:cluster); `auto`: one per core. The writer stays one process. */

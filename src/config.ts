@@ -115,7 +115,7 @@ const schema = z.object({
   /** The worker's periodic reconcile of every sale (flashsale_reconcile_differences); 0 switches it off. */
   RECONCILE_INTERVAL_MS: int(30_000, 0, 3_600_000),
   /**
-   * Period of the expiry sweep (every API and worker process): unpaid orders past their deadline
+   * Period of the expiry sweep (worker: every sale; API: the timed sales it has seen): unpaid orders past their deadline
    * expire, returned units go back on sale, decided fates reach Postgres. Default 1000.
    */
   EXPIRY_INTERVAL_MS: int(1000, 10, 3_600_000),

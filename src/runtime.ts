@@ -170,7 +170,7 @@ export async function startApi(rt: Runtime): Promise<Server> {
   });
   const limits = new BuyerLimits(redis);
   const admin = new SaleAdmin(redis, locks);
-  const lifecycle = startLifecycle(rt, admin, limits);
+  const lifecycle = startLifecycle(rt, admin, limits, () => catalog.timedProducts());
   const orders = new PlaceOrder({
     redis,
     db,
@@ -249,10 +249,11 @@ export async function startApi(rt: Runtime): Promise<Server> {
 
 /**
  * Pay-or-expire in this process: the pay/cancel use case and the expiry sweep, sharing one coalesced
- * return of units per product. Every API and worker process runs the sweep (the claim in Redis makes
- * each expiry happen once), so expiry goes on while either kind of process is down.
+ * return of units per product. Every API process (over the timed sales it has seen: `products`) and
+ * worker (over every sale) runs the sweep, and the claim in Redis makes each expiry happen once, so
+ * expiry goes on while either kind of process is down.
  */
-function startLifecycle(rt: Runtime, admin: SaleAdmin, limits: BuyerLimits) {
+function startLifecycle(rt: Runtime, admin: SaleAdmin, limits: BuyerLimits, products?: () => string[]) {
   const { redis, db, metrics, logger, config } = rt;
   const returns = new UnitReturns(admin, (units) => metrics.unitsReturned.inc(units));
   const payments = new OrderPayments({
@@ -267,6 +268,7 @@ function startLifecycle(rt: Runtime, admin: SaleAdmin, limits: BuyerLimits) {
     db,
     returns,
     limits,
+    products,
     intervalMs: config.EXPIRY_INTERVAL_MS,
     onExpired: (orders) => metrics.orderFates.inc({ fate: 'expired' }, orders),
     logger,

@@ -1,5 +1,5 @@
-// The expiry sweep, run by every API and worker process: expires unpaid orders past their deadline,
-// puts returned units back on sale, and carries decided fates to Postgres and the buyer's limit.
+// The expiry sweep, run by every API process (its timed sales) and worker (every sale): expires unpaid
+// orders past their deadline, puts returned units back on sale, carries fates to Postgres and claims.
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { recordFate } from '../db/orders-repo.ts';
@@ -18,6 +18,11 @@ export interface ExpiryOptions {
   returns: UnitReturns;
   limits: BuyerLimits;
   intervalMs: number;
+  /**
+   * The products to sweep; default: every product with unpaid orders or unrecorded fates (a SCAN per
+   * master). API processes pass the timed sales they know, so an idle process sends Redis nothing.
+   */
+  products?: () => string[];
   /** Called with the number of orders this process expired. */
   onExpired?: (orders: number) => void;
   logger?: Logger;
@@ -87,7 +92,7 @@ export async function sweepProduct(
 /** One sweep of every product with lifecycle work; a product that fails (Postgres down) is retried next round. */
 export async function sweepExpiry(o: Omit<ExpiryOptions, 'intervalMs'>): Promise<ExpiryRound> {
   const total: ExpiryRound = { expired: 0, settled: 0 };
-  for (const productId of await lifecycleProducts(o.redis)) {
+  for (const productId of o.products ? o.products() : await lifecycleProducts(o.redis)) {
     try {
       const r = await sweepProduct(o, productId);
       total.expired += r.expired;

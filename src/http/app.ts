@@ -172,8 +172,8 @@ export function createApp(deps: AppDeps): express.Express {
       shards: r.sale.shardKeys.length,
       generation: r.sale.generation,
       perUserLimit: r.sale.perUserLimit || null,
-      paymentTimeoutSec: r.sale.paymentTimeoutSec || null,
       ...windowView(r.sale.window),
+      ...(r.sale.paymentTimeoutSec > 0 && { paymentTimeoutSec: r.sale.paymentTimeoutSec }),
     });
   });
   adminRouter.post('/products/:productId/restock', async (req, res) => {

@@ -5,6 +5,8 @@ import { after, before, describe, it } from 'node:test';
 import calculateSlot from 'cluster-key-slot';
 import { closeBull, createOrderQueue, registeredQueues } from '../src/orders/queue.ts';
 import { masterOf } from '../src/redis/connection.ts';
+import { until } from './support/async.ts';
+import { pay, rowUnits, settled } from './support/lifecycle.ts';
 import { type ClusterInfra, startClusterInfra } from './support/redis-cluster.ts';
 import {
   acceptedIds,
@@ -15,7 +17,7 @@ import {
   storm,
   tally,
 } from './support/reshard.ts';
-import { createSale, placeOrder, type Service, startService } from './support/service.ts';
+import { call, createSale, placeOrder, type Service, startService } from './support/service.ts';
 
 describe('orders on a Redis Cluster', () => {
   let infra: ClusterInfra;
@@ -139,5 +141,43 @@ describe('orders on a Redis Cluster', () => {
     const after = (s.shards as { key: string; master: string }[]).find((x) => x.key === moved.key);
     assert.equal(after?.master, to, 'admin status follows the shard to its new master');
     assert.equal(await infra.cluster.slotOwner(slot), to, 'the cluster serves the slot from there');
+  });
+
+  it('pay or expire on the cluster: unpaid orders expire, their units sell again, every unit ends paid', async () => {
+    const P = 'checkout';
+    await createSale(svc.url, P, { stock: 60, shards: 6, paymentTimeoutSec: 1 });
+    // Buyers come in waves; in each, every other accepted buyer pays at once and the rest walk away.
+    // Their units come back by expiry (a new generation, spread over the masters again) and the next
+    // wave buys them, until every unit is paid.
+    let buyer = 0;
+    let paid = 0;
+    let abandoned = 0;
+    while (paid < 60) {
+      const r = await placeOrder(svc.url, { productId: P, userId: `w${buyer}` });
+      if (r.status === 202) {
+        if (buyer % 2 === 0) {
+          const p = await pay(svc.url, r.body.orderId as string, `w${buyer}`);
+          if (p.status === 200) paid += 1;
+          else assert.equal(p.body.error, 'order_expired', JSON.stringify(p.body));
+        } else abandoned += 1;
+      } else {
+        assert.equal(r.body.error, 'sold_out', JSON.stringify(r.body));
+        // Sold out for now: wait for returned units to be on sale again.
+        await until('units back on sale', async () => {
+          const view = await call(svc.url, 'GET', `/api/products/${P}`);
+          return view.body.available !== 0 || paid >= 60;
+        });
+      }
+      buyer += 1;
+    }
+    assert.ok(abandoned > 0, 'some orders were abandoned');
+    const status = await settled(svc.url, infra.client, P);
+    assert.equal(status.available, 0);
+    assert.equal(status.paid, 60);
+    const units = await rowUnits(infra.pool, P);
+    assert.equal(units.paid, 60, JSON.stringify(units));
+    assert.equal(units.expired, abandoned, JSON.stringify(units));
+    const masters = new Set((status.shards as { master: string }[]).map((x) => x.master));
+    assert.equal(masters.size, 3, 'the last generation is spread over all masters');
   });
 });

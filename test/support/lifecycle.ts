@@ -1,7 +1,7 @@
 // Pay-or-expire in tests: pay/cancel calls, Redis' clock, and waiting until a sale has settled (every
 // reservation persisted, every fate recorded in Postgres, every returned unit back on sale).
 import assert from 'node:assert/strict';
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type pg from 'pg';
 import { until } from './async.ts';
 import { admin, call, type Reply } from './service.ts';
@@ -23,7 +23,7 @@ export async function redisNow(client: Redis): Promise<number> {
  */
 export async function settled(
   url: string,
-  client: Redis,
+  client: Redis | Cluster,
   productId: string,
   timeoutMs = 60_000,
 ): Promise<Record<string, unknown>> {

@@ -17,7 +17,7 @@ Usage:
   flashsale restock <productId> <delta>        add units (negative: remove, never below 0 left)
   flashsale reshard <productId> <shards>       move the remaining stock into <shards> new shards (1-1024)
   flashsale status <productId>                 available, sold, reserved, confirmed, total, each shard
-  flashsale reconcile <productId>              check available + sold == total and sold == reserved + confirmed
+  flashsale reconcile <productId>              check available + returning + sold == total and sold == reserved + confirmed + paid
 
 Options:
   --json            print the service's JSON answer instead of text

@@ -114,6 +114,11 @@ const schema = z.object({
   SWEEP_INTERVAL_MS: int(2000, 100, 3_600_000),
   /** The worker's periodic reconcile of every sale (flashsale_reconcile_differences); 0 switches it off. */
   RECONCILE_INTERVAL_MS: int(30_000, 0, 3_600_000),
+  /**
+   * Period of the expiry sweep (worker: every sale; API: the timed sales it has seen): unpaid orders past their deadline
+   * expire, returned units go back on sale, decided fates reach Postgres. Default 1000.
+   */
+  EXPIRY_INTERVAL_MS: int(1000, 10, 3_600_000),
   /** Graceful-stop budget on SIGTERM/SIGINT. Default 10000, 0..600000. */
   SHUTDOWN_TIMEOUT_MS: int(10_000, 0, 600_000),
   /** API processes sharing PORT (node:cluster); `auto`: one per core. The writer stays one process. */

@@ -280,6 +280,17 @@ export function createMetrics() {
       help: 'Orders answered sold out from the in-process flag, without touching Redis',
       registers: [registry],
     }),
+    orderFates: new Counter({
+      name: 'flashsale_order_fates_total',
+      help: 'Orders given their fate by this process: paid, expired (unpaid past the deadline) or cancelled by the buyer',
+      labelNames: ['fate'] as const,
+      registers: [registry],
+    }),
+    unitsReturned: new Counter({
+      name: 'flashsale_units_returned_total',
+      help: 'Units of expired or cancelled orders this process put back on sale (through a new shard generation)',
+      registers: [registry],
+    }),
     adminChanges: new Counter({
       name: 'flashsale_admin_changes_total',
       help: 'Successful admin changes by kind (put, restock, reshard)',

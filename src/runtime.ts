@@ -22,8 +22,10 @@ import { createLogger, type Logger, requestLogger } from './log.ts';
 import { allQueues, createMetrics, type Metrics } from './metrics.ts';
 import { startReconcileWatch } from './ops/reconcile-watch.ts';
 import { BuyerLimits } from './orders/buyer-limit.ts';
+import { startExpiry } from './orders/expiry.ts';
 import { failedJobsOf } from './orders/failed-jobs.ts';
 import { HandOff } from './orders/hand-off.ts';
+import { OrderPayments } from './orders/payments.ts';
 import { PlaceOrder } from './orders/place-order.ts';
 import {
   closeBull,
@@ -34,6 +36,7 @@ import {
   registerQueues,
 } from './orders/queue.ts';
 import { startSweeper } from './orders/sweeper.ts';
+import { UnitReturns } from './orders/unit-returns.ts';
 import { startWriter } from './orders/writer.ts';
 import { every } from './periodic.ts';
 import { RedisClock } from './redis/clock.ts';
@@ -165,12 +168,15 @@ export async function startApi(rt: Runtime): Promise<Server> {
     waitReplicasMs: config.REDIS_WAIT_TIMEOUT_MS,
     onShardAttempt: (outcome, fallback) => metrics.observeShardAttempt(outcome, fallback),
   });
+  const limits = new BuyerLimits(redis);
+  const admin = new SaleAdmin(redis, locks);
+  const lifecycle = startLifecycle(rt, admin, limits, () => catalog.timedProducts());
   const orders = new PlaceOrder({
     redis,
     db,
     catalog,
     reserver,
-    limits: new BuyerLimits(redis),
+    limits,
     handOff,
     clock,
     onEnqueueError: (err, record) =>
@@ -205,7 +211,8 @@ export async function startApi(rt: Runtime): Promise<Server> {
     db,
     catalog,
     orders,
-    admin: new SaleAdmin(redis, locks),
+    payments: lifecycle.payments,
+    admin,
     metrics,
     logger,
     adminToken: config.ADMIN_TOKEN,
@@ -229,6 +236,7 @@ export async function startApi(rt: Runtime): Promise<Server> {
   // client, hand-off, queue and subscriber those requests use.
   rt.closers.push(
     async () => subscriber.disconnect(),
+    () => lifecycle.expiry.close(),
     async () => lag.close(),
     async () => clock.stop(),
     async () => void (await Promise.all(queues.map(closeBull))),
@@ -237,6 +245,35 @@ export async function startApi(rt: Runtime): Promise<Server> {
     () => closeServer(server, rt.config.SHUTDOWN_TIMEOUT_MS),
   );
   return server;
+}
+
+/**
+ * Pay-or-expire in this process: the pay/cancel use case and the expiry sweep, sharing one coalesced
+ * return of units per product. Every API process (over the timed sales it has seen: `products`) and
+ * worker (over every sale) runs the sweep, and the claim in Redis makes each expiry happen once, so
+ * expiry goes on while either kind of process is down.
+ */
+function startLifecycle(rt: Runtime, admin: SaleAdmin, limits: BuyerLimits, products?: () => string[]) {
+  const { redis, db, metrics, logger, config } = rt;
+  const returns = new UnitReturns(admin, (units) => metrics.unitsReturned.inc(units));
+  const payments = new OrderPayments({
+    redis,
+    db,
+    returns,
+    onFate: (fate) => metrics.orderFates.inc({ fate }),
+    logger,
+  });
+  const expiry = startExpiry({
+    redis,
+    db,
+    returns,
+    limits,
+    products,
+    intervalMs: config.EXPIRY_INTERVAL_MS,
+    onExpired: (orders) => metrics.orderFates.inc({ fate: 'expired' }, orders),
+    logger,
+  });
+  return { payments, expiry };
 }
 
 /**
@@ -315,9 +352,11 @@ export async function startWorker(rt: Runtime): Promise<void> {
     logger,
   });
   const locks = new LockClient(redis);
+  const admin = new SaleAdmin(redis, locks);
+  const { expiry } = startLifecycle(rt, admin, new BuyerLimits(redis));
   const recovery = startAdminRecovery({
     redis,
-    admin: new SaleAdmin(redis, locks),
+    admin,
     ageMs: config.SWEEP_AGE_MS,
     intervalMs: config.SWEEP_INTERVAL_MS,
     logger,
@@ -333,6 +372,7 @@ export async function startWorker(rt: Runtime): Promise<void> {
   logger.info('writer, sweeper and admin-change recovery started');
   rt.closers.push(
     () => locks.close(),
+    () => expiry.close(),
     () => recovery.close(),
     async () => void (await Promise.all(queues.map(closeBull))),
     () => writer.close(),

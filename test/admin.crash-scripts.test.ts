@@ -92,6 +92,8 @@ describe('journal.lua and switch.lua', () => {
         1,
         '',
         '',
+        0,
+        0,
         shardStockKey(productId, generation, 0),
       )
       .then(Number);

@@ -129,7 +129,7 @@ describe('flashsale CLI', () => {
       'ok "cli-c": available 28 + sold 2 == total 30; sold 2 == reserved 0 + confirmed 2\n',
     );
 
-    // Units appear from nowhere in one shard: available + sold no longer equals total.
+    // Units appear from nowhere in one shard: available + returning + sold no longer equals total.
     const key = (await infra.client.lrange('sale:{cli-c}:shards', 0, 0))[0] as string;
     await infra.client.incrby(key, 5);
     const bad = await cli(['reconcile', 'cli-c']);
@@ -137,7 +137,7 @@ describe('flashsale CLI', () => {
     assert.match(bad.out, /^DIFFERENCES in "cli-c" \(1\):\n/);
     assert.match(
       bad.out,
-      /available \+ sold == total: expected 30, found 35 \(\+5\): available 33 \+ sold 2 = 35, total 30/,
+      /available \+ returning \+ sold == total: expected 30, found 35 \(\+5\): available 33 \+ returning 0 \+ sold 2 = 35, total 30/,
     );
     const bj = await cli(['reconcile', 'cli-c', '--json']);
     assert.equal(bj.code, 1);
@@ -151,7 +151,7 @@ describe('flashsale CLI', () => {
     );
     const lost = await cli(['reconcile', 'cli-c']);
     assert.equal(lost.code, 1);
-    assert.match(lost.out, /sold == reserved \+ confirmed: expected 2, found 1 \(-1\)/);
+    assert.match(lost.out, /sold == reserved \+ confirmed \+ paid: expected 2, found 1 \(-1\)/);
   });
 
   it('server errors: one line "error: <code>: <message>", exit 2', async () => {

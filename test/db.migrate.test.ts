@@ -40,7 +40,12 @@ async function columnTypes(db: Kysely<Database>, table: string): Promise<Record<
 describe('migrations', () => {
   test('creates orders and admin_audit with the contract columns, indexes and checks', async () => {
     await withDatabase(async (db) => {
-      assert.deepEqual(await migrateToLatest(db), ['0001_orders', '0002_per_user_limit', '0003_order_limit']);
+      assert.deepEqual(await migrateToLatest(db), [
+        '0001_orders',
+        '0002_per_user_limit',
+        '0003_order_limit',
+        '0004_order_lifecycle',
+      ]);
 
       assert.deepEqual(await columnTypes(db, 'orders'), {
         id: 'text not null',
@@ -54,6 +59,13 @@ describe('migrations', () => {
         reserved_at: 'timestamp with time zone not null',
         created_at: 'timestamp with time zone not null',
         per_user_limit: 'integer',
+        status: 'text not null',
+        pay_by: 'timestamp with time zone',
+      });
+      assert.deepEqual(await columnTypes(db, 'order_status_history'), {
+        order_id: 'text not null',
+        status: 'text not null',
+        at: 'timestamp with time zone not null',
       });
       assert.deepEqual(await columnTypes(db, 'admin_audit'), {
         id: 'bigint not null',
@@ -90,7 +102,7 @@ describe('migrations', () => {
         const applied = await Promise.all(instances.map((db) => migrateToLatest(db)));
         assert.deepEqual(
           applied.flat(),
-          ['0001_orders', '0002_per_user_limit', '0003_order_limit'],
+          ['0001_orders', '0002_per_user_limit', '0003_order_limit', '0004_order_lifecycle'],
           'exactly one instance applied each migration',
         );
         const [first] = instances;
@@ -98,7 +110,7 @@ describe('migrations', () => {
         const { rows } = await sql<{ name: string }>`select name from kysely_migration`.execute(first);
         assert.deepEqual(
           rows.map((r) => r.name),
-          ['0001_orders', '0002_per_user_limit', '0003_order_limit'],
+          ['0001_orders', '0002_per_user_limit', '0003_order_limit', '0004_order_lifecycle'],
         );
       } finally {
         await Promise.all(instances.map((db) => db.destroy()));
@@ -178,7 +190,10 @@ describe('migrate CLI', () => {
   test('applies the migrations and prints one line', async () => {
     await withDatabase(async (_db, tdb) => {
       const first = await cli({ DATABASE_URL: tdb.url });
-      assert.equal(first.stdout, 'migrations applied: 0001_orders, 0002_per_user_limit, 0003_order_limit\n');
+      assert.equal(
+        first.stdout,
+        'migrations applied: 0001_orders, 0002_per_user_limit, 0003_order_limit, 0004_order_lifecycle\n',
+      );
       const second = await cli({ DATABASE_URL: tdb.url });
       assert.match(second.stdout, /^database schema is up to date/);
     });

@@ -12,7 +12,10 @@ import {
   findOrder,
   insertOrders,
   MAX_ORDERS_PER_INSERT,
+  recordFate,
+  statusHistory,
   sumQuantity,
+  unitsByStatus,
 } from '../src/db/orders-repo.ts';
 import { shardStockKey } from '../src/inventory/keys.ts';
 import type { OrderRecord } from '../src/orders/order.ts';
@@ -44,7 +47,7 @@ describe('orders and audit repositories', () => {
     await tdb.drop();
   });
   beforeEach(async () => {
-    await sql`truncate orders, admin_audit`.execute(db);
+    await sql`truncate orders, admin_audit, order_status_history`.execute(db);
   });
 
   test('insertOrders inserts new rows in one statement and skips ids that exist', async () => {
@@ -69,10 +72,27 @@ describe('orders and audit repositories', () => {
     await insertOrders(db, [record]);
     const found = await findOrder(db, record.orderId);
     assert.ok(found);
-    const { createdAt, ...rest } = found;
+    const { createdAt, status, ...rest } = found;
     assert.deepEqual(rest, record);
+    assert.equal(status, 'confirmed');
     assert.ok(createdAt instanceof Date);
     assert.equal(await findOrder(db, 'missing'), undefined);
+  });
+
+  test('recordFate moves a row once to its fate, replays are no-ops, and the history follows', async () => {
+    const record = { ...order(7, 'F', 2), payBy: 1_800_000_000_000 };
+    assert.equal(await recordFate(db, record.orderId, 'expired'), false, 'no row yet');
+    await insertOrders(db, [record]);
+    assert.equal((await findOrder(db, record.orderId))?.payBy, record.payBy);
+    assert.equal(await recordFate(db, record.orderId, 'expired'), true);
+    assert.equal(await recordFate(db, record.orderId, 'expired'), true, 'a replay');
+    await assert.rejects(recordFate(db, record.orderId, 'paid'), /is expired in Postgres/);
+    assert.deepEqual(
+      (await statusHistory(db, record.orderId)).map((h) => h.status),
+      ['reserved', 'confirmed', 'expired'],
+    );
+    assert.deepEqual(await unitsByStatus(db, 'F'), { confirmed: 0, paid: 0, expired: 2, cancelled: 0 });
+    assert.equal(await sumQuantity(db, 'F'), 2);
   });
 
   test('existingOrderIds returns the subset that has rows', async () => {

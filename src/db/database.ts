@@ -18,6 +18,18 @@ export interface OrdersTable {
   created_at: ColumnType<Date, never, never>;
   /** The per-user limit the order was accepted under (migrations/0003); null in older rows. */
   per_user_limit: ColumnType<number | null, number | null, never>;
+  /** confirmed → paid, or expired / cancelled (migrations/0004); set by the lifecycle, not the writer. */
+  status: ColumnType<OrderRowStatus, never, OrderRowStatus>;
+  /** The payment deadline (server time) of an order of a sale with paymentTimeoutSec; null otherwise. */
+  pay_by: ColumnType<Date | null, Date | null, never>;
+}
+
+export type OrderRowStatus = 'confirmed' | 'paid' | 'expired' | 'cancelled';
+
+export interface OrderStatusHistoryTable {
+  order_id: string;
+  status: 'reserved' | OrderRowStatus;
+  at: ColumnType<Date, never, never>;
 }
 
 export interface AdminAuditTable {
@@ -42,6 +54,7 @@ export interface Database {
   orders: OrdersTable;
   admin_audit: AdminAuditTable;
   sale_limits: SaleLimitsTable;
+  order_status_history: OrderStatusHistoryTable;
 }
 
 export interface DatabaseOptions {

@@ -1,6 +1,6 @@
 // Confirmed orders in Postgres: the writer's idempotent batch insert and the reads the API needs.
 import type { Kysely, Selectable } from 'kysely';
-import type { Database, OrdersTable } from './database.ts';
+import type { Database, OrderRowStatus, OrdersTable } from './database.ts';
 
 /**
  * The order record as it travels: written by reserve.lua into the shard's reservation hash (the
@@ -25,13 +25,19 @@ export interface OrderRecord {
    * checks it against. Absent in records written before it existed.
    */
   perUserLimit?: number;
+  /**
+   * When the order must be paid by (epoch ms, Redis server time), for a sale with a payment timeout;
+   * absent: no payment needed (and in records written before it existed).
+   */
+  payBy?: number;
 }
 
-/** Postgres binds at most 65535 parameters per statement and an order row takes 10. */
-export const MAX_ORDERS_PER_INSERT = Math.floor(65535 / 10);
+/** Postgres binds at most 65535 parameters per statement and an order row takes 11. */
+export const MAX_ORDERS_PER_INSERT = Math.floor(65535 / 11);
 
 export interface StoredOrder extends OrderRecord {
   createdAt: Date;
+  status: OrderRowStatus;
 }
 
 /**
@@ -59,6 +65,7 @@ export async function insertOrders(db: Kysely<Database>, records: readonly Order
         fencing_token: r.token,
         reserved_at: new Date(r.reservedAt),
         per_user_limit: r.perUserLimit ?? null,
+        pay_by: r.payBy === undefined ? null : new Date(r.payBy),
       })),
     )
     .onConflict((oc) => oc.column('id').doNothing())
@@ -76,14 +83,78 @@ export async function countOrders(db: Kysely<Database>, productId: string): Prom
   return Number(row.n);
 }
 
-/** Confirmed units for a product (sum of quantities). */
+/** Units of a product's rows (sum of quantities), whatever their status. */
 export async function sumQuantity(db: Kysely<Database>, productId: string): Promise<number> {
-  const row = await db
+  const units = await unitsByStatus(db, productId);
+  return units.confirmed + units.paid + units.expired + units.cancelled;
+}
+
+/** Units of a product's rows (sum of quantities), by row status (0 for a status without rows). */
+export async function unitsByStatus(
+  db: Kysely<Database>,
+  productId: string,
+): Promise<Record<OrderRowStatus, number>> {
+  const rows = await db
     .selectFrom('orders')
-    .select((eb) => eb.fn.sum<string | null>('quantity').as('units'))
+    .select(['status', (eb) => eb.fn.sum<string | null>('quantity').as('units')])
     .where('product_id', '=', productId)
-    .executeTakeFirstOrThrow();
-  return Number(row.units ?? 0);
+    .groupBy('status')
+    .execute();
+  const units = { confirmed: 0, paid: 0, expired: 0, cancelled: 0 };
+  for (const r of rows) units[r.status] = Number(r.units ?? 0);
+  return units;
+}
+
+/**
+ * Records an order's fate on its row (the history trigger adds the step): answers true when the row
+ * now shows `status` (changed now, or already), false when the row does not exist yet. A row only
+ * leaves `confirmed` once, to the fate decided in Redis, so a replay changes nothing.
+ */
+export async function recordFate(
+  db: Kysely<Database>,
+  orderId: string,
+  status: Exclude<OrderRowStatus, 'confirmed'>,
+): Promise<boolean> {
+  const updated = await db
+    .updateTable('orders')
+    .set({ status })
+    .where('id', '=', orderId)
+    .where('status', 'in', ['confirmed', status])
+    .executeTakeFirst();
+  if (Number(updated.numUpdatedRows) > 0) return true;
+  const row = await db.selectFrom('orders').select('status').where('id', '=', orderId).executeTakeFirst();
+  if (row && row.status !== status) {
+    throw new Error(`order ${orderId} is ${row.status} in Postgres, cannot become ${status}`);
+  }
+  return row !== undefined;
+}
+
+/** An order's status history, oldest first. */
+export async function statusHistory(
+  db: Kysely<Database>,
+  orderId: string,
+): Promise<{ status: string; at: Date }[]> {
+  return db
+    .selectFrom('order_status_history')
+    .select(['status', 'at'])
+    .where('order_id', '=', orderId)
+    .orderBy('at')
+    .orderBy('status')
+    .execute();
+}
+
+/** The statuses of those of `ids` that have a row. */
+export async function rowStatuses(
+  db: Kysely<Database>,
+  ids: readonly string[],
+): Promise<Map<string, OrderRowStatus>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('orders')
+    .select(['id', 'status'])
+    .where('id', '=', (eb) => eb.fn.any(eb.val([...ids])))
+    .execute();
+  return new Map(rows.map((r) => [r.id, r.status]));
 }
 
 export async function findOrder(db: Kysely<Database>, orderId: string): Promise<StoredOrder | undefined> {
@@ -125,7 +196,9 @@ function toStoredOrder(row: Selectable<OrdersTable>): StoredOrder {
     token: Number(row.fencing_token),
     reservedAt: row.reserved_at.getTime(),
     ...(row.per_user_limit !== null && { perUserLimit: row.per_user_limit }),
+    ...(row.pay_by !== null && { payBy: row.pay_by.getTime() }),
     createdAt: row.created_at,
+    status: row.status,
   };
 }
 

@@ -16,6 +16,7 @@ import type { Logger } from '../log.ts';
 import { type Metrics, type OrderOutcome, orderOutcome } from '../metrics.ts';
 import type { FailedJobsOf } from '../orders/failed-jobs.ts';
 import { orderStatus } from '../orders/order-status.ts';
+import type { OrderPayments } from '../orders/payments.ts';
 import type { PlacedOrder, PlaceOrder } from '../orders/place-order.ts';
 import type { RedisClient } from '../redis/connection.ts';
 import { adminAuth } from './admin-auth.ts';
@@ -25,6 +26,7 @@ import { type Answer, type ErrorAnswer, errorAnswer, HttpError } from './errors.
 import type { OrderGate } from './order-gate.ts';
 import { requestLog } from './request-log.ts';
 import {
+  fateBody,
   idempotencyKeyHeader,
   orderBody,
   parse,
@@ -39,6 +41,8 @@ export interface AppDeps {
   db: Kysely<Database>;
   catalog: Catalog;
   orders: PlaceOrder;
+  /** Pay and cancel (pay-or-expire). */
+  payments: OrderPayments;
   admin: SaleAdmin;
   metrics: Metrics;
   logger: Logger;
@@ -53,7 +57,7 @@ export interface AppDeps {
 }
 
 export function createApp(deps: AppDeps): express.Express {
-  const { redis, db, catalog, orders, admin, metrics, logger, failedJobsOf } = deps;
+  const { redis, db, catalog, orders, payments, admin, metrics, logger, failedJobsOf } = deps;
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -103,13 +107,27 @@ export function createApp(deps: AppDeps): express.Express {
   app.get('/api/orders/:orderId', async (req, res) => {
     res.json(await orderStatus(redis, db, req.params.orderId));
   });
+  app.post('/api/orders/:orderId/pay', async (req, res) => {
+    const { userId } = parse(fateBody, req.body);
+    res.json(await payments.pay(req.params.orderId, userId));
+  });
+  app.post('/api/orders/:orderId/cancel', async (req, res) => {
+    const { userId } = parse(fateBody, req.body);
+    res.json(await payments.cancel(req.params.orderId, userId));
+  });
 
   app.get('/api/products/:productId', async (req, res) => {
     const productId = parse(productIdSchema, req.params.productId, 'productId');
     const sale = await catalog.get(productId);
     if (!sale) throw new UnknownProductError(productId);
     const available = await availableStock(redis, sale);
-    res.json({ productId, available, soldOut: available === 0, ...windowView(sale.window) });
+    res.json({
+      productId,
+      available,
+      soldOut: available === 0,
+      ...windowView(sale.window),
+      ...(sale.paymentTimeoutSec > 0 && { paymentTimeoutSec: sale.paymentTimeoutSec }),
+    });
   });
 
   // --- admin ---
@@ -142,6 +160,7 @@ export function createApp(deps: AppDeps): express.Express {
         shards: spec.shards,
         perUserLimit: spec.perUserLimit ?? 0,
         window: { startsAt: spec.startsAt ?? null, endsAt: spec.endsAt ?? null },
+        paymentTimeoutSec: spec.paymentTimeoutSec ?? 0,
       }),
     );
     // Postgres' backstop for the per-user limit (migrations/0002) follows the sale's limit.
@@ -154,6 +173,7 @@ export function createApp(deps: AppDeps): express.Express {
       generation: r.sale.generation,
       perUserLimit: r.sale.perUserLimit || null,
       ...windowView(r.sale.window),
+      ...(r.sale.paymentTimeoutSec > 0 && { paymentTimeoutSec: r.sale.paymentTimeoutSec }),
     });
   });
   adminRouter.post('/products/:productId/restock', async (req, res) => {

@@ -14,6 +14,8 @@ export const orderBody = (maxQuantity: number) =>
   z.object({ productId, userId, quantity: count(1, maxQuantity).default(1) });
 
 const MAX_STOCK = 1_000_000_000;
+/** A week: a payment window longer than a sale is surely a mistake. */
+const MAX_PAYMENT_TIMEOUT_SEC = 7 * 24 * 60 * 60;
 export const MAX_SHARDS = 1024;
 
 /** An ISO 8601 time with a zone (`Z` or an offset), as epoch ms. */
@@ -26,11 +28,15 @@ export const saleBody = z
     perUserLimit: count(0, MAX_STOCK).nullable().optional(),
     startsAt: isoTime.nullable().optional(),
     endsAt: isoTime.nullable().optional(),
+    /** Seconds an accepted order has to be paid before it expires (0 or absent: no payment needed). */
+    paymentTimeoutSec: count(0, MAX_PAYMENT_TIMEOUT_SEC).nullable().optional(),
   })
   .refine((s) => s.startsAt == null || s.endsAt == null || s.startsAt < s.endsAt, {
     message: 'must be after startsAt',
     path: ['endsAt'],
   });
+/** POST /api/orders/:orderId/pay and /cancel: the buyer asking. */
+export const fateBody = z.object({ userId });
 export const restockBody = z.object({ delta: count(-MAX_STOCK, MAX_STOCK) });
 export const reshardBody = z.object({ shards: count(1, MAX_SHARDS) });
 

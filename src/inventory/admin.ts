@@ -22,6 +22,8 @@ export interface SaleSpec {
   perUserLimit?: number;
   /** When orders open and close (epoch ms, RedisClient server time); absent: no bound. */
   window?: SaleWindow;
+  /** Seconds an accepted order has to be paid before it expires; absent or 0: no payment needed. */
+  paymentTimeoutSec?: number;
 }
 
 export interface AdminResult {
@@ -31,9 +33,18 @@ export interface AdminResult {
 
 /** A change as journaled: what another admin needs to finish it once the shards are retired. */
 export type Change =
-  | { action: 'put'; stock: number; shards: number; perUserLimit: number; window?: SaleWindow }
+  | {
+      action: 'put';
+      stock: number;
+      shards: number;
+      perUserLimit: number;
+      window?: SaleWindow;
+      paymentTimeoutSec?: number;
+    }
   | { action: 'reshard'; shards: number }
-  | { action: 'restock'; delta: number };
+  | { action: 'restock'; delta: number }
+  /** Puts `units` of expired or cancelled orders (read from the sale's `returning` when journaled) back on sale. */
+  | { action: 'return'; units: number };
 
 /** The journal of a change that has not switched yet; `since` is when it was first journaled (ms). */
 export type PendingChange = Change & { since: number };
@@ -60,8 +71,11 @@ interface NextGeneration {
   stocks: number[];
   perUserLimit: number;
   window: SaleWindow;
+  paymentTimeoutSec: number;
   /** Change of `total` (units put on sale or taken off). */
   totalDelta: number;
+  /** Units of expired or cancelled orders this generation puts back on sale (off the sale's `returning`). */
+  returningTaken: number;
 }
 
 /** What a change made: the generation it switched to, how it is announced, the units now on sale. */
@@ -86,7 +100,9 @@ function planFor(productId: string, change: Change, sale: Sale | null): (retired
         stocks: splitEvenly(change.stock, change.shards),
         perUserLimit: change.perUserLimit,
         window: change.window ?? NO_WINDOW,
+        paymentTimeoutSec: change.paymentTimeoutSec ?? 0,
         totalDelta: change.stock - retired.stock,
+        returningTaken: 0,
       },
     });
   }
@@ -99,7 +115,24 @@ function planFor(productId: string, change: Change, sale: Sale | null): (retired
         stocks: splitEvenly(retired.stock, change.shards),
         perUserLimit: sale.perUserLimit,
         window: sale.window,
+        paymentTimeoutSec: sale.paymentTimeoutSec,
         totalDelta: 0,
+        returningTaken: 0,
+      },
+    });
+  }
+  if (change.action === 'return') {
+    // Like a restock, but the units were never taken off `total`: they leave `returning` instead.
+    return (retired) => ({
+      kind: 'returned',
+      available: retired.stock + change.units,
+      next: {
+        stocks: splitEvenly(retired.stock + change.units, sale.shardKeys.length),
+        perUserLimit: sale.perUserLimit,
+        window: sale.window,
+        paymentTimeoutSec: sale.paymentTimeoutSec,
+        totalDelta: 0,
+        returningTaken: change.units,
       },
     });
   }
@@ -114,7 +147,9 @@ function planFor(productId: string, change: Change, sale: Sale | null): (retired
         stocks: splitEvenly(available, sale.shardKeys.length),
         perUserLimit: sale.perUserLimit,
         window: sale.window,
+        paymentTimeoutSec: sale.paymentTimeoutSec,
         totalDelta: available - retired.stock,
+        returningTaken: 0,
       },
     };
   };
@@ -155,6 +190,7 @@ export class SaleAdmin {
       shards: spec.shards,
       perUserLimit: spec.perUserLimit ?? 0,
       window: spec.window,
+      paymentTimeoutSec: spec.paymentTimeoutSec ?? 0,
     });
     return { sale, available, created: kind === 'created' };
   }
@@ -176,6 +212,35 @@ export class SaleAdmin {
     await this.mustExist(productId);
     const { sale, available } = await this.change(productId, { action: 'restock', delta });
     return { sale, available };
+  }
+
+  /**
+   * Puts the units of expired and cancelled orders (the sale's `returning`) back on sale, through a new
+   * generation like a restock: within one generation stock still only goes down, so "every shard was
+   * empty" stays a sound sold-out answer, and the change's event clears every process's sold-out flag.
+   * The units are read under the admin lock and journaled with the change, and the switch takes exactly
+   * them off `returning` (units returned meanwhile wait for the next call). Resolves to the units put
+   * back (0: none were waiting, nothing changed).
+   */
+  async returnUnits(productId: string): Promise<number> {
+    await this.mustExist(productId);
+    const units = await this.locks.withLock(
+      adminLockName(productId),
+      { waitMs: ADMIN_WAIT_MS },
+      async (admin) => {
+        await this.finishPending(productId, admin);
+        const waiting = Number((await this.redis.hget(saleKey(productId), 'returning')) ?? 0);
+        if (waiting <= 0) return 0;
+        await this.apply(productId, admin, { action: 'return', units: waiting, since: Date.now() }, true);
+        return waiting;
+      },
+    );
+    if (units > 0) {
+      await this.pruneRetired(productId).catch(() => {
+        // Housekeeping only: the next change prunes again.
+      });
+    }
+    return units;
   }
 
   /**
@@ -383,6 +448,8 @@ export class SaleAdmin {
       Date.now(),
       next.window.startsAt ?? '',
       next.window.endsAt ?? '',
+      next.paymentTimeoutSec,
+      next.returningTaken,
       ...keys,
     );
     const replies = (await p.exec()) ?? [];

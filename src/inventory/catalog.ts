@@ -26,6 +26,8 @@ export class Catalog {
   private started: Promise<void> | undefined;
   /** Products whose event channel this process listens on (subscribed when first found to exist). */
   private readonly subscribed = new Set<string>();
+  /** Products this process has seen with a payment window (its expiry sweep looks after them). */
+  private readonly timed = new Set<string>();
 
   constructor(
     private readonly redis: RedisClient,
@@ -52,6 +54,11 @@ export class Catalog {
       if (this.subscriber.status === 'wait') await this.subscriber.connect();
     })();
     return this.started;
+  }
+
+  /** Products seen with a payment window (`paymentTimeoutSec` > 0) since this process started. */
+  timedProducts(): string[] {
+    return [...this.timed];
   }
 
   invalidate(productId: string): void {
@@ -118,6 +125,7 @@ export class Catalog {
       const epoch = this.epochs.get(productId);
       pending = this.load(productId)
         .then((sale) => {
+          if (sale && sale.paymentTimeoutSec > 0) this.timed.add(productId);
           const entry: Entry = {
             sale,
             loadedAt: Date.now(),

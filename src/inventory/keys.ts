@@ -16,6 +16,28 @@ export const productOfChannel = (channel: string): string | null => SALE_EVENTS.
 export const saleKey = (productId: string): string => `sale:{${productId}}`;
 export const shardListKey = (productId: string): string => `sale:{${productId}}:shards`;
 
+/** What became of an order that was accepted: paid for good, or expired / cancelled (units given back). */
+export type Fate = 'paid' | 'expired' | 'cancelled';
+
+/**
+ * The keys of a sale's pay-or-expire bookkeeping, all in the product's slot so that one script decides
+ * an order's fate and puts its units on their way back together: the sale hash (its `returning`,
+ * `returned`, `paid`, `expired`, `cancelled` counters), each decided order's fate (`final`: orderId →
+ * paid|expired|cancelled), unpaid orders by deadline (`due`, a ZSET scored by server ms), what an
+ * unpaid order holds (`unpaid`: orderId → JSON {userId, quantity}), and the decisions not yet in
+ * Postgres (`settle`: orderId → JSON {status, userId, quantity, at}).
+ */
+export function lifecycleKeys(productId: string) {
+  const sale = saleKey(productId);
+  return {
+    sale,
+    final: `${sale}:final`,
+    due: `${sale}:due`,
+    unpaid: `${sale}:unpaid`,
+    settle: `${sale}:settle`,
+  };
+}
+
 /**
  * A shard's stock key `stock:{P:g:i}`; with a placement salt `stock:{P:g:i:s}`, a tag chosen so that
  * the shard lands on a given master of a Redis Cluster (see placement.ts).

@@ -16,6 +16,12 @@ export interface Sale {
   retiredSold: number;
   /** When orders open and close (epoch ms, RedisClient server time); null: no bound. */
   window: SaleWindow;
+  /** Seconds an accepted order has to be paid before it expires; 0: no payment needed. */
+  paymentTimeoutSec: number;
+  /** Units of expired or cancelled orders not yet back on sale (the next return change takes them). */
+  returning: number;
+  /** Units of expired or cancelled orders ever given back (no longer sold). */
+  returned: number;
 }
 
 /** A sale's opening and closing moments (epoch ms, compared with Redis' clock); null: no bound. */
@@ -70,6 +76,9 @@ export async function loadSale(redis: RedisClient, productId: string): Promise<S
     total: Number(hash.total ?? 0),
     retiredSold: Number(hash.retiredSold ?? 0),
     window: { startsAt: optionalMs(hash.startsAt), endsAt: optionalMs(hash.endsAt) },
+    paymentTimeoutSec: Number(hash.paymentTimeoutSec ?? 0),
+    returning: Number(hash.returning ?? 0),
+    returned: Number(hash.returned ?? 0),
   };
 }
 

@@ -1,13 +1,14 @@
-// What an operator sees of a sale: units available, sold (reserved + confirmed), each shard, and a
-// reconcile that checks DESIGN.md §5's conservation: available + sold == total, sold == reserved + confirmed.
+// What an operator sees of a sale: units available, sold (reserved + confirmed + paid), each shard, and
+// a reconcile that checks DESIGN.md §5's conservation with returned units: available + returning + sold
+// == total, sold == reserved + confirmed + paid.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
-import { existingOrderIds, sumQuantity } from '../db/orders-repo.ts';
+import { existingOrderIds, rowStatuses, unitsByStatus } from '../db/orders-repo.ts';
 import { type BatchCommand, isCluster, masterOf, type RedisClient, runBatch } from '../redis/connection.ts';
 import { type PendingChange, parsePending } from './admin.ts';
 import { BusyError, UnknownProductError } from './errors.ts';
-import { retiredShardsKey, saleKey, shardKeys } from './keys.ts';
+import { lifecycleKeys, retiredShardsKey, saleKey, shardKeys } from './keys.ts';
 import { loadSale, type Sale } from './sale.ts';
 
 export interface ShardView {
@@ -27,11 +28,20 @@ export interface SaleStatus {
   perUserLimit: number;
   total: number;
   available: number;
+  /** Units sold and not given back: reserved + confirmed + paid. */
   sold: number;
   /** Units in reservations not yet persisted (no Postgres row yet). */
   reserved: number;
-  /** Units in Postgres rows. */
+  /** Units in Postgres rows, not (yet) paid. */
   confirmed: number;
+  /** Units of paid orders. */
+  paid: number;
+  /** Units of expired or cancelled orders on their way back on sale (the next return change takes them). */
+  returning: number;
+  /** Units of expired or cancelled orders ever given back. */
+  returned: number;
+  /** Orders by fate (decided in Redis, the one place pay and expire race). */
+  orders: { paid: number; expired: number; cancelled: number };
   /** Reservations whose row already exists (the writer died before clearing them; the sweeper will). */
   staleReservations: number;
   shards: ShardView[];
@@ -78,6 +88,9 @@ interface Snapshot {
   shards: ShardView[];
   reservations: { orderId: string; quantity: number }[];
   pending: PendingChange | null;
+  /** Fates decided in Redis and not yet recorded in Postgres: orderId → {status, quantity}. */
+  settling: Map<string, { status: string; quantity: number }>;
+  counters: { returning: number; returned: number; paid: number; expired: number; cancelled: number };
 }
 
 /** The RedisClient side of the status, or null when an admin change ran while it was being read. */
@@ -93,9 +106,23 @@ async function readSnapshot(redis: RedisClient, productId: string): Promise<Snap
   for (const key of new Set([...sale.shardKeys, ...retired])) {
     commands.push({ key, queue: (p) => p.hvals(shardKeys(key).reservations) });
   }
+  const fates = lifecycleKeys(productId);
+  commands.push({ key: fates.settle, queue: (p) => p.hgetall(fates.settle) });
   commands.push({
     key: saleKey(productId),
-    queue: (p) => p.hmget(saleKey(productId), 'gen', 'total', 'retiredSold', 'pending'),
+    queue: (p) =>
+      p.hmget(
+        saleKey(productId),
+        'gen',
+        'total',
+        'retiredSold',
+        'pending',
+        'returning',
+        'returned',
+        'paid',
+        'expired',
+        'cancelled',
+      ),
   });
   const replies = (await runBatch(redis, commands)).map(([err, v]) => {
     if (err) throw err;
@@ -107,7 +134,8 @@ async function readSnapshot(redis: RedisClient, productId: string): Promise<Snap
     const view = shardView(index, key, values);
     return view && isCluster(redis) ? { ...view, master: masterOf(redis, key) } : view;
   });
-  const [gen, total, retiredSold, pending] = replies.at(-1) as (string | null)[];
+  const [gen, total, retiredSold, pending, ...counts] = replies.at(-1) as (string | null)[];
+  const [returning, returned, paid, expired, cancelled] = counts.map((c) => Number(c ?? 0)) as number[];
   if (
     Number(gen ?? 0) !== sale.generation ||
     Number(total ?? 0) !== sale.total ||
@@ -117,10 +145,29 @@ async function readSnapshot(redis: RedisClient, productId: string): Promise<Snap
   }
   // Retired with no marker: the shard left the list, and was pruned, after we read the list.
   if (!shards.every((s): s is ShardView => s !== null)) return null;
-  const reservations = (replies.slice(n, -1) as string[][]).flatMap((vals) =>
+  const reservations = (replies.slice(n, -2) as string[][]).flatMap((vals) =>
     vals.map((v) => JSON.parse(v) as { orderId: string; quantity: number }),
   );
-  return { sale, shards, reservations, pending: parsePending(pending) };
+  const settling = new Map(
+    Object.entries(replies.at(-2) as Record<string, string>).map(([orderId, v]) => {
+      const { status, quantity } = JSON.parse(v) as { status: string; quantity: number };
+      return [orderId, { status, quantity }] as const;
+    }),
+  );
+  return {
+    sale,
+    shards,
+    reservations,
+    pending: parsePending(pending),
+    settling,
+    counters: {
+      returning: returning ?? 0,
+      returned: returned ?? 0,
+      paid: paid ?? 0,
+      expired: expired ?? 0,
+      cancelled: cancelled ?? 0,
+    },
+  };
 }
 
 /** A current shard from its stock, sold and retired marker; null when it has neither stock nor marker. */
@@ -133,30 +180,55 @@ function shardView(index: number, key: string, [stock, sold, marker]: (string | 
 
 async function withPostgres(
   db: Kysely<Database>,
-  { sale, shards, reservations, pending }: Snapshot,
+  { sale, shards, reservations, pending, settling, counters }: Snapshot,
 ): Promise<SaleStatus> {
-  // One snapshot of Postgres for both questions, so a row committed between them is counted once.
-  const [confirmed, persisted] = await db
+  // One snapshot of Postgres for all questions, so a row committed between them is counted once.
+  const [units, persisted, rows] = await db
     .transaction()
     .setIsolationLevel('repeatable read')
     .execute(async (trx) => {
-      const units = await sumQuantity(trx, sale.productId);
+      const byStatus = await unitsByStatus(trx, sale.productId);
       const ids = await existingOrderIds(
         trx,
         reservations.map((r) => r.orderId),
       );
-      return [units, ids] as const;
+      return [byStatus, ids, await rowStatuses(trx, [...settling.keys()])] as const;
     });
   const unpersisted = reservations.filter((r) => !persisted.has(r.orderId));
+  // A fate decided in Redis but not yet on its row: an expired or cancelled order still counts where
+  // Postgres shows it (reserved, or a confirmed row) although its units left `sold`; a paid one is
+  // still a confirmed row. Counted where the decision put it.
+  let reserved = unpersisted.reduce((a, r) => a + r.quantity, 0);
+  let { confirmed, paid } = units;
+  for (const [orderId, fate] of settling) {
+    const row = rows.get(orderId);
+    if (row !== undefined && row !== 'confirmed') continue;
+    const unpersistedHere = row === undefined && unpersisted.some((r) => r.orderId === orderId);
+    if (row === undefined && !unpersistedHere) continue;
+    if (fate.status === 'paid') {
+      if (row === 'confirmed') {
+        confirmed -= fate.quantity;
+        paid += fate.quantity;
+      } else {
+        reserved -= fate.quantity;
+        paid += fate.quantity;
+      }
+    } else if (row === 'confirmed') confirmed -= fate.quantity;
+    else reserved -= fate.quantity;
+  }
   return {
     productId: sale.productId,
     generation: sale.generation,
     perUserLimit: sale.perUserLimit,
     total: sale.total,
     available: shards.reduce((a, s) => a + s.stock, 0),
-    sold: sale.retiredSold + shards.reduce((a, s) => a + s.sold, 0),
-    reserved: unpersisted.reduce((a, r) => a + r.quantity, 0),
+    sold: sale.retiredSold + shards.reduce((a, s) => a + s.sold, 0) - counters.returned,
+    reserved,
     confirmed,
+    paid,
+    returning: counters.returning,
+    returned: counters.returned,
+    orders: { paid: counters.paid, expired: counters.expired, cancelled: counters.cancelled },
     staleReservations: reservations.length - unpersisted.length,
     shards,
     pending,
@@ -165,21 +237,31 @@ async function withPostgres(
 
 export function reconcile(status: SaleStatus): { ok: boolean; differences: Difference[] } {
   const differences: Difference[] = [];
-  const { available, sold, total, reserved, confirmed } = status;
-  if (available + sold !== total) {
+  const { available, returning, sold, total, reserved, confirmed, paid } = status;
+  if (available + returning + sold !== total) {
+    const found = available + returning + sold;
     differences.push({
-      check: 'available + sold == total',
+      check: 'available + returning + sold == total',
       expected: total,
-      found: available + sold,
-      detail: `available ${available} + sold ${sold} = ${available + sold}, total ${total}`,
+      found,
+      detail: `available ${available} + returning ${returning} + sold ${sold} = ${found}, total ${total}`,
     });
   }
-  if (sold !== reserved + confirmed) {
+  if (sold !== reserved + confirmed + paid) {
+    const found = reserved + confirmed + paid;
     differences.push({
-      check: 'sold == reserved + confirmed',
+      check: 'sold == reserved + confirmed + paid',
       expected: sold,
-      found: reserved + confirmed,
-      detail: `reserved ${reserved} + confirmed ${confirmed} = ${reserved + confirmed}, sold ${sold}`,
+      found,
+      detail: `reserved ${reserved} + confirmed ${confirmed} + paid ${paid} = ${found}, sold ${sold}`,
+    });
+  }
+  if (returning < 0) {
+    differences.push({
+      check: 'returning >= 0',
+      expected: 0,
+      found: returning,
+      detail: `returning ${returning}`,
     });
   }
   for (const s of status.shards) {

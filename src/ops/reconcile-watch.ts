@@ -1,6 +1,6 @@
-// The worker's periodic reconcile: every sale's status is checked (available + sold == total, sold ==
-// reserved + confirmed) and flashsale_reconcile_differences reports how many products disagree, so
-// an alert fires on a real difference without anyone calling GET /admin/products/:id/reconcile.
+// The worker's periodic reconcile: every sale's status is checked (available + returning + sold == total,
+// sold == reserved + confirmed + paid) and flashsale_reconcile_differences reports how many products
+// disagree, so an alert fires on a real difference without anyone calling GET …/reconcile.
 
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';

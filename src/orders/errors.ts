@@ -28,6 +28,32 @@ export class UnknownOrderError extends FlashsaleError {
   }
 }
 
+export class NotOwnerError extends FlashsaleError {
+  constructor(orderId: string) {
+    super('not_owner', `order "${orderId}" belongs to another buyer`, { orderId });
+  }
+}
+
+export class OrderExpiredError extends FlashsaleError {
+  constructor(orderId: string) {
+    super('order_expired', `order "${orderId}" was not paid in time; its units went back on sale`, {
+      orderId,
+    });
+  }
+}
+
+export class OrderCancelledError extends FlashsaleError {
+  constructor(orderId: string) {
+    super('order_cancelled', `order "${orderId}" was cancelled; its units went back on sale`, { orderId });
+  }
+}
+
+export class AlreadyPaidError extends FlashsaleError {
+  constructor(orderId: string) {
+    super('already_paid', `order "${orderId}" is paid and can no longer be cancelled`, { orderId });
+  }
+}
+
 /**
  * Redis became unreachable while a reservation was in flight and stayed so: the order may or may not
  * exist. Answered 503 like any outage, but the request's claims (Idempotency-Key, per-user limit) are

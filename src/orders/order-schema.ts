@@ -26,6 +26,7 @@ const orderRecordSchema = z.object({
   // timestamptz range is far wider; this just rejects nonsense (before 2000, after 2200).
   reservedAt: z.number().int().min(946_684_800_000).max(7_258_118_400_000),
   perUserLimit: int32.optional(),
+  payBy: z.number().int().min(946_684_800_000).max(7_258_118_400_000).optional(),
 }) satisfies z.ZodType<OrderRecord>;
 
 /** One line naming each offending field, e.g. `quantity: Invalid input: expected number, received string`. */

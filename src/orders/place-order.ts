@@ -18,6 +18,7 @@ import type { BuyerLimits } from './buyer-limit.ts';
 import { LimitExceededError, NotReplicatedError, OutcomeUnknownError } from './errors.ts';
 import type { HandOff } from './hand-off.ts';
 import { fingerprint, idempotent } from './idempotency.ts';
+import { registerForExpiry } from './lifecycle.ts';
 import type { OrderRecord } from './order.ts';
 
 /** An order as asked for (validated by the caller). */
@@ -172,6 +173,10 @@ export class PlaceOrder {
             shardIndex: shard.index,
             reservedAt: Date.now(),
             perUserLimit: sale.perUserLimit,
+            // The deadline is in Redis' time, the clock that judges it (pay-or-cancel.lua, expire-due.lua).
+            ...(sale.paymentTimeoutSec > 0 && {
+              payBy: this.deps.clock.now() + sale.paymentTimeoutSec * 1000,
+            }),
           };
           return { id: orderId, value };
         },
@@ -185,10 +190,14 @@ export class PlaceOrder {
       }
       record = await this.learnOutcome(req, attempt, err.sentDeadline, err.cause);
     }
-    try {
-      await this.deps.handOff.send(record);
-    } catch (err) {
-      this.deps.onEnqueueError?.(err, record);
+    // Registered for expiry beside the hand-off; if this fails (or the process dies first), the writer
+    // registers the order before clearing its reservation, and the sweeper before dropping it.
+    const [registered, sent] = await Promise.allSettled([
+      registerForExpiry(this.deps.redis, [record]),
+      this.deps.handOff.send(record),
+    ]);
+    for (const r of [registered, sent]) {
+      if (r.status === 'rejected') this.deps.onEnqueueError?.(r.reason, record);
     }
     // Not acknowledged, but not withdrawn either: its claims stay with it (see NotReplicatedError).
     if (!replicated) throw new NotReplicatedError(record.orderId);
@@ -244,7 +253,7 @@ export class PlaceOrder {
     if (json !== null) return JSON.parse(json) as OrderRecord;
     const row = await findOrderByTicket(this.deps.db, productId, userId, ticket);
     if (!row) return null;
-    const { createdAt: _, ...record } = row;
+    const { createdAt: _, status: __, ...record } = row;
     return record;
   }
 }

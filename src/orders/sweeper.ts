@@ -1,5 +1,6 @@
 // The outbox sweeper: re-enqueues old reservations without a Postgres row (the API died before the
-// enqueue) and drops those with one (the writer died before clearing them). Safe in several workers.
+// enqueue) and drops those with one (the writer died before clearing them), registering timed orders
+// for expiry first. Safe in several workers.
 
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
@@ -8,6 +9,7 @@ import { scanReservations } from '../inventory/reservations.ts';
 import type { Logger } from '../log.ts';
 import { every, type Periodic } from '../periodic.ts';
 import type { RedisClient } from '../redis/connection.ts';
+import { registerForExpiry } from './lifecycle.ts';
 import type { OrderRecord } from './order.ts';
 import { parseOrderRecord } from './order-schema.ts';
 import { enqueueOrder, type OrderQueue } from './queue.ts';
@@ -38,6 +40,9 @@ async function sweepOnce(o: Omit<SweeperOptions, 'intervalMs'>, now = Date.now()
       if (parsed.ok && now - parsed.record.reservedAt >= o.ageMs) old.push(parsed.record);
     }
     if (old.length === 0) continue;
+    // Before its reservation can be dropped: an order with a payment deadline must be registered for
+    // expiry (its API and the writer may both have died before doing it). Repeats are no-ops.
+    await registerForExpiry(o.redis, old);
     const persisted = await existingOrderIds(
       o.db,
       old.map((r) => r.orderId),

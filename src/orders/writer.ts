@@ -9,6 +9,7 @@ import { UnavailableError } from '../errors.ts';
 import { deleteReservations } from '../inventory/reservations.ts';
 import { createRedisClient } from '../redis/connection.ts';
 import { Batcher, type FlushOutcome } from './batcher.ts';
+import { registerForExpiry } from './lifecycle.ts';
 import { ORDER_QUEUE, type OrderRecord } from './order.ts';
 import { parseOrderRecord } from './order-schema.ts';
 import {
@@ -152,6 +153,9 @@ export function startWriter(options: WriterOptions): Writer {
 
   async function clearReservations(records: OrderRecord[]): Promise<void> {
     try {
+      // A reservation is cleared only once its order is registered for expiry (when it has a payment
+      // deadline): the API registers it on acceptance, but may have died first.
+      await registerForExpiry(redis, records);
       const failed = await deleteReservations(
         redis,
         records.map((r) => ({ shardKey: r.shardKey, id: r.orderId })),

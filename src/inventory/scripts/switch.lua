@@ -12,13 +12,17 @@
 -- ARGV[5] creation time (ms), recorded when the sale is new
 -- ARGV[6] startsAt: when orders open (server ms), "" = no bound
 -- ARGV[7] endsAt: when orders close (server ms), "" = no bound
--- ARGV[8..] stock keys of the new generation, in index order
+-- ARGV[8] paymentTimeoutSec: seconds an order has to be paid (0 = no payment needed)
+-- ARGV[9] returningTaken: units of expired/cancelled orders the new generation puts back on sale
+--         (taken off the sale hash's `returning`)
+-- ARGV[10..] stock keys of the new generation, in index order
 -- Returns 1 when switched, 0 when a newer generation is already current.
 local current = tonumber(redis.call('hget', KEYS[1], 'gen') or '0')
 if tonumber(ARGV[1]) <= current then
   return 0
 end
-redis.call('hset', KEYS[1], 'gen', ARGV[1], 'shards', #ARGV - 7, 'perUserLimit', ARGV[2], 'state', 'active')
+redis.call('hset', KEYS[1], 'gen', ARGV[1], 'shards', #ARGV - 9, 'perUserLimit', ARGV[2], 'state', 'active',
+  'paymentTimeoutSec', ARGV[8])
 -- The window switches with the shards, so a process that reloads the sale sees both of one change.
 for i, field in ipairs({'startsAt', 'endsAt'}) do
   if ARGV[5 + i] == '' then
@@ -30,7 +34,10 @@ end
 redis.call('hsetnx', KEYS[1], 'createdAt', ARGV[5])
 redis.call('hincrby', KEYS[1], 'total', ARGV[3])
 redis.call('hincrby', KEYS[1], 'retiredSold', ARGV[4])
+if tonumber(ARGV[9]) > 0 then
+  redis.call('hincrby', KEYS[1], 'returning', 0 - tonumber(ARGV[9]))
+end
 redis.call('hdel', KEYS[1], 'pending')
 redis.call('del', KEYS[2])
-redis.call('rpush', KEYS[2], unpack(ARGV, 8))
+redis.call('rpush', KEYS[2], unpack(ARGV, 10))
 return 1

@@ -463,7 +463,7 @@ export async function saleStatus(targets: Targets, productId: string): Promise<R
 export async function putSale(
   targets: Targets,
   productId: string,
-  spec: { stock: number; shards: number; perUserLimit?: number },
+  spec: { stock: number; shards: number; perUserLimit?: number; paymentTimeoutSec?: number },
 ): Promise<void> {
   const r = await deliver(targets, 'PUT', `/admin/products/${productId}`, spec, adminHeaders);
   if (r.kind !== 'answer' || (r.status !== 201 && r.status !== 200)) {
@@ -663,18 +663,24 @@ export interface Row {
   id: string;
   user_id: string;
   quantity: number;
+  /** confirmed | paid | expired | cancelled (expired and cancelled units went back on sale). */
+  status: string;
 }
 
 export async function orderRows(pool: pg.Pool, productId: string): Promise<Row[]> {
-  const r = await pool.query<Row>('select id, user_id, quantity from orders where product_id = $1', [
+  const r = await pool.query<Row>('select id, user_id, quantity, status from orders where product_id = $1', [
     productId,
   ]);
   return r.rows;
 }
 
+/** Whether a row's units are still sold (not given back by expiry or cancellation). */
+export const stillSold = (r: Row): boolean => r.status === 'confirmed' || r.status === 'paid';
+
 /**
- * Waits until the writer has caught up: no reservation without a row, and no order job waiting,
- * active or delayed. Returns the final admin status.
+ * Waits until the writer has caught up: no reservation without a row, no order job waiting, active or
+ * delayed, no fate waiting for Postgres and no returned unit waiting to go back on sale. Returns the
+ * final admin status.
  */
 export async function waitDrained(
   targets: Targets,
@@ -688,13 +694,16 @@ export async function waitDrained(
     'the writer to catch up',
     async () => {
       const status = await saleStatus(targets, productId);
-      const [wait, active, delayed] = await Promise.all([
+      const [wait, active, delayed, settling] = await Promise.all([
         redis.llen('bull:orders:wait'),
         redis.llen('bull:orders:active'),
         redis.zcard('bull:orders:delayed'),
-      ]).catch(() => [1, 1, 1]);
-      seen = `reserved=${status.reserved} wait=${wait} active=${active} delayed=${delayed}`;
-      return status.reserved === 0 && wait === 0 && active === 0 && delayed === 0 ? status : undefined;
+        redis.hlen(`sale:{${productId}}:settle`),
+      ]).catch(() => [1, 1, 1, 1]);
+      const returning = Number(status.returning ?? 0);
+      seen = `reserved=${status.reserved} wait=${wait} active=${active} delayed=${delayed} settling=${settling} returning=${returning}`;
+      const idle = wait === 0 && active === 0 && delayed === 0 && settling === 0 && returning === 0;
+      return status.reserved === 0 && idle ? status : undefined;
     },
     { timeoutMs, everyMs: 250, describe: () => seen },
   );
@@ -749,13 +758,18 @@ export async function verifyOrders(
   const perUser = new Map<string, number>();
   const rowsPerUser = new Map<string, number>();
   for (const r of rows) {
-    perUser.set(r.user_id, (perUser.get(r.user_id) ?? 0) + r.quantity);
+    // A user holds what was not given back: expired and cancelled units left their limit too.
+    if (stillSold(r)) perUser.set(r.user_id, (perUser.get(r.user_id) ?? 0) + r.quantity);
     rowsPerUser.set(r.user_id, (rowsPerUser.get(r.user_id) ?? 0) + 1);
   }
   const doubledUsers = o.oneOrderPerUser ? [...rowsPerUser.entries()].filter(([, n]) => n > 1) : [];
-  const units = rows.reduce((a, r) => a + r.quantity, 0);
+  // Units still sold, and units of expired or cancelled orders (back on sale).
+  const units = rows.filter(stillSold).reduce((a, r) => a + r.quantity, 0);
+  const returnedUnits = rows.filter((r) => !stillSold(r)).reduce((a, r) => a + r.quantity, 0);
   const sold = Number(status.sold);
   const available = Number(status.available);
+  const returning = Number(status.returning ?? 0);
+  const returned = Number(status.returned ?? 0);
   const total = Number(status.total);
   const failedJobs = await infra.client.zcard('bull:orders:failed').catch(() => -1);
 
@@ -804,6 +818,7 @@ export async function verifyOrders(
     sold,
     available,
     confirmedUnits: units,
+    returnedUnits,
     failedJobs,
     statusTotal: total,
   });
@@ -829,8 +844,17 @@ export async function verifyOrders(
   );
   check(result, units <= o.total, `oversold: ${units} units in rows for ${o.total} on sale`);
   check(result, sold <= o.total, `oversold: sold ${sold} > ${o.total} on sale`);
-  check(result, sold === units, `sold (${sold}) != units in rows (${units})`);
-  check(result, available + sold === total, `available ${available} + sold ${sold} != total ${total}`);
+  check(result, sold === units, `sold (${sold}) != units in rows not expired or cancelled (${units})`);
+  check(
+    result,
+    available + returning + sold === total,
+    `available ${available} + returning ${returning} + sold ${sold} != total ${total}`,
+  );
+  check(
+    result,
+    returned === returnedUnits,
+    `returned ${returned} != units in expired or cancelled rows (${returnedUnits})`,
+  );
   check(result, total === o.total, `the sale's total changed: ${total}, expected ${o.total}`);
   check(result, failedJobs === 0, `${failedJobs} order jobs failed permanently`);
   const shards = (status.shards as Array<{ stock: number; key: string }>) ?? [];

@@ -18,6 +18,7 @@ import { fencing } from './s4-fencing.ts';
 import { redisKill, redisReplyLost } from './s5-redis-kill.ts';
 import { duplicates } from './s6-idempotency.ts';
 import { fuzz } from './s7-fuzz.ts';
+import { payOrExpire } from './s8-pay-or-expire.ts';
 
 interface Scenario {
   id: string;
@@ -57,6 +58,13 @@ const SCENARIOS: Scenario[] = [
     expectMs: 10_000,
   },
   { id: '7', name: 'fuzz: bad requests on every endpoint', run: fuzz, timeoutMs: 150_000, expectMs: 10_000 },
+  {
+    id: '8',
+    name: 'pay or expire: Postgres down, worker and API kill -9',
+    run: payOrExpire,
+    timeoutMs: 240_000,
+    expectMs: 40_000,
+  },
 ];
 
 /**

@@ -29,8 +29,21 @@ const VUS = { VUS: '100' };
 const RUNS: { scenario: string; vars: Record<string, string> }[] = [
   {
     scenario: 'flash-sale',
-    // Demand ~1,800 for 1,200 units: sells out, so the run has both 202s and sold_out answers.
-    vars: { ...LATENCY, ...VUS, RATE: '150', RAMP: '2s', DURATION: '10s', STOCK: '1200', SHARDS: '8' },
+    // Demand ~1,800 for 1,200 units: sells out, so the run has both 202s and sold_out answers; 70 %
+    // pay within 3 s, the rest expire and their units are sold again (then to the closing buyers).
+    vars: {
+      ...LATENCY,
+      ...VUS,
+      RATE: '150',
+      RAMP: '2s',
+      DURATION: '10s',
+      STOCK: '1200',
+      SHARDS: '8',
+      PAY_RATIO: '0.7',
+      PAYMENT_TIMEOUT_SEC: '3',
+      // A paying buyer holds its VU for the payment too.
+      MAX_VUS: '400',
+    },
   },
   {
     scenario: 'reshard-under-load',

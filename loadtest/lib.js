@@ -235,6 +235,12 @@ export const metrics = {
   busyRate: new Rate('busy_rate'),
   /** Latency of 202s only: the hot path (lock, decrement, enqueue). */
   acceptedLatency: new Trend('accepted_latency', true),
+  /** POST /api/orders/:id/pay answered 200 paid. */
+  paid: new Counter('paid'),
+  /** Payments answered 409 order_expired: sent too late (the order had expired, its units went back). */
+  payTooLate: new Counter('pay_too_late'),
+  /** Payments answered anything else: outside the contract. */
+  payUnexpected: new Counter('pay_unexpected'),
 };
 
 /** Server state after the writer drained, recorded by teardown for the summary's cross-check. */
@@ -242,6 +248,8 @@ const finalState = {
   total: new Gauge('final_total'),
   available: new Gauge('final_available'),
   sold: new Gauge('final_sold'),
+  /** Units of expired or cancelled orders given back (a 202 the server no longer counts as sold). */
+  returned: new Gauge('final_returned'),
   reserved: new Gauge('final_reserved'),
   confirmed: new Gauge('final_confirmed'),
 };
@@ -249,7 +257,8 @@ const finalState = {
 /**
  * Thresholds every buyer scenario carries.
  * @param {Config} cfg
- * @param {number} maxUnits  units that may be sold at most (stock, plus restocks if any)
+ * @param {number | undefined} maxUnits  units that may be sold at most (stock, plus restocks if any);
+ *   undefined: no client-side bound (expired units are sold again)
  * @returns {Record<string, string[]>}
  */
 export function commonThresholds(cfg, maxUnits) {
@@ -261,8 +270,9 @@ export function commonThresholds(cfg, maxUnits) {
     // Retry-After. 429s are expected under overload and not failures; anything else is.
     unexpected_status: ['rate==0'],
     unexpected: ['count==0'],
-    // Invariant 1 seen from the client: never more 202s than units put on sale.
-    accepted: [`count<=${maxUnits}`],
+    // Invariant 1 seen from the client: never more 202s than units put on sale (not bounded when
+    // units come back by expiry and are sold again: the server's numbers are checked in teardown).
+    ...(maxUnits === undefined ? {} : { accepted: [`count<=${maxUnits}`] }),
     // Invariants 1-3 seen from the server after the writer drained (checks made in teardown).
     'checks{invariant:yes}': ['rate==1'],
   };
@@ -447,6 +457,67 @@ export function buyAsNewUser(cfg, data) {
   return buy(cfg, data.productId, uniqueUserId(data.runId));
 }
 
+/**
+ * The buyer pays its order: POST /api/orders/:orderId/pay. 200 paid counts `paid`; 409
+ * order_expired (sent after the deadline) counts `pay_too_late`; anything else `pay_unexpected`.
+ * @param {Config} cfg
+ * @param {string} orderId
+ * @param {string} userId
+ * @returns {boolean} paid
+ */
+export function pay(cfg, orderId, userId) {
+  const res = http.post(`${cfg.baseUrl}/api/orders/${orderId}/pay`, JSON.stringify({ userId }), {
+    headers: { 'Content-Type': 'application/json' },
+    tags: { name: 'POST /api/orders/:id/pay' },
+    responseCallback: http.expectedStatuses(200, 409),
+  });
+  const body = jsonBody(res);
+  if (res.status === 200 && body?.status === 'paid' && body.orderId === orderId) {
+    metrics.paid.add(1);
+    return true;
+  }
+  if (res.status === 409 && body?.error === 'order_expired') metrics.payTooLate.add(1);
+  else {
+    metrics.payUnexpected.add(1);
+    console.warn(`unexpected payment answer: ${res.status} ${String(res.body ?? res.error).slice(0, 300)}`);
+  }
+  return false;
+}
+
+/**
+ * One new buyer buys one unit and, with probability `payRatio`, pays it at once; the others
+ * abandon their checkout, and their units come back on sale when the payment window closes.
+ * @param {Config} cfg
+ * @param {SaleData} data
+ * @param {number} payRatio
+ */
+export function buyAndMaybePay(cfg, data, payRatio) {
+  const userId = uniqueUserId(data.runId);
+  const { outcome, res } = buy(cfg, data.productId, userId);
+  if (outcome !== 'accepted' || Math.random() >= payRatio) return;
+  pay(cfg, String(jsonBody(res)?.orderId), userId);
+}
+
+/**
+ * The closing buyers of a sale with a payment window: once every order has its fate, new buyers
+ * buy and pay one unit each until the answer is sold_out, so every unit ends paid (at most `max`).
+ * Returns how many units they bought.
+ * @param {Config} cfg
+ * @param {SaleData} data
+ * @param {number} max
+ */
+export function closingBuyers(cfg, data, max) {
+  let bought = 0;
+  for (let i = 0; i < max; i++) {
+    const userId = `${data.runId}-closing-${i}`;
+    const { outcome, res } = buy(cfg, data.productId, userId);
+    if (outcome === 'sold_out') break;
+    if (outcome !== 'accepted') continue;
+    if (pay(cfg, String(jsonBody(res)?.orderId), userId)) bought += 1;
+  }
+  return bought;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Admin API
 
@@ -457,6 +528,11 @@ export function buyAsNewUser(cfg, data) {
  * @property {number} reserved
  * @property {number} confirmed
  * @property {number} total
+ * @property {number} [paid]             units of paid orders
+ * @property {number} [returning]        units of expired/cancelled orders not yet back on sale
+ * @property {number} [returned]         units of expired/cancelled orders ever given back
+ * @property {number} [awaitingPayment]  orders waiting for their payment
+ * @property {{ paid: number, expired: number, cancelled: number }} [orders]
  * @property {number} generation
  * @property {{ index: number, key: string, stock: number }[]} shards
  */
@@ -526,7 +602,7 @@ export function waitForReady(cfg) {
  * setup() of every scenario: wait for the service, create the sale, hand the ids to the VUs.
  * @param {Config} cfg
  * @param {string} scenarioName
- * @param {{ stock?: number, shards?: number }} [overrides]
+ * @param {{ stock?: number, shards?: number, paymentTimeoutSec?: number }} [overrides]
  * @returns {SaleData}
  */
 export function startSale(cfg, scenarioName, overrides = {}) {
@@ -539,6 +615,7 @@ export function startSale(cfg, scenarioName, overrides = {}) {
   /** @type {Record<string, number>} */
   const body = { stock, shards };
   if (cfg.perUserLimit !== undefined) body.perUserLimit = cfg.perUserLimit;
+  if (overrides.paymentTimeoutSec) body.paymentTimeoutSec = overrides.paymentTimeoutSec;
   const res = admin(cfg, 'PUT', `/admin/products/${productId}`, body, 'PUT /admin/products/:id');
   if (res.status === 401 || res.status === 403) fail(`admin API refused ADMIN_TOKEN (${res.status})`);
   if (res.status !== 200 && res.status !== 201) {
@@ -582,16 +659,23 @@ export function adminState(cfg, productId) {
  * order), or the deadline passes. Only then are sold/confirmed comparable.
  * @param {Config} cfg
  * @param {string} productId
+ * @param {boolean} [payment]  the sale has a payment window: also wait until no order is unpaid
  * @returns {{ state: AdminState | null, drained: boolean, waitedSec: number }}
  */
-export function waitForDrain(cfg, productId) {
+export function waitForDrain(cfg, productId, payment = false) {
   const started = Date.now();
   const deadline = started + cfg.drainTimeoutSec * 1000;
   /** @type {AdminState | null} */
   let state = null;
   while (Date.now() < deadline) {
     state = adminState(cfg, productId);
-    if (state !== null && state.reserved === 0) {
+    // Drained: every order persisted, and (with a payment window) every order paid or expired, its
+    // fate recorded and its units back on sale.
+    const settled =
+      (state?.returning ?? 0) === 0 &&
+      (state?.awaitingPayment ?? 0) === 0 &&
+      (!payment || state?.confirmed === 0);
+    if (state !== null && state.reserved === 0 && settled) {
       return { state, drained: true, waitedSec: (Date.now() - started) / 1000 };
     }
     sleep(0.5);
@@ -618,6 +702,8 @@ export function failRun(message) {
  * @property {number} [total]              total must equal this (no restock in the run)
  * @property {(total: number) => boolean} [totalOk]  or satisfy this (restocks)
  * @property {boolean} [soldOut]           every unit must be sold by the end
+ * @property {boolean} [payment]           the sale has a payment window: every sold unit paid
+ * @property {boolean} [allPaid]           and every unit ends paid (the closing buyers bought the rest)
  */
 
 /**
@@ -630,7 +716,7 @@ export function failRun(message) {
  * @param {Expectations} [expect]
  */
 export function verifyInvariants(cfg, productId, expect = {}) {
-  const { state, drained, waitedSec } = waitForDrain(cfg, productId);
+  const { state, drained, waitedSec } = waitForDrain(cfg, productId, expect.payment === true);
   const rec = admin(
     cfg,
     'GET',
@@ -648,6 +734,7 @@ export function verifyInvariants(cfg, productId, expect = {}) {
     finalState.sold.add(s.sold);
     finalState.reserved.add(s.reserved);
     finalState.confirmed.add(s.confirmed);
+    finalState.returned.add(s.returned ?? 0);
   }
   const shardSum = Array.isArray(s.shards)
     ? s.shards.reduce((sum, shard) => sum + shard.stock, 0)
@@ -658,9 +745,10 @@ export function verifyInvariants(cfg, productId, expect = {}) {
     'admin view answers with available/sold/reserved/confirmed/total': numeric,
     [`writer drained within ${cfg.drainTimeoutSec}s (reserved == 0)`]: drained,
     'no oversell: sold <= total': s.sold <= s.total && s.available >= 0,
-    'nothing lost: confirmed == sold after drain': s.confirmed === s.sold,
-    'sold == reserved + confirmed': s.sold === s.reserved + s.confirmed,
-    'conservation: available + sold == total': s.available + s.sold === s.total,
+    'nothing lost: confirmed + paid == sold after drain': s.confirmed + (s.paid ?? 0) === s.sold,
+    'sold == reserved + confirmed + paid': s.sold === s.reserved + s.confirmed + (s.paid ?? 0),
+    'conservation: available + returning + sold == total':
+      s.available + (s.returning ?? 0) + s.sold === s.total,
     'shards hold exactly the available stock': shardSum === s.available,
     'reconcile: Redis and Postgres agree (ok == true)': rec.status === 200 && rec.body?.ok === true,
   };
@@ -668,6 +756,12 @@ export function verifyInvariants(cfg, productId, expect = {}) {
     conditions[`total == ${expect.total} (stock put on sale)`] = s.total === expect.total;
   if (expect.totalOk)
     conditions['total matches the stock and restocks put on sale'] = expect.totalOk(s.total);
+  if (expect.payment) {
+    conditions['pay or expire: every sold unit is paid (no order left unpaid)'] = s.paid === s.sold;
+    conditions['expired units came back: returned == expired units, none still on the way'] =
+      (s.returning ?? 0) === 0 && (s.orders?.expired ?? 0) <= (s.returned ?? 0);
+  }
+  if (expect.allPaid) conditions['every unit ends paid: paid == total'] = s.paid === s.total;
   if (expect.soldOut) {
     conditions['sold out for real: available == 0 (no unit left behind a sold_out answer)'] =
       s.available === 0;
@@ -680,7 +774,7 @@ export function verifyInvariants(cfg, productId, expect = {}) {
     .map(([name]) => name);
 
   const view = state
-    ? `total=${s.total} available=${s.available} sold=${s.sold} reserved=${s.reserved} confirmed=${s.confirmed} generation=${s.generation} shards=${Array.isArray(s.shards) ? s.shards.length : '?'}`
+    ? `total=${s.total} available=${s.available} sold=${s.sold} reserved=${s.reserved} confirmed=${s.confirmed} paid=${s.paid ?? 0} returned=${s.returned ?? 0} orders=${JSON.stringify(s.orders ?? {})} generation=${s.generation} shards=${Array.isArray(s.shards) ? s.shards.length : '?'}`
     : 'admin view unavailable';
   console.log(`after ${waitedSec.toFixed(1)}s drain: ${view}`);
   if (broken.length > 0) {
@@ -719,15 +813,17 @@ function fmtMs(ms) {
 
 /**
  * The client/server cross-check: every 202 the client saw must be a unit the server counts as
- * sold. The server may count more than the client saw (a response lost to a client timeout),
+ * sold, or as given back by expiry or cancellation. The server may count more than the client saw (a response lost to a client timeout),
  * never fewer. Only handleSummary has both numbers, so this is reported, not a threshold.
  * @param {any} data
  */
 function crossCheck(data) {
   const accepted = metricValues(data, 'accepted')?.count ?? 0;
-  const sold = metricValues(data, 'final_sold')?.value;
-  if (sold === undefined)
+  const soldNow = metricValues(data, 'final_sold')?.value;
+  if (soldNow === undefined)
     return { accepted, serverSold: null, ok: null, note: 'teardown recorded no server state' };
+  // Units of expired or cancelled orders were accepted once and given back (each order is one unit).
+  const sold = soldNow + (metricValues(data, 'final_returned')?.value ?? 0);
   const ok = accepted <= sold;
   const note = !ok
     ? `LOSS: the client got ${accepted - sold} more 202s than the server counts as sold`

@@ -42,6 +42,8 @@ export interface SaleStatus {
   returned: number;
   /** Orders by fate (decided in Redis, the one place pay and expire race). */
   orders: { paid: number; expired: number; cancelled: number };
+  /** Orders waiting to be paid before their deadline (registered for expiry). */
+  awaitingPayment: number;
   /** Reservations whose row already exists (the writer died before clearing them; the sweeper will). */
   staleReservations: number;
   shards: ShardView[];
@@ -91,6 +93,7 @@ interface Snapshot {
   /** Fates decided in Redis and not yet recorded in Postgres: orderId → {status, quantity}. */
   settling: Map<string, { status: string; quantity: number }>;
   counters: { returning: number; returned: number; paid: number; expired: number; cancelled: number };
+  awaitingPayment: number;
 }
 
 /** The RedisClient side of the status, or null when an admin change ran while it was being read. */
@@ -107,6 +110,7 @@ async function readSnapshot(redis: RedisClient, productId: string): Promise<Snap
     commands.push({ key, queue: (p) => p.hvals(shardKeys(key).reservations) });
   }
   const fates = lifecycleKeys(productId);
+  commands.push({ key: fates.due, queue: (p) => p.zcard(fates.due) });
   commands.push({ key: fates.settle, queue: (p) => p.hgetall(fates.settle) });
   commands.push({
     key: saleKey(productId),
@@ -145,7 +149,7 @@ async function readSnapshot(redis: RedisClient, productId: string): Promise<Snap
   }
   // Retired with no marker: the shard left the list, and was pruned, after we read the list.
   if (!shards.every((s): s is ShardView => s !== null)) return null;
-  const reservations = (replies.slice(n, -2) as string[][]).flatMap((vals) =>
+  const reservations = (replies.slice(n, -3) as string[][]).flatMap((vals) =>
     vals.map((v) => JSON.parse(v) as { orderId: string; quantity: number }),
   );
   const settling = new Map(
@@ -160,6 +164,7 @@ async function readSnapshot(redis: RedisClient, productId: string): Promise<Snap
     reservations,
     pending: parsePending(pending),
     settling,
+    awaitingPayment: Number(replies.at(-3) ?? 0),
     counters: {
       returning: returning ?? 0,
       returned: returned ?? 0,
@@ -180,7 +185,7 @@ function shardView(index: number, key: string, [stock, sold, marker]: (string | 
 
 async function withPostgres(
   db: Kysely<Database>,
-  { sale, shards, reservations, pending, settling, counters }: Snapshot,
+  { sale, shards, reservations, pending, settling, counters, awaitingPayment }: Snapshot,
 ): Promise<SaleStatus> {
   // One snapshot of Postgres for all questions, so a row committed between them is counted once.
   const [units, persisted, rows] = await db
@@ -229,6 +234,7 @@ async function withPostgres(
     returning: counters.returning,
     returned: counters.returned,
     orders: { paid: counters.paid, expired: counters.expired, cancelled: counters.cancelled },
+    awaitingPayment,
     staleReservations: reservations.length - unpersisted.length,
     shards,
     pending,

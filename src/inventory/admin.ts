@@ -87,6 +87,18 @@ interface Applied {
 
 type Planned = Omit<Applied, 'generation'> & { next: NextGeneration };
 
+/** A next generation that keeps the sale's settings (limit, window, payment timeout). */
+function inheriting(sale: Sale, stocks: number[], totalDelta: number, returningTaken = 0): NextGeneration {
+  return {
+    stocks,
+    perUserLimit: sale.perUserLimit,
+    window: sale.window,
+    paymentTimeoutSec: sale.paymentTimeoutSec,
+    totalDelta,
+    returningTaken,
+  };
+}
+
 /**
  * How `change` turns the retired stock into the next generation. Decided before anything is written,
  * so a change of an unknown product is refused without a journal.
@@ -111,14 +123,7 @@ function planFor(productId: string, change: Change, sale: Sale | null): (retired
     return (retired) => ({
       kind: 'resharded',
       available: retired.stock,
-      next: {
-        stocks: splitEvenly(retired.stock, change.shards),
-        perUserLimit: sale.perUserLimit,
-        window: sale.window,
-        paymentTimeoutSec: sale.paymentTimeoutSec,
-        totalDelta: 0,
-        returningTaken: 0,
-      },
+      next: inheriting(sale, splitEvenly(retired.stock, change.shards), 0),
     });
   }
   if (change.action === 'return') {
@@ -126,14 +131,12 @@ function planFor(productId: string, change: Change, sale: Sale | null): (retired
     return (retired) => ({
       kind: 'returned',
       available: retired.stock + change.units,
-      next: {
-        stocks: splitEvenly(retired.stock + change.units, sale.shardKeys.length),
-        perUserLimit: sale.perUserLimit,
-        window: sale.window,
-        paymentTimeoutSec: sale.paymentTimeoutSec,
-        totalDelta: 0,
-        returningTaken: change.units,
-      },
+      next: inheriting(
+        sale,
+        splitEvenly(retired.stock + change.units, sale.shardKeys.length),
+        0,
+        change.units,
+      ),
     });
   }
   // Like a reshard, a restock moves the stock into a new generation (same shard count) instead of
@@ -143,14 +146,7 @@ function planFor(productId: string, change: Change, sale: Sale | null): (retired
     return {
       kind: 'restocked',
       available,
-      next: {
-        stocks: splitEvenly(available, sale.shardKeys.length),
-        perUserLimit: sale.perUserLimit,
-        window: sale.window,
-        paymentTimeoutSec: sale.paymentTimeoutSec,
-        totalDelta: available - retired.stock,
-        returningTaken: 0,
-      },
+      next: inheriting(sale, splitEvenly(available, sale.shardKeys.length), available - retired.stock),
     };
   };
 }

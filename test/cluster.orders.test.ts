@@ -1,9 +1,12 @@
 // The order path on a real Redis Cluster (3 masters + 3 replicas): shards placed on every master, the
-// 2,000-orders-for-500-units storm, a live reshard under load, and the writer draining every queue.
+// 2,000-orders-for-500-units storm, a live reshard under load, the writer draining every queue, and
+// pay or expire (its scripts in the product's slot, units back through a new generation).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { closeBull, createOrderQueue, registeredQueues } from '../src/orders/queue.ts';
 import { masterOf } from '../src/redis/connection.ts';
+import { until } from './support/async.ts';
+import { cancel, pay, settled } from './support/lifecycle.ts';
 import { type ClusterInfra, startClusterInfra } from './support/redis-cluster.ts';
 import {
   acceptedIds,
@@ -14,7 +17,7 @@ import {
   storm,
   tally,
 } from './support/reshard.ts';
-import { createSale, placeOrder, type Service, startService } from './support/service.ts';
+import { call, createSale, placeOrder, type Service, startService } from './support/service.ts';
 
 describe('orders on a Redis Cluster', () => {
   let infra: ClusterInfra;
@@ -108,5 +111,36 @@ describe('orders on a Redis Cluster', () => {
     const s = await assertConserved(infra.pool, svc.url, 'live', accepted);
     const masters = new Set((s.shards as { master: string }[]).map((x) => x.master));
     assert.equal(masters.size, 3, 'the last generation (9 shards) is spread over all masters too');
+  });
+
+  it('pay, cancel and expiry on the cluster: one fate each, returned units sold again', async () => {
+    const P = 'checkout';
+    await createSale(svc.url, P, { stock: 6, shards: 6, paymentTimeoutSec: 1 });
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const r = await placeOrder(svc.url, { productId: P, userId: `c${i}` });
+      assert.equal(r.status, 202, JSON.stringify(r.body));
+      ids.push(r.body.orderId as string);
+    }
+    const [paid, cancelled, ...unpaid] = ids as [string, string, ...string[]];
+    assert.equal((await pay(svc.url, paid, 'c0')).status, 200);
+    assert.equal((await cancel(svc.url, cancelled, 'c1')).status, 200);
+    for (const id of unpaid) {
+      await until(`${id} expired`, async () => {
+        const r = await call(svc.url, 'GET', `/api/orders/${id}`);
+        return r.body.status === 'expired';
+      });
+    }
+    // The 5 units given back sell again, and are paid.
+    for (let i = 0; i < 5; i++) {
+      const r = await until(`unit ${i} sold again`, async () => {
+        const o = await placeOrder(svc.url, { productId: P, userId: `again${i}` });
+        return o.status === 202 ? o : undefined;
+      });
+      assert.equal((await pay(svc.url, r.body.orderId as string, `again${i}`)).status, 200);
+    }
+    const s = await settled(svc.url, infra.client, P);
+    assert.deepEqual([s.sold, s.paid, s.available, s.returned], [6, 6, 0, 5]);
+    assert.deepEqual(s.orders, { paid: 6, expired: 4, cancelled: 1 });
   });
 });

@@ -1,12 +1,13 @@
 // The order path on a real Redis Cluster (3 masters + 3 replicas): shards placed on every master, the
-// 2,000-orders-for-500-units storm, a live reshard under load, and the writer draining every queue.
+// 2,000-orders-for-500-units storm, a live reshard under load, the writer draining every queue, and
+// pay or expire (its scripts in the product's slot, units back through a new generation).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import calculateSlot from 'cluster-key-slot';
 import { closeBull, createOrderQueue, registeredQueues } from '../src/orders/queue.ts';
 import { masterOf } from '../src/redis/connection.ts';
 import { until } from './support/async.ts';
-import { pay, rowUnits, settled } from './support/lifecycle.ts';
+import { cancel, pay, rowUnits, settled } from './support/lifecycle.ts';
 import { type ClusterInfra, startClusterInfra } from './support/redis-cluster.ts';
 import {
   acceptedIds,
@@ -144,7 +145,7 @@ describe('orders on a Redis Cluster', () => {
   });
 
   it('pay or expire on the cluster: unpaid orders expire, their units sell again, every unit ends paid', async () => {
-    const P = 'checkout';
+    const P = 'waves';
     await createSale(svc.url, P, { stock: 60, shards: 6, paymentTimeoutSec: 1 });
     // Buyers come in waves; in each, every other accepted buyer pays at once and the rest walk away.
     // Their units come back by expiry (a new generation, spread over the masters again) and the next
@@ -179,5 +180,36 @@ describe('orders on a Redis Cluster', () => {
     assert.equal(units.expired, abandoned, JSON.stringify(units));
     const masters = new Set((status.shards as { master: string }[]).map((x) => x.master));
     assert.equal(masters.size, 3, 'the last generation is spread over all masters');
+  });
+
+  it('pay, cancel and expiry on the cluster: one fate each, returned units sold again', async () => {
+    const P = 'checkout';
+    await createSale(svc.url, P, { stock: 6, shards: 6, paymentTimeoutSec: 1 });
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const r = await placeOrder(svc.url, { productId: P, userId: `c${i}` });
+      assert.equal(r.status, 202, JSON.stringify(r.body));
+      ids.push(r.body.orderId as string);
+    }
+    const [paid, cancelled, ...unpaid] = ids as [string, string, ...string[]];
+    assert.equal((await pay(svc.url, paid, 'c0')).status, 200);
+    assert.equal((await cancel(svc.url, cancelled, 'c1')).status, 200);
+    for (const id of unpaid) {
+      await until(`${id} expired`, async () => {
+        const r = await call(svc.url, 'GET', `/api/orders/${id}`);
+        return r.body.status === 'expired';
+      });
+    }
+    // The 5 units given back sell again, and are paid.
+    for (let i = 0; i < 5; i++) {
+      const r = await until(`unit ${i} sold again`, async () => {
+        const o = await placeOrder(svc.url, { productId: P, userId: `again${i}` });
+        return o.status === 202 ? o : undefined;
+      });
+      assert.equal((await pay(svc.url, r.body.orderId as string, `again${i}`)).status, 200);
+    }
+    const s = await settled(svc.url, infra.client, P);
+    assert.deepEqual([s.sold, s.paid, s.available, s.returned], [6, 6, 0, 5]);
+    assert.deepEqual(s.orders, { paid: 6, expired: 4, cancelled: 1 });
   });
 });

@@ -314,8 +314,11 @@ describe('switch.lua', () => {
     keys: string[],
     now = 1000,
     window: [string, string] = ['', ''],
+    payment: [timeoutSec: number, returningTaken: number] = [0, 0],
   ) =>
-    inv.flashsaleSwitch(SALE, LIST, gen, limit, totalDelta, soldDelta, now, ...window, ...keys).then(Number);
+    inv
+      .flashsaleSwitch(SALE, LIST, gen, limit, totalDelta, soldDelta, now, ...window, ...payment, ...keys)
+      .then(Number);
   const keysOf = (gen: number, n: number) => Array.from({ length: n }, (_, i) => shardStockKey('P', gen, i));
 
   it('creates: list and hash written together', async () => {
@@ -329,7 +332,20 @@ describe('switch.lua', () => {
       createdAt: '1000',
       total: '100',
       retiredSold: '0',
+      paymentTimeoutSec: '0',
     });
+  });
+
+  it('sets the payment timeout and takes exactly the returned units it puts back off `returning`', async () => {
+    await client.del(SALE, LIST);
+    await sw(1, 0, 10, 0, keysOf(1, 2), 1000, ['', ''], [30, 0]);
+    await client.hset(SALE, 'returning', 5);
+    assert.equal(await sw(2, 0, 0, 0, keysOf(2, 2), 2000, ['', ''], [30, 3]), 1);
+    const h = await client.hgetall(SALE);
+    assert.deepEqual([h.gen, h.paymentTimeoutSec, h.returning, h.total], ['2', '30', '2', '10']);
+    // Refused (not newer): nothing taken.
+    assert.equal(await sw(2, 0, 0, 0, keysOf(2, 2), 2000, ['', ''], [30, 2]), 0);
+    assert.equal(await client.hget(SALE, 'returning'), '2');
   });
 
   it('switches to a newer generation: replaces the list, adds total and retiredSold, keeps createdAt', async () => {

@@ -1,8 +1,8 @@
 // Pay-or-expire in tests: pay/cancel calls, Redis' clock, and waiting until a sale has settled (every
 // reservation persisted, every fate recorded in Postgres, every returned unit back on sale).
 import assert from 'node:assert/strict';
-import type { Cluster, Redis } from 'ioredis';
 import type pg from 'pg';
+import type { RedisClient } from '../../src/redis/connection.ts';
 import { until } from './async.ts';
 import { admin, call, type Reply } from './service.ts';
 
@@ -12,7 +12,7 @@ export const cancel = (url: string, orderId: string, userId: string): Promise<Re
   call(url, 'POST', `/api/orders/${orderId}/cancel`, { userId });
 
 /** Redis' clock in ms: the one clock payment deadlines are judged by. */
-export async function redisNow(client: Redis): Promise<number> {
+export async function redisNow(client: RedisClient): Promise<number> {
   const [seconds, micros] = await client.time();
   return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
 }
@@ -23,7 +23,7 @@ export async function redisNow(client: Redis): Promise<number> {
  */
 export async function settled(
   url: string,
-  client: Redis | Cluster,
+  client: RedisClient,
   productId: string,
   timeoutMs = 60_000,
 ): Promise<Record<string, unknown>> {

@@ -212,4 +212,26 @@ describe('orders on a Redis Cluster', () => {
     assert.deepEqual([s.sold, s.paid, s.available, s.returned], [6, 6, 0, 5]);
     assert.deepEqual(s.orders, { paid: 6, expired: 4, cancelled: 1 });
   });
+
+  it('a product whose sale slot moved before any process saw it: orders are answered, units back from expiry sell again', async () => {
+    // The service's subscriber sends nothing but SSUBSCRIBE, so nothing tells it the slot moved: its
+    // first subscription goes to the old master, which never answers it.
+    const P = 'moved-first';
+    const slot = calculateSlot(`sale:{${P}}`);
+    const owner = await infra.cluster.slotOwner(slot);
+    const to = (await infra.cluster.masters()).find((m) => m !== owner) as string;
+    await infra.cluster.migrateSlot(slot, to);
+    await createSale(svc.url, P, { stock: 2, shards: 2, paymentTimeoutSec: 1 });
+    for (const u of ['m1', 'm2'])
+      assert.equal((await placeOrder(svc.url, { productId: P, userId: u })).status, 202);
+    assert.equal((await placeOrder(svc.url, { productId: P, userId: 'm3' })).body.error, 'sold_out');
+    // Expiry returns both units; the return's event reaches the catalog, which sells them again.
+    const again = await until('a unit sold again after expiry', async () => {
+      const r = await placeOrder(svc.url, { productId: P, userId: 'm4' });
+      if (r.status === 202) return r;
+      assert.equal(r.body.error, 'sold_out', JSON.stringify(r.body));
+      return undefined;
+    });
+    assert.equal((await pay(svc.url, again.body.orderId as string, 'm4')).status, 200);
+  });
 });

@@ -1,7 +1,7 @@
 // This process's view of the sales: cached sale + shard list per product, the round-robin shard
 // counter, shards known empty, and the sold-out flag that lets a sold-out product be answered with
 // no Redis round trip. Sale events on pub/sub invalidate a product; a lost subscription clears all.
-import { isCluster, onMessage, type RedisClient, subscribe } from '../redis/connection.ts';
+import { isCluster, onMessage, type RedisClient, slotMapOf, subscribe } from '../redis/connection.ts';
 import { parseSaleEvent } from './events.ts';
 import { productOfChannel, saleEventsChannel } from './keys.ts';
 import { loadSale, type Sale } from './sale.ts';
@@ -47,9 +47,17 @@ export class Catalog {
         connectedOnce = true;
       });
       // On a cluster a sharded subscription moves with its slot (failover, migration); events sent
-      // while it moved are lost, so the cache is dropped whenever the cluster's nodes change.
+      // while it moved are lost, so the cache is dropped whenever the cluster's nodes or slots change.
       if (isCluster(this.subscriber)) {
-        for (const event of ['+node', '-node']) this.subscriber.on(event, () => this.entries.clear());
+        const subscriber = this.subscriber;
+        for (const event of ['+node', '-node']) subscriber.on(event, () => this.entries.clear());
+        // A slot migration changes no node, only the map (re-read every few seconds).
+        let map = slotMapOf(subscriber);
+        subscriber.on('refresh', () => {
+          const now = slotMapOf(subscriber);
+          if (now !== map) this.entries.clear();
+          map = now;
+        });
       }
       if (this.subscriber.status === 'wait') await this.subscriber.connect();
     })();

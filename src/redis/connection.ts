@@ -36,6 +36,9 @@ function clusterOptions(redisOptions: RedisOptions, extra: Partial<ClusterOption
     retryDelayOnTryAgain: 50,
     maxRedirections: 32,
     slotsRefreshTimeout: 2000,
+    // A client that only subscribes never gets a MOVED to learn that a slot moved; re-reading the
+    // map regularly lets its sharded subscriptions follow (ioredis resubscribes on a change).
+    slotsRefreshInterval: 2000,
     redisOptions,
     ...extra,
   };
@@ -160,11 +163,32 @@ export function publish(redis: RedisClient, channel: string, message: string): P
   return redis instanceof Cluster ? redis.spublish(channel, message) : redis.publish(channel, message);
 }
 
-/** Listens on channels: SSUBSCRIBE on a cluster, SUBSCRIBE on a single Redis. */
-export function subscribe(subscriber: RedisClient, ...channels: string[]): Promise<unknown> {
-  return subscriber instanceof Cluster
-    ? subscriber.ssubscribe(...channels)
-    : subscriber.subscribe(...channels);
+/** How long an SSUBSCRIBE may go unanswered before the slot map is re-read and it is sent again. */
+const SSUBSCRIBE_ANSWER_MS = 1000;
+const SSUBSCRIBE_ATTEMPTS = 5;
+const UNANSWERED = Symbol('unanswered');
+
+/**
+ * Listens on channels: SSUBSCRIBE on a cluster, SUBSCRIBE on a single Redis. An SSUBSCRIBE sent to a
+ * node that no longer serves the channel's slot (the subscriber's map is older than a migration) is
+ * never answered by ioredis, so it is sent again after re-reading the map; sending it twice is harmless.
+ */
+export async function subscribe(subscriber: RedisClient, ...channels: string[]): Promise<unknown> {
+  if (!(subscriber instanceof Cluster)) return subscriber.subscribe(...channels);
+  for (let attempt = 1; ; attempt++) {
+    let timer: NodeJS.Timeout | undefined;
+    const unanswered = new Promise<typeof UNANSWERED>((resolve) => {
+      timer = setTimeout(() => resolve(UNANSWERED), SSUBSCRIBE_ANSWER_MS);
+    });
+    const reply = await Promise.race([subscriber.ssubscribe(...channels), unanswered]).finally(() =>
+      clearTimeout(timer),
+    );
+    if (reply !== UNANSWERED) return reply;
+    if (attempt === SSUBSCRIBE_ATTEMPTS) {
+      throw new Error(`SSUBSCRIBE ${channels.join(' ')} unanswered after ${attempt} attempts`);
+    }
+    await new Promise<void>((resolve) => subscriber.refreshSlotsCache(() => resolve()));
+  }
 }
 
 export function unsubscribe(subscriber: RedisClient, ...channels: string[]): Promise<unknown> {
@@ -179,6 +203,17 @@ export function onMessage(
   listener: (channel: string, message: string) => void,
 ): void {
   subscriber.on(subscriber instanceof Cluster ? 'smessage' : 'message', listener);
+}
+
+/** A fingerprint of the cluster's slot → master map as this client knows it (changes when a slot moves). */
+export function slotMapOf(cluster: Cluster): string {
+  let map = '';
+  let last: string | undefined;
+  cluster.slots.forEach((nodes, slot) => {
+    if (nodes[0] !== last) map += `${slot}=${nodes[0]};`;
+    last = nodes[0];
+  });
+  return map;
 }
 
 /** True on a Redis Cluster (sharded pub/sub, per-master queues, salted shard tags). */

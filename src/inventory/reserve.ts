@@ -2,7 +2,7 @@
 // shard (its lock taken for the run), or acquire + reserve + release pipelined after waiting on a busy one.
 import { performance } from 'node:perf_hooks';
 import { isConnectionError, UnavailableError } from '../errors.ts';
-import { LockAcquireTimeoutError, type LockClient, LockUnavailableError, lockKeys } from '../lock/index.ts';
+import { LockAcquireTimeoutError, type LockClient, LockUnavailableError } from '../lock/index.ts';
 import type { RedisClock } from '../redis/clock.ts';
 import { clientOf, type RedisClient } from '../redis/connection.ts';
 import type { Catalog } from './catalog.ts';
@@ -237,7 +237,7 @@ export class StockReserver {
       sent.deadline = Math.max(sent.deadline, deadline);
       return {
         lock: k.lock,
-        tokenCounter: lockKeys(k.lock).token,
+        tokenCounter: this.locks.tokenCounterKey(k.lock),
         stock: k.stock,
         fence: k.fence,
         sold: k.sold,

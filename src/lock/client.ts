@@ -2,13 +2,14 @@
 // waiting without polling (a release hands the lock to one queued waiter and tells only its process).
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { isConnectionError } from '../errors.ts';
-import { isCluster, type RedisClient } from '../redis/connection.ts';
-import { defineScripts } from '../redis/lua.ts';
+import { isConnectionError } from './coded-error.ts';
 import type { LockCore } from './core.ts';
 import { LockAcquireTimeoutError, LockNotHeldError, LockUnavailableError } from './errors.ts';
 import { type HandleOwner, LockHandle } from './handle.ts';
+import { lockKeys } from './keys.ts';
+import { defineScripts } from './lua.ts';
 import { currentOwner, newOwnerId, withOwner } from './owner.ts';
+import { isCluster, type RedisClient } from './redis-client.ts';
 import {
   type AcquireReply,
   type AcquireRequest,
@@ -254,6 +255,14 @@ export class LockClient implements HandleOwner {
       ),
     );
     return reply === 1;
+  }
+
+  /**
+   * The Redis key of the lock's fencing-token counter: a script that decides in the same atomic run
+   * as the acquire (see runGuarded) reads the hold's token from it.
+   */
+  tokenCounterKey(name: string): string {
+    return lockKeys(name).token;
   }
 
   async isLocked(name: string): Promise<boolean> {

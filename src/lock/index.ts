@@ -1,4 +1,5 @@
-// Public surface of the lock library; usable without the rest of flashsale.
+// Public surface of the lock library (flashsale/lock); it imports nothing from the rest of flashsale.
+// Redis locks here; the etcd and ZooKeeper backends load their clients only when used.
 export {
   type AcquireOptions,
   type GuardedOptions,
@@ -18,7 +19,6 @@ export {
 } from './errors.ts';
 export { FairLock } from './fair.ts';
 export { LockHandle } from './handle.ts';
-export { fairKeys, lockKeys, prefixName, rwKeys } from './keys.ts';
 export { withOwner } from './owner.ts';
 export type { QueuedAcquireOptions, QueuedLockOptions } from './queued.ts';
 export { ReadWriteLock, ReadWriteSide } from './read-write.ts';

@@ -1,8 +1,6 @@
 // The queued lock kinds' common part (fair, read-write): acquire, tryAcquire, withLock and handles on a
 // LockClient's connection, subscriber and watchdog; each kind supplies its scripts.
 import { performance } from 'node:perf_hooks';
-import type { RedisClient } from '../redis/connection.ts';
-import { defineScripts } from '../redis/lua.ts';
 import type { LockClient } from './client.ts';
 import type { LockCore } from './core.ts';
 import { LockAcquireTimeoutError, LockNotHeldError, LockUpgradeError } from './errors.ts';
@@ -13,7 +11,9 @@ import {
   type QueuedReply,
 } from './family-scripts.ts';
 import { type HandleOwner, LockHandle } from './handle.ts';
+import { defineScripts } from './lua.ts';
 import { currentOwner, newOwnerId, withOwner } from './owner.ts';
+import type { RedisClient } from './redis-client.ts';
 import type { LockPipeline } from './scripts.ts';
 import { ELIGIBLE_CAP_MS, RETRY_CAP_MS, type TurnReply, waitTurn, withDeadline } from './waiting.ts';
 

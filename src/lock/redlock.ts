@@ -4,7 +4,6 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
-import { defineScripts } from '../redis/lua.ts';
 import type { AcquireOptions } from './client.ts';
 import { LockAcquireTimeoutError, LockNotHeldError, LockQuorumUnavailableError } from './errors.ts';
 import {
@@ -16,6 +15,7 @@ import {
   redlockReleaseScript,
 } from './family-scripts.ts';
 import { type HandleOwner, LockHandle } from './handle.ts';
+import { defineScripts } from './lua.ts';
 import { currentOwner, newOwnerId, withOwner } from './owner.ts';
 import { type AcquireMode, type AcquireReply, LOCK_SCRIPTS, renewInput, renewScript } from './scripts.ts';
 import { type TurnReply, waitTurn, withDeadline } from './waiting.ts';

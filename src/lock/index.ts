@@ -1,7 +1,6 @@
 // Public surface of the lock library (flashsale/lock); it imports nothing from the rest of flashsale.
 // Redis locks here; the etcd and ZooKeeper backends load their clients only when used.
 export {
-  type AcquireOptions,
   type GuardedOptions,
   type Hold,
   LockClient,
@@ -18,6 +17,7 @@ export {
   LockUpgradeError,
 } from './errors.ts';
 export { FairLock } from './fair.ts';
+export { type AcquireOptions, LockFrontEnd, type ObtainRequest } from './front-end.ts';
 export { LockHandle } from './handle.ts';
 export { withOwner } from './owner.ts';
 export type { QueuedAcquireOptions, QueuedLockOptions } from './queued.ts';

@@ -31,10 +31,10 @@ export class LockNotHeldError extends LockError {
   }
 }
 
-/** Redis could not be reached for a lock operation. */
+/** The lock's server (Redis, etcd, ZooKeeper) could not be reached for a lock operation. */
 export class LockUnavailableError extends LockError {
-  constructor(lockName: string, cause: unknown) {
-    super('lock_unavailable', `Redis unreachable for lock "${lockName}"`, { lockName }, { cause });
+  constructor(lockName: string, cause: unknown, backend = 'Redis') {
+    super('lock_unavailable', `${backend} unreachable for lock "${lockName}"`, { lockName }, { cause });
   }
 }
 

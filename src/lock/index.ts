@@ -16,6 +16,7 @@ export {
   LockUnavailableError,
   LockUpgradeError,
 } from './errors.ts';
+export { EtcdLock, type EtcdLockOptions } from './etcd/etcd-lock.ts';
 export { FairLock } from './fair.ts';
 export { type AcquireOptions, LockFrontEnd, type ObtainRequest } from './front-end.ts';
 export { LockHandle } from './handle.ts';
@@ -24,3 +25,4 @@ export type { QueuedAcquireOptions, QueuedLockOptions } from './queued.ts';
 export { ReadWriteLock, ReadWriteSide } from './read-write.ts';
 export { RedLock, type RedLockOptions } from './redlock.ts';
 export type { LockPipeline } from './scripts.ts';
+export { SessionLock } from './session-lock.ts';

@@ -1,0 +1,10 @@
+// A child process that takes a lock on etcd or ZooKeeper and holds it until killed (kill -9 tests):
+// argv backend, endpoint, lock name, lease seconds; prints `held <token>` once it holds the lock.
+import { EtcdLock } from '../../src/lock/index.ts';
+
+const [backend, endpoint = '', name = 'lock', ttl = '2'] = process.argv.slice(2);
+if (backend !== 'etcd') throw new Error(`unknown backend ${backend}`);
+const locks = await EtcdLock.connect({ endpoints: endpoint, leaseTtlSeconds: Number(ttl) });
+const handle = await locks.acquire(name, { waitMs: 60_000 });
+process.stdout.write(`held ${handle.token}\n`);
+setInterval(() => {}, 60_000);

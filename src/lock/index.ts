@@ -26,3 +26,4 @@ export { ReadWriteLock, ReadWriteSide } from './read-write.ts';
 export { RedLock, type RedLockOptions } from './redlock.ts';
 export type { LockPipeline } from './scripts.ts';
 export { SessionLock } from './session-lock.ts';
+export { ZooKeeperLock, type ZooKeeperLockOptions } from './zookeeper/zookeeper-lock.ts';

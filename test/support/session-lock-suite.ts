@@ -57,7 +57,7 @@ export function sessionLockSuite<S extends TestServer>(backend: BackendUnderTest
   describe(`${backend.name}: mutual exclusion (the seeds' counter check)`, () => {
     for (const [n, rounds] of [
       [10, 20],
-      [200, 2],
+      [200, 1],
     ] as const) {
       it(`${n} clients increment a counter exactly, never overlapping`, async () => {
         const name = `counter-${n}`;

@@ -2,7 +2,7 @@
 // owner under the lock's prefix, the oldest create revision holds, each waiter watches its predecessor.
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import type { Etcd3, IKeyValue, Lease } from 'etcd3';
+import type { Etcd3, ICompare, IKeyValue, Lease, Watcher } from 'etcd3';
 import { LockUnavailableError } from '../errors.ts';
 import type { ObtainRequest } from '../front-end.ts';
 import { type Queued, SessionLock } from '../session-lock.ts';
@@ -47,6 +47,14 @@ interface Ahead {
 }
 
 const NUL = Buffer.from([0]);
+
+/** A waiter's watch of its predecessor's delete. */
+interface PredecessorWatch {
+  key: string;
+  watcher: Watcher;
+  deleted: boolean;
+  wake: (() => void) | undefined;
+}
 
 /**
  * Reentrant locks on etcd, the recipe of etcd's own `concurrency.Mutex` with a wait that never polls:
@@ -152,14 +160,13 @@ export class EtcdLock extends SessionLock<EtcdKey> {
       const { id, aliveFrom } = await this.call(name, () => this.currentLease());
       this.keySeq += 1;
       const key = `${this.queuePrefix(name)}${id}-${this.keySeq}`;
-      const try1 = !(request.waitMs > 0);
-      const { revision, ahead } = await this.call(name, () => this.put(name, key, id, request.owner, try1));
+      if (!(request.waitMs > 0)) {
+        const revision = await this.call(name, () => this.putIfFree(name, key, id, request.owner));
+        return revision === null ? null : { key: { key, revision }, token: revision, aliveFrom };
+      }
+      const { revision, ahead } = await this.call(name, () => this.put(name, key, id, request.owner));
       const mine = { key, revision };
       if (!ahead.predecessor) return { key: mine, token: revision, aliveFrom };
-      if (try1) {
-        await this.remove(mine, revision).catch(() => {});
-        return null;
-      }
       let acquired = false;
       try {
         const got = await this.waitTurn(mine, ahead, deadline, signal);
@@ -241,12 +248,32 @@ export class EtcdLock extends SessionLock<EtcdKey> {
    * Puts the owner's key (on the lease) and reads the queue ahead of it, in one transaction. The
    * put's create revision is the transaction's revision.
    */
+  /**
+   * One try: puts the owner's key only if the lock's queue is empty (a compare over the prefix's
+   * range, etcd 3.3+), so a busy lock costs one transaction and leaves nothing to delete.
+   */
+  private async putIfFree(name: string, key: string, leaseId: string, owner: string): Promise<number | null> {
+    const prefix = this.queuePrefix(name);
+    // etcd3's typings predate Compare.range_end; its protocol file has it (field 64).
+    const empty = {
+      key: Buffer.from(prefix),
+      range_end: rangeEnd(prefix),
+      target: 'Create',
+      result: 'Equal',
+    };
+    const res = await this.etcd.kv.txn({
+      compare: [{ ...empty, create_revision: 0 } as ICompare],
+      success: [{ request_put: { key: Buffer.from(key), value: Buffer.from(owner), lease: leaseId } }],
+      failure: [],
+    });
+    return res.succeeded ? Number(res.header.revision) : null;
+  }
+
   private async put(
     name: string,
     key: string,
     leaseId: string,
     owner: string,
-    tryOnly: boolean,
   ): Promise<{ revision: number; ahead: Ahead }> {
     const prefix = this.queuePrefix(name);
     const res = await this.etcd.kv.txn({
@@ -260,7 +287,6 @@ export class EtcdLock extends SessionLock<EtcdKey> {
             sort_order: 'Ascend',
             sort_target: 'Create',
             keys_only: true,
-            limit: tryOnly ? 1 : 0,
           },
         },
       ],
@@ -312,8 +338,10 @@ export class EtcdLock extends SessionLock<EtcdKey> {
   }
 
   /**
-   * Waits until our key is the oldest: watch the predecessor's delete; when the predecessor was the
-   * head its delete makes us the holder, otherwise read the queue again. 'expired': our key is gone.
+   * Waits until our key is the oldest: watch the predecessor's delete (one watch per predecessor,
+   * kept across heartbeats: etcd3 creates a client's watchers one at a time, so re-creating them
+   * would queue every waiter of a process behind each other); when the predecessor was the head its
+   * delete makes us the holder, otherwise read the queue again. 'expired': our key is gone.
    */
   private async waitTurn(
     mine: EtcdKey,
@@ -323,44 +351,45 @@ export class EtcdLock extends SessionLock<EtcdKey> {
   ): Promise<'acquired' | 'timeout' | 'expired'> {
     const name = mine.key.slice(this.prefix.length, mine.key.lastIndexOf('/'));
     let ahead = first;
-    for (;;) {
-      if (!ahead.mine) return 'expired';
-      if (!ahead.predecessor) return 'acquired';
-      const left = deadline - performance.now();
-      if (left <= 0) return 'timeout';
-      const deleted = await this.deleted(
-        ahead.predecessor,
-        ahead.revision + 1,
-        Math.min(left, this.heartbeatMs),
-        signal,
-      );
-      if (deleted && ahead.predecessorIsHead) return 'acquired';
-      try {
-        ahead = await this.readAhead(name, mine);
-      } catch {
-        // etcd unreachable for now: our key lives on with the lease; ask again after the heartbeat.
-        if (performance.now() >= deadline) return 'timeout';
+    let watch: PredecessorWatch | undefined;
+    try {
+      for (;;) {
+        if (!ahead.mine) return 'expired';
+        if (!ahead.predecessor) return 'acquired';
+        const left = deadline - performance.now();
+        if (left <= 0) return 'timeout';
+        if (watch?.key !== ahead.predecessor) {
+          if (watch) unwatch(watch);
+          watch = this.watchDelete(ahead.predecessor, ahead.revision + 1);
+        }
+        await nextEvent(watch, Math.min(left, this.heartbeatMs), signal);
+        if (watch.deleted && ahead.predecessorIsHead) return 'acquired';
+        try {
+          ahead = await this.readAhead(name, mine);
+        } catch {
+          // etcd unreachable for now: our key lives on with the lease; ask again after the heartbeat.
+          if (performance.now() >= deadline) return 'timeout';
+        }
       }
+    } finally {
+      if (watch) unwatch(watch);
     }
   }
 
-  /** Resolves true when `key` is deleted at or after `fromRevision`, false after ms; rejects on abort. */
-  private deleted(key: string, fromRevision: number, ms: number, signal?: AbortSignal): Promise<boolean> {
-    const watcher = this.etcd.watch().key(key).startRevision(String(fromRevision)).only('delete').watcher();
-    return new Promise<boolean>((resolve, reject) => {
-      const onAbort = () => finish(() => reject(signal?.reason));
-      const timer = setTimeout(() => finish(() => resolve(false)), ms);
-      const finish = (settle: () => void) => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        watcher.removeAllListeners('delete');
-        watcher.cancel().catch(() => {});
-        settle();
-      };
-      watcher.on('delete', () => finish(() => resolve(true)));
-      watcher.on('error', () => {});
-      signal?.addEventListener('abort', onAbort, { once: true });
+  /** Watches `key` for its delete from `fromRevision` (a delete between our read and the watch counts). */
+  private watchDelete(key: string, fromRevision: number): PredecessorWatch {
+    const watch: PredecessorWatch = {
+      key,
+      watcher: this.etcd.watch().key(key).startRevision(String(fromRevision)).only('delete').watcher(),
+      deleted: false,
+      wake: undefined,
+    };
+    watch.watcher.on('delete', () => {
+      watch.deleted = true;
+      watch.wake?.();
     });
+    watch.watcher.on('error', () => {});
+    return watch;
   }
 
   /** Runs an etcd operation, turning connection failures into LockUnavailableError. */
@@ -373,6 +402,30 @@ export class EtcdLock extends SessionLock<EtcdKey> {
       throw err;
     }
   }
+}
+
+function unwatch(watch: PredecessorWatch): void {
+  watch.wake = undefined;
+  watch.watcher.removeAllListeners('delete');
+  watch.watcher.cancel().catch(() => {});
+}
+
+/** Resolves on the watched delete (at once if seen already) or after ms; rejects on abort. */
+function nextEvent(watch: PredecessorWatch, ms: number, signal?: AbortSignal): Promise<void> {
+  if (watch.deleted) return Promise.resolve();
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = () => finish(() => reject(signal?.reason));
+    const timer = setTimeout(() => finish(resolve), ms);
+    const finish = (settle: () => void) => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      watch.wake = undefined;
+      settle();
+    };
+    watch.wake = () => finish(resolve);
+    signal?.throwIfAborted();
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 function isGrpcError(err: unknown): boolean {

@@ -17,6 +17,7 @@ import { SaleAdmin } from './inventory/admin.ts';
 import { Catalog } from './inventory/catalog.ts';
 import { startAdminRecovery } from './inventory/recovery.ts';
 import { StockReserver } from './inventory/reserve.ts';
+import { ExternalShardLocks } from './inventory/shard-locks.ts';
 import { LockClient } from './lock/index.ts';
 import { createLogger, type Logger, requestLogger } from './log.ts';
 import { allQueues, createMetrics, type Metrics } from './metrics.ts';
@@ -88,6 +89,25 @@ async function connectRedis(target: RedisTarget, name: string): Promise<RedisCli
   return redis;
 }
 
+/** The shard locks' service of LOCK_BACKEND when it is not Redis; a clear startup error when unreachable. */
+async function connectLockService(config: Config): Promise<ExternalShardLocks | undefined> {
+  try {
+    return await ExternalShardLocks.connect(config);
+  } catch (err) {
+    if (config.LOCK_BACKEND === 'etcd') {
+      throw new StartupError(
+        `etcd is unreachable at ${config.ETCD_ENDPOINTS.join(',')}: start etcd or set ETCD_ENDPOINTS (LOCK_BACKEND=etcd)`,
+      );
+    }
+    if (config.LOCK_BACKEND === 'zookeeper') {
+      throw new StartupError(
+        `ZooKeeper is unreachable at ${config.ZOOKEEPER_CONNECT}: start ZooKeeper or set ZOOKEEPER_CONNECT (LOCK_BACKEND=zookeeper)`,
+      );
+    }
+    throw err;
+  }
+}
+
 export async function boot(role: string, env: NodeJS.ProcessEnv = process.env): Promise<Runtime> {
   let config: Config;
   try {
@@ -144,6 +164,7 @@ export async function startApi(rt: Runtime): Promise<Server> {
     subscriber: duplicateClient(subscriber),
     onEvent: (e) => metrics.observeLock(e),
   });
+  const external = await connectLockService(config);
   const catalog = new Catalog(redis, subscriber);
   await catalog.start();
   // One queue per master on a cluster; registered so the writer consumes every one.
@@ -163,6 +184,7 @@ export async function startApi(rt: Runtime): Promise<Server> {
     waitMs: config.LOCK_WAIT_MS,
     waitReplicas: config.REDIS_WAIT_REPLICAS,
     waitReplicasMs: config.REDIS_WAIT_TIMEOUT_MS,
+    external,
     onShardAttempt: (outcome, fallback) => metrics.observeShardAttempt(outcome, fallback),
   });
   const orders = new PlaceOrder({
@@ -205,7 +227,8 @@ export async function startApi(rt: Runtime): Promise<Server> {
     db,
     catalog,
     orders,
-    admin: new SaleAdmin(redis, locks),
+    admin: new SaleAdmin(redis, locks, external),
+    lockService: external,
     metrics,
     logger,
     adminToken: config.ADMIN_TOKEN,
@@ -234,6 +257,7 @@ export async function startApi(rt: Runtime): Promise<Server> {
     async () => void (await Promise.all(queues.map(closeBull))),
     () => handOff.close(),
     () => locks.close(),
+    async () => external?.close(),
     () => closeServer(server, rt.config.SHUTDOWN_TIMEOUT_MS),
   );
   return server;
@@ -315,9 +339,10 @@ export async function startWorker(rt: Runtime): Promise<void> {
     logger,
   });
   const locks = new LockClient(redis);
+  const external = await connectLockService(config);
   const recovery = startAdminRecovery({
     redis,
-    admin: new SaleAdmin(redis, locks),
+    admin: new SaleAdmin(redis, locks, external),
     ageMs: config.SWEEP_AGE_MS,
     intervalMs: config.SWEEP_INTERVAL_MS,
     logger,
@@ -333,6 +358,7 @@ export async function startWorker(rt: Runtime): Promise<void> {
   logger.info('writer, sweeper and admin-change recovery started');
   rt.closers.push(
     () => locks.close(),
+    async () => external?.close(),
     () => recovery.close(),
     async () => void (await Promise.all(queues.map(closeBull))),
     () => writer.close(),

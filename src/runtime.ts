@@ -57,6 +57,8 @@ export interface Runtime {
   /** Where Redis is (REDIS_URL or REDIS_CLUSTER_NODES): BullMQ objects connect to it on their own. */
   target: RedisTarget;
   db: Kysely<Database>;
+  /** The shard locks' service when LOCK_BACKEND is etcd or zookeeper (connected at boot). */
+  lockService: ExternalShardLocks | undefined;
   closers: Array<() => Promise<unknown>>;
 }
 
@@ -130,9 +132,20 @@ export async function boot(role: string, env: NodeJS.ProcessEnv = process.env): 
       `Postgres is unreachable at ${redactUrl(config.DATABASE_URL)}: start PostgreSQL or set DATABASE_URL`,
     );
   }
+  // Before anything is written: a start refused for an unreachable lock service changes nothing.
+  let lockService: ExternalShardLocks | undefined;
+  try {
+    lockService = await connectLockService(config);
+  } catch (err) {
+    redis.disconnect();
+    await db.destroy().catch(() => {});
+    throw err;
+  }
   // Several instances may start at once: the migrator takes a lock in Postgres.
   await migrateToLatest(db);
-  return { config, logger, metrics: createMetrics(), redis, target, db, closers: [] };
+  // Closers run last-pushed first: the lock service closes after everything that uses it.
+  const closers: Array<() => Promise<unknown>> = lockService ? [async () => lockService.close()] : [];
+  return { config, logger, metrics: createMetrics(), redis, target, db, lockService, closers };
 }
 
 /**
@@ -164,7 +177,7 @@ export async function startApi(rt: Runtime): Promise<Server> {
     subscriber: duplicateClient(subscriber),
     onEvent: (e) => metrics.observeLock(e),
   });
-  const external = await connectLockService(config);
+  const external = rt.lockService;
   const catalog = new Catalog(redis, subscriber);
   await catalog.start();
   // One queue per master on a cluster; registered so the writer consumes every one.
@@ -257,7 +270,6 @@ export async function startApi(rt: Runtime): Promise<Server> {
     async () => void (await Promise.all(queues.map(closeBull))),
     () => handOff.close(),
     () => locks.close(),
-    async () => external?.close(),
     () => closeServer(server, rt.config.SHUTDOWN_TIMEOUT_MS),
   );
   return server;
@@ -339,7 +351,7 @@ export async function startWorker(rt: Runtime): Promise<void> {
     logger,
   });
   const locks = new LockClient(redis);
-  const external = await connectLockService(config);
+  const external = rt.lockService;
   const recovery = startAdminRecovery({
     redis,
     admin: new SaleAdmin(redis, locks, external),
@@ -358,7 +370,6 @@ export async function startWorker(rt: Runtime): Promise<void> {
   logger.info('writer, sweeper and admin-change recovery started');
   rt.closers.push(
     () => locks.close(),
-    async () => external?.close(),
     () => recovery.close(),
     async () => void (await Promise.all(queues.map(closeBull))),
     () => writer.close(),

@@ -108,6 +108,9 @@ describe('refusing to start', { concurrency: 2 }, () => {
     ['LOCK_WAIT_MS', '-5'],
     ['LOCK_LEASE_MS', '1.5'],
     ['REDIS_URL', 'not a url'],
+    ['LOCK_BACKEND', 'consul'],
+    ['ETCD_ENDPOINTS', '127.0.0.1:2379'],
+    ['ZOOKEEPER_CONNECT', 'nowhere'],
   ] as const) {
     it(`invalid ${name}=${value}: exit 1 with one line naming ${name}`, async () => {
       const exit = await runMain({
@@ -118,6 +121,23 @@ describe('refusing to start', { concurrency: 2 }, () => {
         [name]: value,
       });
       assertRefused(exit, new RegExp(`\\b${name}\\b`));
+    });
+  }
+
+  for (const [backend, variable, value] of [
+    ['etcd', 'ETCD_ENDPOINTS', 'http://127.0.0.1:PORT'],
+    ['zookeeper', 'ZOOKEEPER_CONNECT', '127.0.0.1:PORT'],
+  ] as const) {
+    it(`LOCK_BACKEND=${backend} unreachable: exit 1 with one line naming it and ${variable}`, async () => {
+      const exit = await runMain({
+        REDIS_URL: infra.env.REDIS_URL as string,
+        DATABASE_URL: infra.env.DATABASE_URL as string,
+        ADMIN_TOKEN,
+        PORT: '0',
+        LOCK_BACKEND: backend,
+        [variable]: value.replace('PORT', String(closedPort)),
+      });
+      assertRefused(exit, new RegExp(backend === 'etcd' ? 'etcd' : 'ZooKeeper'), new RegExp(variable));
     });
   }
 

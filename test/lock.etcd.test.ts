@@ -31,4 +31,7 @@ sessionLockSuite<EtcdServer>({
   queued: async (server, name) =>
     (await admin(server).getAll().prefix(`flashsale-lock/${name}/`).keys()).length,
   endpoint: (server) => server.endpoint,
+  deleteAll: async (server, name) => {
+    await admin(server).delete().prefix(`flashsale-lock/${name}/`);
+  },
 });

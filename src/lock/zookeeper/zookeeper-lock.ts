@@ -123,7 +123,9 @@ export class ZooKeeperLock extends SessionLock<ZkNode> {
       let children: string[];
       try {
         const path = await this.createProtected(parent);
-        const [list, stat] = await Promise.all([this.children(parent), this.exists(path)]);
+        const [list, stat] = await this.retrying(() =>
+          Promise.all([this.children(parent), this.exists(path)]),
+        );
         if (!stat) continue; // our session expired right after the create: start again
         own = { path, czxid: zxid(stat.czxid) };
         children = list;
@@ -151,14 +153,22 @@ export class ZooKeeperLock extends SessionLock<ZkNode> {
     }
   }
 
-  protected remove(node: ZkNode, _token: number): Promise<boolean> {
-    return new Promise((resolve, reject) => {
-      this.zk.remove(node.path, -1, (err) => {
-        if (!err) resolve(true);
-        else if (this.code(err) === this.zookeeper.Exception.NO_NODE) resolve(false);
-        else reject(this.unavailable(node.path, err));
-      });
-    });
+  protected async remove(node: ZkNode, _token: number): Promise<boolean> {
+    const { Exception } = this.zookeeper;
+    for (let attempt = 0; ; attempt++) {
+      const code = await withDeadline(
+        new Promise<number | undefined | null>((resolve) =>
+          this.zk.remove(node.path, -1, (err) => resolve(err ? this.code(err) : null)),
+        ),
+        this.sessionTtlMs,
+      ).catch(() => Exception.CONNECTION_LOSS);
+      if (code === null) return true;
+      // A delete whose reply was lost with the connection may have happened: gone now counts as ours.
+      if (code === Exception.NO_NODE) return attempt > 0;
+      if (code !== Exception.CONNECTION_LOSS || attempt >= 2) {
+        throw new LockUnavailableError(node.path, new Error(`ZooKeeper error ${code}`), 'ZooKeeper');
+      }
+    }
   }
 
   protected async confirm(nodes: ZkNode[]): Promise<{ sentAt: number; held: boolean[] }> {
@@ -191,9 +201,14 @@ export class ZooKeeperLock extends SessionLock<ZkNode> {
     let watched: string | undefined;
     let fired = false;
     let wake: (() => void) | undefined;
+    let stale = false;
+    const { Event: ZkEvent } = this.zookeeper;
+    // Only the predecessor's delete is a hand-off; any other event (a watch re-set after a
+    // reconnect can report a change) just means: read the queue again and watch anew.
     const watcher = (event: Event) => {
       if (event.getPath() !== `${parent}/${watched}`) return;
-      fired = true;
+      if (event.getType() === ZkEvent.NODE_DELETED) fired = true;
+      else stale = true;
       wake?.();
     };
     for (;;) {
@@ -207,19 +222,27 @@ export class ZooKeeperLock extends SessionLock<ZkNode> {
       if (predecessor !== watched) {
         watched = predecessor;
         fired = false;
-        if (!(await this.exists(`${parent}/${predecessor}`, watcher))) {
-          children = await this.children(parent);
-          continue;
+        try {
+          // Bounded: a request on a session that just expired may never be answered.
+          if (!(await withDeadline(this.exists(`${parent}/${predecessor}`, watcher), this.heartbeatMs))) {
+            children = await withDeadline(this.children(parent), this.heartbeatMs);
+            continue;
+          }
+        } catch {
+          // Connection lost for now: our node lives on with the session; look again after the heartbeat.
+          watched = undefined;
         }
       }
-      if (!fired) await this.sleep(Math.min(left, this.heartbeatMs), signal, (w) => (wake = w));
+      if (!fired && !stale) await this.sleep(Math.min(left, this.heartbeatMs), signal, (w) => (wake = w));
       wake = undefined;
       if (fired && at === 1) return 'acquired';
-      if (fired) watched = undefined;
+      if (fired || stale) watched = undefined;
+      stale = false;
       try {
-        children = await this.children(parent);
+        children = await withDeadline(this.children(parent), this.heartbeatMs);
       } catch {
         // Not reachable now: our node lives on with the session; look again after the heartbeat.
+        if (performance.now() >= deadline) return 'timeout';
       }
     }
   }
@@ -266,22 +289,40 @@ export class ZooKeeperLock extends SessionLock<ZkNode> {
           continue;
         }
         if (code !== Exception.CONNECTION_LOSS || attempt >= 3) throw err;
-        const found = (await this.children(parent)).find((c) => c.startsWith(prefix));
+        // Protected mode: the create may have happened before the connection dropped.
+        const found = (await this.retrying(() => this.children(parent))).find((c) => c.startsWith(prefix));
         if (found) return `${parent}/${found}`;
       }
     }
   }
 
+  /** Runs an idempotent read again (up to 5 times, 200 ms apart) when the connection was lost. */
+  private async retrying<T>(read: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await read();
+      } catch (err) {
+        if (this.code(err) !== this.zookeeper.Exception.CONNECTION_LOSS || attempt >= 4) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
+  }
+
+  // Every request is bounded by the session timeout: one sent on a session that then expired is
+  // never answered (its client is closed), and nothing may wait on it forever.
+
   private children(path: string): Promise<string[]> {
-    return new Promise((resolve, reject) => {
+    const request = new Promise<string[]>((resolve, reject) => {
       this.zk.getChildren(path, undefined, (err, children) => (err ? reject(err) : resolve(children)));
     });
+    return withDeadline(request, this.sessionTtlMs);
   }
 
   private exists(path: string, watcher?: (event: Event) => void): Promise<Stat | null> {
-    return new Promise((resolve, reject) => {
+    const request = new Promise<Stat | null>((resolve, reject) => {
       this.zk.exists(path, watcher, (err, stat) => (err ? reject(err) : resolve(stat)));
     });
+    return withDeadline(request, this.sessionTtlMs);
   }
 
   /** Session expiry ends every hold now, and a new session is opened for later acquisitions. */
@@ -305,8 +346,9 @@ export class ZooKeeperLock extends SessionLock<ZkNode> {
   }
 
   private unavailable(name: string, err: unknown): unknown {
-    if (err instanceof LockUnavailableError || this.code(err) === undefined) return err;
-    return new LockUnavailableError(name, err, 'ZooKeeper');
+    const timedOut = (err as { code?: unknown } | null)?.code === 'ETIMEDOUT';
+    if (err instanceof LockUnavailableError || (this.code(err) === undefined && !timedOut)) return err;
+    return new LockUnavailableError(name, err, `ZooKeeper (${(err as Error).message})`);
   }
 }
 

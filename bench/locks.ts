@@ -4,8 +4,9 @@
 // redis-semaphore run side by side against one private redis-server. Then uncontended
 // acquire+release against a raw SET NX PX + compare-and-delete pair. Last, the lock family
 // (bench/lock-family.ts: fair lock and RedLock over 3 masters, in this process, on private servers of
-// their own). Results also go to .bench/locks.json (and .bench/lock-family.json). Exit code 1 only
-// when this library (any variant) overlapped or a child crashed.
+// their own) and the etcd and ZooKeeper backends against their peers (bench/lock-backends.ts).
+// Results also go to .bench/locks.json (and .bench/lock-family.json, .bench/lock-backends.json).
+// Exit code 1 only when this library (any variant) overlapped or a child crashed.
 //
 // Environment: BENCH_SECONDS (window per library and configuration, default 3), BENCH_ROUNDS (windows
 // per library, taking turns with the others, default 1), BENCH_WARMUP_SECONDS (unmeasured run of each
@@ -28,6 +29,7 @@ import { addCounts, ratio, type Summary, summarize, sumValues } from './lib/stat
 import { type Check, mark, ms, num, printChecks, printTable, times } from './lib/table.ts';
 import { sleepUntil, spawnWorkers, type Worker, WorkerCrashedError } from './lib/workers.ts';
 import { LIB_LABELS, LIBS, type LibName } from './lock-adapters.ts';
+import { runLockBackendsBench } from './lock-backends.ts';
 import { runLockFamilyBench } from './lock-family.ts';
 import type { ChildMessage, ContenderStats, ParentMessage, ResultMessage } from './lock-protocol.ts';
 
@@ -172,6 +174,13 @@ async function main(): Promise<number> {
     const family = await runLockFamilyBench({ seconds: SECONDS });
     const familyChecks = family.checks.map((c) => ({ ...c, name: `family: ${c.name}` }));
 
+    // The backends (Redis, etcd, ZooKeeper) side by side with etcd3's lock() and a plain ZooKeeper
+    // recipe, on private servers of their own (bench/lock-backends.ts; .bench/lock-backends.json).
+    const backends = await runLockBackendsBench();
+    const backendOverlaps = backends
+      .filter((r) => !r.label.includes('plain') && !r.label.includes('etcd3'))
+      .reduce((n, r) => n + r.overlaps, 0);
+
     const allChecks = [...configurations.flatMap((c) => c.checks), ...uncontended.checks, ...familyChecks];
     printChecks('Targets (informational; exit code depends only on overlaps and crashes)', allChecks);
 
@@ -193,9 +202,9 @@ async function main(): Promise<number> {
     const familyOverlaps = family.results
       .filter((r) => ['plain', 'fair', 'redlock3'].includes(r.variant))
       .reduce((n, r) => n + r.overlaps, 0);
-    if (ourOverlaps + familyOverlaps > 0) {
+    if (ourOverlaps + familyOverlaps + backendOverlaps > 0) {
       console.error(
-        `FAIL: ${ourOverlaps + familyOverlaps} overlapping critical sections with this library (${familyOverlaps} in the lock family)`,
+        `FAIL: ${ourOverlaps + familyOverlaps + backendOverlaps} overlapping critical sections with this library (${familyOverlaps} in the lock family, ${backendOverlaps} on etcd/ZooKeeper)`,
       );
       return 1;
     }

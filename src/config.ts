@@ -88,6 +88,34 @@ const schema = z.object({
   ADMIN_TOKEN: z.string().optional(),
   /** pino level; `debug` logs every order. Default `info`. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /**
+   * The lock service that guards the shard decrements: `redis` (the stock's own Redis, one round
+   * trip per order), `etcd` or `zookeeper` (their fencing tokens checked by the shard script). Default redis.
+   */
+  LOCK_BACKEND: z.enum(['redis', 'etcd', 'zookeeper']).default('redis'),
+  /** etcd endpoints `http(s)://host:port,...` (LOCK_BACKEND=etcd). Default `http://127.0.0.1:2379`. */
+  ETCD_ENDPOINTS: z
+    .string()
+    .default('http://127.0.0.1:2379')
+    .transform((v, ctx) => {
+      const endpoints = v.split(',').map((e) => e.trim());
+      const bad = endpoints.find(
+        (e) =>
+          !/^https?:\/\/[A-Za-z0-9.\-]+(:\d{1,5})?\/?$|^https?:\/\/\[[0-9A-Fa-f:]+\](:\d{1,5})?\/?$/.test(e),
+      );
+      if (bad !== undefined) {
+        ctx.addIssue({ code: 'custom', message: `"${bad}" is not an http(s)://host:port endpoint` });
+        return z.NEVER;
+      }
+      return endpoints;
+    }),
+  /** ZooKeeper connect string `host:port,...[/chroot]` (LOCK_BACKEND=zookeeper). Default `127.0.0.1:2181`. */
+  ZOOKEEPER_CONNECT: z
+    .string()
+    .default('127.0.0.1:2181')
+    .refine((v) => /^[A-Za-z0-9.\-]+:\d{1,5}(,[A-Za-z0-9.\-]+:\d{1,5})*(\/[^\s]*)?$/.test(v), {
+      message: 'must be host:port[,host:port...][/chroot]',
+    }),
   /** Lease of a shard lock held for one decrement (explicit: the critical section is one round trip). Default 5000, 100..600000. */
   LOCK_LEASE_MS: int(5000, 100, 600_000),
   /** How long an order waits for a busy shard's lock before answering 429. Default 2000, 0..60000. */

@@ -1,56 +1,13 @@
 // Typed errors shared by every module: each carries a stable machine-readable code, and the HTTP
 // layer maps codes to statuses in one place (src/http/errors.ts), so modules never know about HTTP.
-export class FlashsaleError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-    readonly details: Record<string, unknown> = {},
-    options?: ErrorOptions,
-  ) {
-    super(message, options);
-    this.name = new.target.name;
-  }
-}
+import { CodedError } from './lock/coded-error.ts';
+
+/** The service's errors and the lock library's share one base, so the HTTP layer maps both. */
+export { CodedError as FlashsaleError, isConnectionError } from './lock/coded-error.ts';
 
 /** Redis (or Postgres) could not be reached for an operation that needs it. */
-export class UnavailableError extends FlashsaleError {
+export class UnavailableError extends CodedError {
   constructor(what: string, cause?: unknown) {
     super('unavailable', `${what} is unavailable`, {}, { cause });
   }
-}
-
-const CONNECTION_ERROR_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EPIPE',
-  // SQLSTATE class 08 (connection exception) and 57P0x (admin shutdown, cannot connect now).
-  '08000',
-  '08003',
-  '08006',
-  '08001',
-  '08004',
-  '57P01',
-  '57P02',
-  '57P03',
-]);
-
-/**
- * True when the error means "Redis or Postgres is not reachable right now" rather than "this request
- * is wrong": such failures answer 503, never 500.
- */
-export function isConnectionError(err: unknown): boolean {
-  if (!(err instanceof Error)) return false;
-  const code = (err as { code?: unknown }).code;
-  if (typeof code === 'string' && CONNECTION_ERROR_CODES.has(code)) return true;
-  if (err instanceof AggregateError) return err.errors.some(isConnectionError);
-  if (err.name === 'MaxRetriesPerRequestError') return true;
-  // pg and ioredis report these without a code.
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is closed|Stream isn't writeable|Reached the max retries/i.test(
-    err.message,
-  );
 }

@@ -4,7 +4,7 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { lockKind, RESERVATION_HASHES } from './inventory/keys.ts';
 import { countReservations, type ReservationCount } from './inventory/reservations.ts';
-import type { LockEvent } from './lock/client.ts';
+import type { LockEvent } from './lock/index.ts';
 import type { RedisClient } from './redis/connection.ts';
 
 /** What the admission gauges show of one process's order admission (src/http/admission.ts). */

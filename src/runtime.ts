@@ -17,6 +17,7 @@ import { SaleAdmin } from './inventory/admin.ts';
 import { Catalog } from './inventory/catalog.ts';
 import { startAdminRecovery } from './inventory/recovery.ts';
 import { StockReserver } from './inventory/reserve.ts';
+import { ExternalShardLocks } from './inventory/shard-locks.ts';
 import { LockClient } from './lock/index.ts';
 import { createLogger, type Logger, requestLogger } from './log.ts';
 import { allQueues, createMetrics, type Metrics } from './metrics.ts';
@@ -60,6 +61,8 @@ export interface Runtime {
   /** Where Redis is (REDIS_URL or REDIS_CLUSTER_NODES): BullMQ objects connect to it on their own. */
   target: RedisTarget;
   db: Kysely<Database>;
+  /** The shard locks' service when LOCK_BACKEND is etcd or zookeeper (connected at boot). */
+  lockService: ExternalShardLocks | undefined;
   closers: Array<() => Promise<unknown>>;
 }
 
@@ -92,6 +95,25 @@ async function connectRedis(target: RedisTarget, name: string): Promise<RedisCli
   return redis;
 }
 
+/** The shard locks' service of LOCK_BACKEND when it is not Redis; a clear startup error when unreachable. */
+async function connectLockService(config: Config): Promise<ExternalShardLocks | undefined> {
+  try {
+    return await ExternalShardLocks.connect(config);
+  } catch (err) {
+    if (config.LOCK_BACKEND === 'etcd') {
+      throw new StartupError(
+        `etcd is unreachable at ${config.ETCD_ENDPOINTS.join(',')}: start etcd or set ETCD_ENDPOINTS (LOCK_BACKEND=etcd)`,
+      );
+    }
+    if (config.LOCK_BACKEND === 'zookeeper') {
+      throw new StartupError(
+        `ZooKeeper is unreachable at ${config.ZOOKEEPER_CONNECT}: start ZooKeeper or set ZOOKEEPER_CONNECT (LOCK_BACKEND=zookeeper)`,
+      );
+    }
+    throw err;
+  }
+}
+
 export async function boot(role: string, env: NodeJS.ProcessEnv = process.env): Promise<Runtime> {
   let config: Config;
   try {
@@ -114,9 +136,20 @@ export async function boot(role: string, env: NodeJS.ProcessEnv = process.env): 
       `Postgres is unreachable at ${redactUrl(config.DATABASE_URL)}: start PostgreSQL or set DATABASE_URL`,
     );
   }
+  // Before anything is written: a start refused for an unreachable lock service changes nothing.
+  let lockService: ExternalShardLocks | undefined;
+  try {
+    lockService = await connectLockService(config);
+  } catch (err) {
+    redis.disconnect();
+    await db.destroy().catch(() => {});
+    throw err;
+  }
   // Several instances may start at once: the migrator takes a lock in Postgres.
   await migrateToLatest(db);
-  return { config, logger, metrics: createMetrics(), redis, target, db, closers: [] };
+  // Closers run last-pushed first: the lock service closes after everything that uses it.
+  const closers: Array<() => Promise<unknown>> = lockService ? [async () => lockService.close()] : [];
+  return { config, logger, metrics: createMetrics(), redis, target, db, lockService, closers };
 }
 
 /**
@@ -148,6 +181,7 @@ export async function startApi(rt: Runtime): Promise<Server> {
     subscriber: duplicateClient(subscriber),
     onEvent: (e) => metrics.observeLock(e),
   });
+  const external = rt.lockService;
   const catalog = new Catalog(redis, subscriber);
   await catalog.start();
   // One queue per master on a cluster; registered so the writer consumes every one.
@@ -170,10 +204,11 @@ export async function startApi(rt: Runtime): Promise<Server> {
     leaseMs: config.LOCK_LEASE_MS,
     waitMs: config.LOCK_WAIT_MS,
     replicas,
+    external,
     onShardAttempt: (outcome, fallback) => metrics.observeShardAttempt(outcome, fallback),
   });
   const limits = new BuyerLimits(redis);
-  const admin = new SaleAdmin(redis, locks);
+  const admin = new SaleAdmin(redis, locks, external);
   const lifecycle = startLifecycle(rt, admin, limits, () => catalog.timedProducts());
   const orders = new PlaceOrder({
     redis,
@@ -217,6 +252,7 @@ export async function startApi(rt: Runtime): Promise<Server> {
     orders,
     payments: lifecycle.payments,
     admin,
+    lockService: external,
     metrics,
     logger,
     adminToken: config.ADMIN_TOKEN,
@@ -357,7 +393,8 @@ export async function startWorker(rt: Runtime): Promise<void> {
     logger,
   });
   const locks = new LockClient(redis);
-  const admin = new SaleAdmin(redis, locks);
+  const external = rt.lockService;
+  const admin = new SaleAdmin(redis, locks, external);
   const { expiry } = startLifecycle(rt, admin, new BuyerLimits(redis));
   const recovery = startAdminRecovery({
     redis,

@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LockClient, lockKeys } from '../src/lock/index.ts';
+import { LockClient } from '../src/lock/index.ts';
+import { lockKeys } from '../src/lock/keys.ts';
 import { createOrderQueue } from '../src/orders/queue.ts';
 import { counter, generationOf, order, reconcile, reshard, restock, saleStatus } from './support/reshard.ts';
 import {

@@ -11,7 +11,7 @@ import {
   ShardStatus,
   withInventoryScripts,
 } from '../src/inventory/scripts.ts';
-import { lockKeys } from '../src/lock/index.ts';
+import { lockKeys } from '../src/lock/keys.ts';
 import { BuyerLimits } from '../src/orders/buyer-limit.ts';
 import { LimitExceededError } from '../src/orders/errors.ts';
 import { buyerClaimsKey, buyerKey } from '../src/orders/keys.ts';

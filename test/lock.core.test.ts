@@ -10,8 +10,8 @@ import {
   LockLostError,
   LockNotHeldError,
   LockUnavailableError,
-  lockKeys,
 } from '../src/lock/index.ts';
+import { lockKeys } from '../src/lock/keys.ts';
 import { until } from './support/async.ts';
 import { renewals, useLockServer } from './support/lock.ts';
 

@@ -7,13 +7,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import {
   FairLock,
-  fairKeys,
   type LockClient,
   type LockClientOptions,
   LockUnavailableError,
-  lockKeys,
   withOwner,
 } from '../src/lock/index.ts';
+import { fairKeys, lockKeys } from '../src/lock/keys.ts';
 import { track, until } from './support/async.ts';
 import { renewals, useLockServer } from './support/lock.ts';
 

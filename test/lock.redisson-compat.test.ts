@@ -9,7 +9,8 @@ import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
-import { type LockHandle, lockKeys } from '../src/lock/index.ts';
+import { type LockHandle } from '../src/lock/index.ts';
+import { lockKeys } from '../src/lock/keys.ts';
 import {
   acquireInput,
   acquireScript,

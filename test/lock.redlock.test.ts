@@ -10,11 +10,10 @@ import {
   type LockHandle,
   LockNotHeldError,
   LockQuorumUnavailableError,
-  lockKeys,
   RedLock,
   type RedLockOptions,
 } from '../src/lock/index.ts';
-import { redlockKeys } from '../src/lock/keys.ts';
+import { lockKeys, redlockKeys } from '../src/lock/keys.ts';
 import { until } from './support/async.ts';
 import { renewals, unhandledRejections } from './support/lock.ts';
 import { RedisServer } from './support/redis-server.ts';

@@ -8,8 +8,8 @@ import {
   type LockHandle,
   LockUpgradeError,
   ReadWriteLock,
-  rwKeys,
 } from '../src/lock/index.ts';
+import { rwKeys } from '../src/lock/keys.ts';
 import { until } from './support/async.ts';
 import { useLockServer } from './support/lock.ts';
 

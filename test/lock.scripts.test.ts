@@ -16,7 +16,7 @@ import {
   rwReleaseScript,
   rwRenewScript,
 } from '../src/lock/family-scripts.ts';
-import { lockKeys } from '../src/lock/index.ts';
+import { lockKeys } from '../src/lock/keys.ts';
 import {
   type AcquireRequest,
   acquireInput,

@@ -8,7 +8,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LockClient, lockKeys } from '../src/lock/index.ts';
+import { LockClient } from '../src/lock/index.ts';
+import { lockKeys } from '../src/lock/keys.ts';
 import { diffSnapshots, snapshotRedis } from './support/redis-snapshot.ts';
 import { admin, call, createSale, drained, type Reply } from './support/service.ts';
 import { useService } from './support/suite.ts';

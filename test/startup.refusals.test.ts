@@ -141,6 +141,9 @@ describe('refusing to start', { concurrency: 2 }, () => {
     ['REDIS_URL', 'not a url'],
     ['REDIS_CLUSTER_NODES', 'host-without-port'],
     ['REDIS_WAIT_REPLICAS', '-1'],
+    ['LOCK_BACKEND', 'consul'],
+    ['ETCD_ENDPOINTS', '127.0.0.1:2379'],
+    ['ZOOKEEPER_CONNECT', 'nowhere'],
   ] as const) {
     it(`invalid ${name}=${value}: exit 1 with one line naming ${name}`, async () => {
       const exit = await runMain({
@@ -151,6 +154,23 @@ describe('refusing to start', { concurrency: 2 }, () => {
         [name]: value,
       });
       assertRefused(exit, new RegExp(`\\b${name}\\b`));
+    });
+  }
+
+  for (const [backend, variable, value] of [
+    ['etcd', 'ETCD_ENDPOINTS', 'http://127.0.0.1:PORT'],
+    ['zookeeper', 'ZOOKEEPER_CONNECT', '127.0.0.1:PORT'],
+  ] as const) {
+    it(`LOCK_BACKEND=${backend} unreachable: exit 1 with one line naming it and ${variable}`, async () => {
+      const exit = await runMain({
+        REDIS_URL: infra.env.REDIS_URL as string,
+        DATABASE_URL: infra.env.DATABASE_URL as string,
+        ADMIN_TOKEN,
+        PORT: '0',
+        LOCK_BACKEND: backend,
+        [variable]: value.replace('PORT', String(closedPort)),
+      });
+      assertRefused(exit, new RegExp(backend === 'etcd' ? 'etcd' : 'ZooKeeper'), new RegExp(variable));
     });
   }
 

@@ -54,6 +54,8 @@ export interface AppDeps {
   failedJobsOf: FailedJobsOf;
   /** Benchmark-only /bench endpoints (BENCH_ENDPOINTS=1); absent: not mounted. */
   bench?: BenchDeps;
+  /** The shard locks' service when it is not Redis (LOCK_BACKEND etcd or zookeeper), checked by /readyz. */
+  lockService?: { backend: string; ping(): Promise<void> } | undefined;
 }
 
 export function createApp(deps: AppDeps): express.Express {
@@ -69,9 +71,14 @@ export function createApp(deps: AppDeps): express.Express {
     res.json({ status: 'ok' });
   });
   app.get('/readyz', async (_req, res) => {
-    const [r, p] = await Promise.allSettled([redis.ping(), checkDatabase(db)]);
-    const body = { redis: r.status === 'fulfilled', postgres: p.status === 'fulfilled' };
-    res.status(body.redis && body.postgres ? 200 : 503).json(body);
+    const { lockService } = deps;
+    const [r, p, l] = await Promise.allSettled([redis.ping(), checkDatabase(db), lockService?.ping()]);
+    const body: Record<string, boolean> = {
+      redis: r.status === 'fulfilled',
+      postgres: p.status === 'fulfilled',
+    };
+    if (lockService) body[lockService.backend] = l.status === 'fulfilled';
+    res.status(Object.values(body).every(Boolean) ? 200 : 503).json(body);
   });
   app.get('/metrics', async (_req, res) => {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());

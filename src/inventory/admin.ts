@@ -15,6 +15,7 @@ import {
   ShardStatus,
   withInventoryScripts,
 } from './scripts.ts';
+import type { ExternalShardLocks } from './shard-locks.ts';
 
 export interface SaleSpec {
   stock: number;
@@ -174,6 +175,8 @@ export class SaleAdmin {
   constructor(
     redis: RedisClient,
     private readonly locks: LockClient,
+    /** Shard locks on etcd or ZooKeeper (LOCK_BACKEND), where the orders take them; else the Redis locks. */
+    private readonly external?: ExternalShardLocks,
   ) {
     this.redis = withInventoryScripts(redis);
   }
@@ -297,7 +300,7 @@ export class SaleAdmin {
     const plan = planFor(productId, change, sale);
     const settled = await Promise.allSettled(
       (sale?.shardKeys ?? []).map((key) =>
-        this.locks.acquire(shardKeys(key).lock, { waitMs: ADMIN_WAIT_MS }),
+        (this.external?.locks ?? this.locks).acquire(shardKeys(key).lock, { waitMs: ADMIN_WAIT_MS }),
       ),
     );
     const holds = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
@@ -392,11 +395,28 @@ export class SaleAdmin {
       this.redis,
       (sale?.shardKeys ?? []).map((key, i) => {
         const k = shardKeys(key);
-        const owner = (holds[i] as LockHandle).owner;
+        const hold = holds[i] as LockHandle;
+        const { external } = this;
         return {
           key,
+          // On etcd or ZooKeeper the lock is not in Redis: the hold's token against the shard's fence.
           queue: (p) =>
-            (p as InventoryPipeline).flashsaleRetireRecorded(k.lock, k.stock, k.sold, k.retired, owner),
+            external
+              ? (p as InventoryPipeline).flashsaleRetireRecorded(
+                  external.fenceKey(k.fence),
+                  k.stock,
+                  k.sold,
+                  k.retired,
+                  hold.owner,
+                  hold.token,
+                )
+              : (p as InventoryPipeline).flashsaleRetireRecorded(
+                  k.lock,
+                  k.stock,
+                  k.sold,
+                  k.retired,
+                  hold.owner,
+                ),
         };
       }),
     );

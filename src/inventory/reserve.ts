@@ -2,15 +2,22 @@
 // shard (its lock taken for the run), or acquire + reserve + release pipelined after waiting on a busy one.
 import { performance } from 'node:perf_hooks';
 import { isConnectionError, UnavailableError } from '../errors.ts';
-import { LockAcquireTimeoutError, type LockClient, LockUnavailableError, lockKeys } from '../lock/index.ts';
+import {
+  LockAcquireTimeoutError,
+  type LockClient,
+  type LockHandle,
+  LockUnavailableError,
+} from '../lock/index.ts';
 import type { RedisClock } from '../redis/clock.ts';
 import type { RedisClient } from '../redis/connection.ts';
+import type { InputOf } from '../redis/lua.ts';
 import type { ReplicaWait } from '../redis/replica-wait.ts';
 import type { Catalog } from './catalog.ts';
 import { BusyError, ReservationInDoubtError, SoldOutError, UnknownProductError } from './errors.ts';
 import { type ShardRef, shardKeys } from './keys.ts';
 import { readShardStocks, type Sale, windowError } from './sale.ts';
 import { RESERVE, ShardStatus, withInventoryScripts } from './scripts.ts';
+import type { ExternalShardLocks } from './shard-locks.ts';
 
 /** What to reserve, and the entry to record for it in the shard's reservation hash. */
 export interface ReserveRequest<T extends object> {
@@ -52,6 +59,11 @@ export interface ReserverOptions {
    * WAIT, grouped per master). Default: none, a reservation counts once its master has it.
    */
   replicas?: ReplicaWait;
+  /**
+   * Shard locks on etcd or ZooKeeper (LOCK_BACKEND) instead of the Redis lock client: the order takes
+   * the lock there, then reserves with the hold's token. Undefined: the Redis locks.
+   */
+  external?: ExternalShardLocks | undefined;
   /** Observes each shard attempt (metrics): outcome and whether it was the first shard tried. */
   onShardAttempt?: (outcome: ShardOutcome['kind'], fallback: boolean) => void;
 }
@@ -225,15 +237,16 @@ export class StockReserver {
     const k = shardKeys(shard.key);
     const { id, value } = req.entry(shard);
     sent.values.set(id, value);
+    const { external } = this.options;
     /** The script's input for a hold (`owner`, `token`), or without one (""): take the lock if free. */
     const input = (owner: string, token: number | '') => {
       const deadline = Math.min(req.deadline, this.options.clock.now() + SEND_LEASE_MS);
       sent.deadline = Math.max(sent.deadline, deadline);
       return {
         lock: k.lock,
-        tokenCounter: lockKeys(k.lock).token,
+        tokenCounter: this.locks.tokenCounterKey(k.lock),
         stock: k.stock,
-        fence: k.fence,
+        fence: external ? external.fenceKey(k.fence) : k.fence,
         sold: k.sold,
         reservations: k.reservations,
         owner,
@@ -244,8 +257,10 @@ export class StockReserver {
         deadline,
         startsAt: sale.window.startsAt ?? 0,
         endsAt: sale.window.endsAt ?? 0,
+        fenced: external ? '1' : '',
       };
     };
+    if (external) return this.onExternallyLockedShard(external, k.lock, waitMs, input, shard, id);
     // Not waiting: one script call reserves if nobody holds the lock, else the shard is busy. No
     // acquire, lease or release is needed, since the script's run is atomic (see reserve.lua).
     if (waitMs === 0) return outcomeOf(await RESERVE.run(this.redis, input('', '')), shard, id);
@@ -269,6 +284,36 @@ export class StockReserver {
       throw err;
     }
     return outcomeOf(RESERVE.parse(replies[0]), shard, id);
+  }
+
+  /**
+   * A shard whose lock is on etcd or ZooKeeper: take it (waitMs 0: only if free and nobody queued),
+   * reserve with the hold's token (reserve.lua refuses a token older than the shard's fence), and
+   * release without holding up the answer: two round trips for the order, the release a third.
+   */
+  private async onExternallyLockedShard(
+    external: ExternalShardLocks,
+    lock: string,
+    waitMs: number,
+    input: (owner: string, token: number) => InputOf<typeof RESERVE>,
+    shard: ShardRef,
+    id: string,
+  ): Promise<ShardOutcome> {
+    let hold: LockHandle | null;
+    try {
+      hold = await external.locks.tryAcquire(lock, { waitMs, leaseMs: this.options.leaseMs });
+    } catch (err) {
+      if (err instanceof LockUnavailableError) throw new UnavailableError(external.backend, err);
+      throw err;
+    }
+    if (!hold) return { kind: 'busy' };
+    try {
+      return outcomeOf(await RESERVE.run(this.redis, input(hold.owner, hold.token)), shard, id);
+    } finally {
+      hold.release().catch(() => {
+        // Lost or unreachable: the hold ends with its lease (or the client's session) anyway.
+      });
+    }
   }
 }
 

@@ -8,7 +8,7 @@ export const RESERVE = typedScript({
   name: 'flashsaleReserve',
   file: new URL('./scripts/reserve.lua', import.meta.url),
   keys: ['lock', 'tokenCounter', 'stock', 'fence', 'sold', 'reservations'],
-  args: ['owner', 'token', 'quantity', 'id', 'entry', 'deadline', 'startsAt', 'endsAt'],
+  args: ['owner', 'token', 'quantity', 'id', 'entry', 'deadline', 'startsAt', 'endsAt', 'fenced'],
   parse: (reply) => replyInts(reply),
 });
 

@@ -2,13 +2,15 @@
 // waiting without polling (a release hands the lock to one queued waiter and tells only its process).
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { isConnectionError } from '../errors.ts';
-import { isCluster, type RedisClient } from '../redis/connection.ts';
-import { defineScripts } from '../redis/lua.ts';
+import { isConnectionError } from './coded-error.ts';
 import type { LockCore } from './core.ts';
 import { LockAcquireTimeoutError, LockNotHeldError, LockUnavailableError } from './errors.ts';
+import { type AcquireOptions, checkLease, LockFrontEnd, type ObtainRequest } from './front-end.ts';
 import { type HandleOwner, LockHandle } from './handle.ts';
-import { currentOwner, newOwnerId, withOwner } from './owner.ts';
+import { lockKeys } from './keys.ts';
+import { defineScripts } from './lua.ts';
+import { currentOwner } from './owner.ts';
+import { isCluster, type RedisClient } from './redis-client.ts';
 import {
   type AcquireReply,
   type AcquireRequest,
@@ -24,6 +26,8 @@ import {
 import { waitTurn, withDeadline } from './waiting.ts';
 import { WakeHub } from './wake-hub.ts';
 import { Watchdog } from './watchdog.ts';
+
+export type { AcquireOptions } from './front-end.ts';
 
 /** Options of a LockClient; every one is optional. */
 export interface LockClientOptions {
@@ -52,18 +56,6 @@ export type LockEvent =
   | { type: 'acquired'; name: string; waitMs: number; handoff: boolean }
   | { type: 'timeout'; name: string; waitMs: number }
   | { type: 'released'; name: string; heldMs: number };
-
-/** Options of one acquisition (acquire, tryAcquire, withLock). */
-export interface AcquireOptions {
-  /** How long to wait for the lock (monotonic ms). acquire(): forever by default; tryAcquire(): 0. */
-  waitMs?: number;
-  /** Explicit lease: the lock expires after it. Without it the watchdog renews the lock while held. */
-  leaseMs?: number;
-  /** Aborts the wait; the promise rejects with the signal's reason and nothing is left behind. */
-  signal?: AbortSignal;
-  /** Owner id to hold the lock as (default: the current async chain's owner, or a new one). */
-  owner?: string;
-}
 
 /** Options of runGuarded: an explicit lease is required (the hold is not renewed). */
 export interface GuardedOptions extends AcquireOptions {
@@ -95,12 +87,6 @@ interface Obtained {
   waitId: string;
 }
 
-function checkLease(ms: number): void {
-  // PEXPIRE takes integer ms; a fraction or Infinity would fail after the lock hash was written.
-  if (!Number.isInteger(ms) || ms <= 0)
-    throw new RangeError(`lease must be a positive integer of ms, got ${ms}`);
-}
-
 /**
  * Reentrant distributed locks on one Redis, compatible with Redisson's `getLock(name)` (same hash layout,
  * same unlock channel): a Java service and this client exclude each other on the same name.
@@ -117,8 +103,7 @@ function checkLease(ms: number): void {
  * });
  * await locks.close();
  */
-export class LockClient implements HandleOwner {
-  readonly clientId: string;
+export class LockClient extends LockFrontEnd implements HandleOwner {
   readonly watchdogLeaseMs: number;
   private readonly redis: RedisClient;
   private readonly hub: WakeHub;
@@ -134,8 +119,8 @@ export class LockClient implements HandleOwner {
   private readonly sharded: boolean;
 
   constructor(redis: RedisClient, options: LockClientOptions = {}) {
-    this.clientId = options.clientId ?? randomUUID();
-    this.watchdogLeaseMs = options.watchdogLeaseMs ?? 30_000;
+    super(options.clientId ?? randomUUID(), options.watchdogLeaseMs ?? 30_000);
+    this.watchdogLeaseMs = this.defaultLeaseMs;
     checkLease(this.watchdogLeaseMs);
     this.redis = redis;
     this.sharded = isCluster(redis);
@@ -145,44 +130,18 @@ export class LockClient implements HandleOwner {
     this.onEvent = options.onEvent;
   }
 
-  /** Waits for the lock (forever unless waitMs); throws LockAcquireTimeoutError when waitMs runs out. */
-  async acquire(name: string, options: AcquireOptions = {}): Promise<LockHandle> {
-    const waitMs = options.waitMs ?? Number.POSITIVE_INFINITY;
-    const handle = await this.tryAcquire(name, { ...options, waitMs });
-    if (!handle) throw new LockAcquireTimeoutError(name, waitMs);
-    return handle;
-  }
-
-  /** Like acquire, but resolves to null when the lock is not had within waitMs (default 0: one try). */
-  async tryAcquire(name: string, options: AcquireOptions = {}): Promise<LockHandle | null> {
-    const owner = this.ownerFor(options);
-    const leaseMs = options.leaseMs ?? this.watchdogLeaseMs;
+  /** One acquisition: an attempt, then (with waitMs) queued in Redis until handed the lock. */
+  protected async obtain(request: ObtainRequest): Promise<LockHandle | null> {
+    const { name, owner, leaseMs } = request;
     let sentAt = 0;
-    const got = await this.obtain(name, owner, leaseMs, options, (req) => {
+    const got = await this.waitFor(name, owner, leaseMs, request, (req) => {
       sentAt = performance.now();
       return this.call(name, () => acquireScript.run(this.redis, acquireInput(req)));
     });
     if (!got) return null;
     // For a hand-off the lease began when the releaser ran, which is after our last attempt was sent:
     // counting from that send time can only make us think the lease ends sooner than it does.
-    return this.newHandle(name, owner, got, leaseMs, options.leaseMs === undefined, sentAt);
-  }
-
-  /** Runs fn while holding the lock, as the lock's owner (nested withLock in fn re-enters); always releases. */
-  async withLock<T>(
-    name: string,
-    options: AcquireOptions,
-    fn: (handle: LockHandle) => Promise<T> | T,
-  ): Promise<T> {
-    const owner = this.ownerFor(options);
-    return withOwner(this.clientId, owner, async () => {
-      const handle = await this.acquire(name, { ...options, owner });
-      try {
-        return await fn(handle);
-      } finally {
-        await handle.release();
-      }
-    });
+    return this.newHandle(name, owner, got, leaseMs, request.keepAlive, sentAt);
   }
 
   /**
@@ -208,7 +167,7 @@ export class LockClient implements HandleOwner {
     const owner = this.ownerFor(options);
     let firstReplies: unknown[] | undefined;
     let firstSentAt = 0;
-    const got = await this.obtain(name, owner, options.leaseMs, options, async (req) => {
+    const got = await this.waitFor(name, owner, options.leaseMs, options, async (req) => {
       if (firstReplies !== undefined) {
         return this.call(name, () => acquireScript.run(this.redis, acquireInput(req)));
       }
@@ -254,6 +213,14 @@ export class LockClient implements HandleOwner {
       ),
     );
     return reply === 1;
+  }
+
+  /**
+   * The Redis key of the lock's fencing-token counter: a script that decides in the same atomic run
+   * as the acquire (see runGuarded) reads the hold's token from it.
+   */
+  tokenCounterKey(name: string): string {
+    return lockKeys(name).token;
   }
 
   async isLocked(name: string): Promise<boolean> {
@@ -334,10 +301,6 @@ export class LockClient implements HandleOwner {
 
   // --- internals ---
 
-  private ownerFor(options: AcquireOptions): string {
-    return options.owner ?? currentOwner(this.clientId) ?? newOwnerId(this.clientId);
-  }
-
   private nextRequestId(): string {
     this.requestSeq += 1;
     return `${this.clientId}:${this.requestSeq}`;
@@ -367,17 +330,17 @@ export class LockClient implements HandleOwner {
     }
   }
 
-  /** obtain(), reporting the wait (acquired, handed off, or timed out) to onEvent. */
-  private async obtain(
+  /** waitInQueue(), reporting the wait (acquired, handed off, or timed out) to onEvent. */
+  private async waitFor(
     name: string,
     owner: string,
     leaseMs: number,
-    options: AcquireOptions,
+    options: Pick<AcquireOptions, 'waitMs' | 'signal'>,
     attempt: (req: AcquireRequest) => Promise<AcquireReply>,
   ): Promise<Obtained | null> {
-    if (!this.onEvent) return this.obtainLock(name, owner, leaseMs, options, attempt);
+    if (!this.onEvent) return this.waitInQueue(name, owner, leaseMs, options, attempt);
     const started = performance.now();
-    const got = await this.obtainLock(name, owner, leaseMs, options, attempt);
+    const got = await this.waitInQueue(name, owner, leaseMs, options, attempt);
     const waitMs = performance.now() - started;
     this.emit(
       got
@@ -393,11 +356,11 @@ export class LockClient implements HandleOwner {
    * first. On timeout or abort the queue entry is withdrawn (and a lock handed to us meanwhile is
    * passed on) before the promise settles.
    */
-  private async obtainLock(
+  private async waitInQueue(
     name: string,
     owner: string,
     leaseMs: number,
-    options: AcquireOptions,
+    options: Pick<AcquireOptions, 'waitMs' | 'signal'>,
     attempt: (req: AcquireRequest) => Promise<AcquireReply>,
   ): Promise<Obtained | null> {
     checkLease(leaseMs);

@@ -1,6 +1,6 @@
 // What a LockClient shares with the lock kinds built on it (fair, read-write): identity, command
 // connection, subscriber and watchdog. Package-internal: users pass the LockClient itself.
-import type { RedisClient } from '../redis/connection.ts';
+import type { RedisClient } from './redis-client.ts';
 import type { WakeHub } from './wake-hub.ts';
 import type { Watchdog } from './watchdog.ts';
 

@@ -1,8 +1,8 @@
 // Typed lock errors, each with a stable code so callers branch on `code`, not on message text.
-import { FlashsaleError } from '../errors.ts';
+import { CodedError } from './coded-error.ts';
 
 /** Base of every lock error; branch on `code`. */
-export class LockError extends FlashsaleError {}
+export class LockError extends CodedError {}
 
 /** The wait budget ran out while another owner held the lock. */
 export class LockAcquireTimeoutError extends LockError {
@@ -31,10 +31,10 @@ export class LockNotHeldError extends LockError {
   }
 }
 
-/** Redis could not be reached for a lock operation. */
+/** The lock's server (Redis, etcd, ZooKeeper) could not be reached for a lock operation. */
 export class LockUnavailableError extends LockError {
-  constructor(lockName: string, cause: unknown) {
-    super('lock_unavailable', `Redis unreachable for lock "${lockName}"`, { lockName }, { cause });
+  constructor(lockName: string, cause: unknown, backend = 'Redis') {
+    super('lock_unavailable', `${backend} unreachable for lock "${lockName}"`, { lockName }, { cause });
   }
 }
 

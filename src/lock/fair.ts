@@ -1,7 +1,6 @@
 // Fair lock: strict FIFO in the order waiters first asked, on the reentrant lock's Redis layout, with
 // per-waiter deadlines from the server's clock and one woken waiter per release.
 
-import { isCluster } from '../redis/connection.ts';
 import {
   fairAcquireInput,
   fairAcquireScript,
@@ -14,6 +13,7 @@ import {
 import type { LockHandle } from './handle.ts';
 import { fairKeys } from './keys.ts';
 import { QueuedLock } from './queued.ts';
+import { isCluster } from './redis-client.ts';
 import { type LockPipeline, renewInput, renewScript } from './scripts.ts';
 
 /**

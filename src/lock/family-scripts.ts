@@ -1,7 +1,8 @@
 // Lua scripts of the fair, read-write and multi-master locks as typed commands, with the inputs built
 // from a request. Their shared Lua (queue.lua, rw-lib.lua, latch.lua) comes in by --- @include.
-import { type InputOf, replyInt, typedScript } from '../redis/lua.ts';
+
 import { fairKeys, redlockKeys, rwKeys, wakeChannelPrefix } from './keys.ts';
+import { type InputOf, replyInt, typedScript } from './lua.ts';
 import {
   type AcquireMode,
   parseAcquireReply,

@@ -1,6 +1,6 @@
-// Public surface of the lock library; usable without the rest of flashsale.
+// Public surface of the lock library (flashsale/lock); it imports nothing from the rest of flashsale.
+// Redis locks here; the etcd and ZooKeeper backends load their clients only when used.
 export {
-  type AcquireOptions,
   type GuardedOptions,
   type Hold,
   LockClient,
@@ -16,11 +16,14 @@ export {
   LockUnavailableError,
   LockUpgradeError,
 } from './errors.ts';
+export { EtcdLock, type EtcdLockOptions } from './etcd/etcd-lock.ts';
 export { FairLock } from './fair.ts';
+export { type AcquireOptions, LockFrontEnd, type ObtainRequest } from './front-end.ts';
 export { LockHandle } from './handle.ts';
-export { fairKeys, lockKeys, prefixName, rwKeys } from './keys.ts';
 export { withOwner } from './owner.ts';
 export type { QueuedAcquireOptions, QueuedLockOptions } from './queued.ts';
 export { ReadWriteLock, ReadWriteSide } from './read-write.ts';
 export { RedLock, type RedLockOptions } from './redlock.ts';
 export type { LockPipeline } from './scripts.ts';
+export { SessionLock } from './session-lock.ts';
+export { ZooKeeperLock, type ZooKeeperLockOptions } from './zookeeper/zookeeper-lock.ts';

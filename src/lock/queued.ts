@@ -1,33 +1,25 @@
 // The queued lock kinds' common part (fair, read-write): acquire, tryAcquire, withLock and handles on a
 // LockClient's connection, subscriber and watchdog; each kind supplies its scripts.
 import { performance } from 'node:perf_hooks';
-import type { RedisClient } from '../redis/connection.ts';
-import { defineScripts } from '../redis/lua.ts';
 import type { LockClient } from './client.ts';
 import type { LockCore } from './core.ts';
-import { LockAcquireTimeoutError, LockNotHeldError, LockUpgradeError } from './errors.ts';
+import { LockNotHeldError, LockUpgradeError } from './errors.ts';
 import {
   FAMILY_SCRIPTS,
   type QueuedAcquire,
   type QueuedRelease,
   type QueuedReply,
 } from './family-scripts.ts';
+import { type AcquireOptions, LockFrontEnd, type ObtainRequest } from './front-end.ts';
 import { type HandleOwner, LockHandle } from './handle.ts';
-import { currentOwner, newOwnerId, withOwner } from './owner.ts';
+import { defineScripts } from './lua.ts';
+import type { RedisClient } from './redis-client.ts';
 import type { LockPipeline } from './scripts.ts';
 import { ELIGIBLE_CAP_MS, RETRY_CAP_MS, type TurnReply, waitTurn, withDeadline } from './waiting.ts';
 
-/** Options of one acquisition of a fair or read-write lock. */
-export interface QueuedAcquireOptions {
-  /** How long to wait (monotonic ms). acquire(): forever by default; tryAcquire(): 0 (one try, no queueing). */
-  waitMs?: number;
-  /** Explicit lease: the hold lapses after it. Without it the client's watchdog renews the hold. */
-  leaseMs?: number;
-  /** Aborts the wait; the promise rejects with the signal's reason and nothing is left queued. */
-  signal?: AbortSignal;
-  /** Owner id to hold the lock as (default: the current async chain's owner, or a new one). */
-  owner?: string;
-}
+/** Options of one acquisition of a fair or read-write lock: those of every lock. With waitMs 0 (the
+ * default of tryAcquire) it takes the lock only if nobody holds it and nobody is queued: it never barges. */
+export type QueuedAcquireOptions = AcquireOptions;
 
 /** Options of a fair or read-write lock (both optional). */
 export interface QueuedLockOptions {
@@ -57,13 +49,14 @@ interface Granted {
  * queued holds the lock no longer than it would have waited; a live waiter whose grant is shorter than
  * its lease tops it up (half-way through the grant when that is far enough, at once otherwise).
  */
-export abstract class QueuedLock implements HandleOwner {
+export abstract class QueuedLock extends LockFrontEnd implements HandleOwner {
   protected readonly core: LockCore;
   protected readonly redis: RedisClient;
   private readonly heartbeatMs: number;
   private readonly eligibleCapMs: number;
 
   constructor(client: LockClient, options: QueuedLockOptions = {}) {
+    super(client.core.clientId, client.core.watchdogLeaseMs);
     this.core = client.core;
     this.redis = this.core.redis;
     defineScripts(this.redis, FAMILY_SCRIPTS);
@@ -84,27 +77,16 @@ export abstract class QueuedLock implements HandleOwner {
   abstract queueRenewal(pipeline: LockPipeline, handle: LockHandle, leaseMs: number): void;
   abstract remainingTtl(handle: LockHandle): Promise<number>;
 
-  /** Waits for the lock (forever unless waitMs); throws LockAcquireTimeoutError when waitMs runs out. */
-  async acquire(name: string, options: QueuedAcquireOptions = {}): Promise<LockHandle> {
-    const waitMs = options.waitMs ?? Number.POSITIVE_INFINITY;
-    const handle = await this.tryAcquire(name, { ...options, waitMs });
-    if (!handle) throw new LockAcquireTimeoutError(name, waitMs);
-    return handle;
-  }
-
   /**
-   * Like acquire, but resolves to null when the lock is not had within waitMs. With waitMs 0 (the
-   * default) it takes the lock only if nobody holds it and nobody is queued for it: it never barges.
+   * One acquisition: an attempt, then (with waitMs) queued in Redis until granted. With waitMs 0 it
+   * takes the lock only if nobody holds it and nobody is queued for it: it never barges.
    */
-  async tryAcquire(name: string, options: QueuedAcquireOptions = {}): Promise<LockHandle | null> {
-    const owner = this.ownerFor(options);
-    const leaseMs = options.leaseMs ?? this.core.watchdogLeaseMs;
-    if (!(leaseMs > 0)) throw new RangeError('leaseMs must be > 0');
-    const watchdog = options.leaseMs === undefined;
+  protected async obtain(request: ObtainRequest): Promise<LockHandle | null> {
+    const { name, owner, leaseMs, keepAlive: watchdog } = request;
     let sentAt = 0;
     return waitTurn<LockHandle>({
-      waitMs: options.waitMs ?? 0,
-      signal: options.signal,
+      waitMs: request.waitMs,
+      signal: request.signal,
       eligibleCapMs: this.eligibleCapMs,
       retryCapMs: this.heartbeatMs,
       attempt: async (mode, eligibleMs): Promise<TurnReply<LockHandle>> => {
@@ -149,23 +131,6 @@ export abstract class QueuedLock implements HandleOwner {
     });
   }
 
-  /** Runs fn while holding the lock, as the lock's owner (nested calls in fn re-enter); always releases. */
-  async withLock<T>(
-    name: string,
-    options: QueuedAcquireOptions,
-    fn: (handle: LockHandle) => Promise<T> | T,
-  ): Promise<T> {
-    const owner = this.ownerFor(options);
-    return withOwner(this.core.clientId, owner, async () => {
-      const handle = await this.acquire(name, { ...options, owner });
-      try {
-        return await fn(handle);
-      } finally {
-        await handle.release();
-      }
-    });
-  }
-
   // --- HandleOwner ---
 
   async releaseHandle(handle: LockHandle): Promise<void> {
@@ -192,10 +157,6 @@ export abstract class QueuedLock implements HandleOwner {
   }
 
   // --- internals ---
-
-  protected ownerFor(options: QueuedAcquireOptions): string {
-    return options.owner ?? currentOwner(this.core.clientId) ?? newOwnerId(this.core.clientId);
-  }
 
   /**
    * Turns an acquisition into a handle. A grant shorter than the lease is topped up to the lease: in

@@ -1,7 +1,6 @@
 // Read-write lock on the queued-lock foundations: readers share, a writer excludes readers and writers
 // of other owners, both re-enter; downgrade allowed, upgrade refused, no writer starvation.
 
-import { isCluster, type RedisClient } from '../redis/connection.ts';
 import type { LockClient } from './client.ts';
 import type { LockCore } from './core.ts';
 import {
@@ -20,6 +19,7 @@ import type { LockHandle } from './handle.ts';
 import { rwKeys } from './keys.ts';
 import { currentOwner } from './owner.ts';
 import { QueuedLock, type QueuedLockOptions } from './queued.ts';
+import { isCluster, type RedisClient } from './redis-client.ts';
 import type { LockPipeline } from './scripts.ts';
 
 /** One side of a read-write lock (`rw.read` or `rw.write`), with the queued locks' acquire forms. */

@@ -4,9 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
-import { defineScripts } from '../redis/lua.ts';
-import type { AcquireOptions } from './client.ts';
-import { LockAcquireTimeoutError, LockNotHeldError, LockQuorumUnavailableError } from './errors.ts';
+import { LockNotHeldError, LockQuorumUnavailableError } from './errors.ts';
 import {
   FAMILY_SCRIPTS,
   type RedlockReleaseMode,
@@ -15,8 +13,9 @@ import {
   redlockReleaseInput,
   redlockReleaseScript,
 } from './family-scripts.ts';
+import { LockFrontEnd, type ObtainRequest } from './front-end.ts';
 import { type HandleOwner, LockHandle } from './handle.ts';
-import { currentOwner, newOwnerId, withOwner } from './owner.ts';
+import { defineScripts } from './lua.ts';
 import { type AcquireMode, type AcquireReply, LOCK_SCRIPTS, renewInput, renewScript } from './scripts.ts';
 import { type TurnReply, waitTurn, withDeadline } from './waiting.ts';
 import { type WaitEvent, type Waiter, WakeHub } from './wake-hub.ts';
@@ -75,8 +74,7 @@ const SPLIT_JITTER_MS = 5;
  * const redlock = new RedLock([redisA, redisB, redisC]);
  * await redlock.withLock('payout:9', { waitMs: 2000 }, async (hold) => pay(hold.token));
  */
-export class RedLock implements HandleOwner {
-  readonly clientId: string;
+export class RedLock extends LockFrontEnd implements HandleOwner {
   readonly watchdogLeaseMs: number;
   /** Masters that must agree: ⌊N/2⌋ + 1. */
   readonly quorum: number;
@@ -87,9 +85,9 @@ export class RedLock implements HandleOwner {
   private requestSeq = 0;
 
   constructor(masters: Redis[], options: RedLockOptions = {}) {
+    super(options.clientId ?? randomUUID(), options.watchdogLeaseMs ?? 30_000);
     if (masters.length === 0) throw new RangeError('RedLock needs at least one master');
-    this.clientId = options.clientId ?? randomUUID();
-    this.watchdogLeaseMs = options.watchdogLeaseMs ?? 30_000;
+    this.watchdogLeaseMs = this.defaultLeaseMs;
     if (!(this.watchdogLeaseMs > 0)) throw new RangeError('watchdogLeaseMs must be > 0');
     this.options = options;
     this.heartbeatMs = options.heartbeatMs ?? 1000;
@@ -101,33 +99,25 @@ export class RedLock implements HandleOwner {
     this.watchdog = new Watchdog(this.batchRenewer(), this.watchdogLeaseMs);
   }
 
-  /** Waits for the lock (forever unless waitMs). LockAcquireTimeoutError: held elsewhere until waitMs ran
-   * out; LockQuorumUnavailableError: too few masters answered. */
-  async acquire(name: string, options: AcquireOptions = {}): Promise<LockHandle> {
-    const waitMs = options.waitMs ?? Number.POSITIVE_INFINITY;
-    const handle = await this.tryAcquire(name, { ...options, waitMs });
-    if (!handle) throw new LockAcquireTimeoutError(name, waitMs);
-    return handle;
-  }
-
-  /** Like acquire, but null when held elsewhere for all of waitMs (default 0: one round). */
-  async tryAcquire(name: string, options: AcquireOptions = {}): Promise<LockHandle | null> {
-    const owner = options.owner ?? currentOwner(this.clientId) ?? newOwnerId(this.clientId);
-    const leaseMs = options.leaseMs ?? this.watchdogLeaseMs;
-    if (!(leaseMs > 0)) throw new RangeError('leaseMs must be > 0');
+  /**
+   * One acquisition: rounds until acquired or waitMs ran out (null: held elsewhere for all of it).
+   * LockQuorumUnavailableError when the last round could not reach a majority.
+   */
+  protected async obtain(request: ObtainRequest): Promise<LockHandle | null> {
+    const { name, owner, leaseMs, keepAlive } = request;
     let last: { refusal: Refusal; reachable: number; reason?: string } = {
       refusal: 'held',
       reachable: this.masters.length,
     };
     let splits = 0;
     const handle = await waitTurn<LockHandle>({
-      waitMs: options.waitMs ?? 0,
-      signal: options.signal,
+      waitMs: request.waitMs,
+      signal: request.signal,
       eligibleCapMs: 3 * this.heartbeatMs,
       retryCapMs: this.heartbeatMs,
       attempt: async (mode, eligibleMs): Promise<TurnReply<LockHandle>> => {
         if (splits > 0) await sleep(Math.random() * SPLIT_JITTER_MS * 2 ** Math.min(splits - 1, 4));
-        const round = await this.round(name, owner, leaseMs, options.leaseMs === undefined, mode, eligibleMs);
+        const round = await this.round(name, owner, leaseMs, keepAlive, mode, eligibleMs);
         if ('handle' in round) return { acquired: true, value: round.handle };
         last = round;
         splits = round.refusal === 'split' ? splits + 1 : 0;
@@ -148,23 +138,6 @@ export class RedLock implements HandleOwner {
       );
     }
     return handle;
-  }
-
-  /** Runs fn while holding the lock, as the lock's owner (nested calls in fn re-enter); always releases. */
-  async withLock<T>(
-    name: string,
-    options: AcquireOptions,
-    fn: (handle: LockHandle) => Promise<T> | T,
-  ): Promise<T> {
-    const owner = options.owner ?? currentOwner(this.clientId) ?? newOwnerId(this.clientId);
-    return withOwner(this.clientId, owner, async () => {
-      const handle = await this.acquire(name, { ...options, owner });
-      try {
-        return await fn(handle);
-      } finally {
-        await handle.release();
-      }
-    });
   }
 
   /** Stops the watchdog and the subscribers; held locks then lapse with their lease. */

@@ -1,8 +1,8 @@
 // The reentrant lock's Lua scripts as typed commands, and the inputs built from a request, shared by
 // the single-call path (LockClient) and the pipelined guarded round trip.
 import type { ChainableCommander } from 'ioredis';
-import { type InputOf, replyInt, typedScript } from '../redis/lua.ts';
 import { lockKeys, wakeChannelPrefix } from './keys.ts';
+import { type InputOf, replyInt, typedScript } from './lua.ts';
 
 /** A pipeline the lock scripts can be queued on (created from a client they are defined on). */
 export type LockPipeline = ChainableCommander;

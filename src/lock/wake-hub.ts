@@ -4,6 +4,8 @@
 // On a Redis Cluster the unlock channel is sharded (SSUBSCRIBE, as Redisson 3.22+ does), while the
 // wake channel stays a classic one: a release script PUBLISHes to a waiter's client, whose channel
 // is in no particular slot, and a script may only SPUBLISH within its keys' slot.
+
+import { lockKeys, wakeChannelPrefix } from './keys.ts';
 import {
   duplicateClient,
   isCluster,
@@ -11,8 +13,7 @@ import {
   type RedisClient,
   subscribe,
   unsubscribe,
-} from '../redis/connection.ts';
-import { lockKeys, wakeChannelPrefix } from './keys.ts';
+} from './redis-client.ts';
 
 export type WaitEvent =
   | { kind: 'handoff'; token: number; grantedMs?: number }

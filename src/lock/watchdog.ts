@@ -1,8 +1,8 @@
 // Lease renewal for holds without an explicit lease: one timer per client renews every held lock in one
 // batch every lease/3 (a pipeline on one connection, or a quorum over several masters).
 import { performance } from 'node:perf_hooks';
-import { type RedisClient, runBatch } from '../redis/connection.ts';
 import type { LockHandle } from './handle.ts';
+import { type RedisClient, runBatch } from './redis-client.ts';
 
 /**
  * Per handle: renewed (the hold is confirmed for the lease counted from `from`, monotonic ms), lost

@@ -11,7 +11,7 @@
 -- KEYS[1] lock: shard lock hash, stock:{P:g:i}:lock
 -- KEYS[2] tokenCounter: the lock's token counter, flashsale_lock__token:stock:{P:g:i}:lock
 -- KEYS[3] stock: stock:{P:g:i}
--- KEYS[4] fence: stock:{P:g:i}:fence
+-- KEYS[4] fence: stock:{P:g:i}:fence, or stock:{P:g:i}:fence:<service> for an external lock service
 -- KEYS[5] sold: stock:{P:g:i}:sold
 -- KEYS[6] reservations: hash stock:{P:g:i}:res
 -- ARGV[1] owner: owner id of the caller's hold, or "" to take the lock for this run only if free
@@ -22,6 +22,8 @@
 -- ARGV[6] deadline: server time (ms) past which the reservation is refused; 0 = none
 -- ARGV[7] startsAt: server time (ms) the sale opens at; 0 (or absent) = no bound
 -- ARGV[8] endsAt: server time (ms) the sale closes at; 0 (or absent) = no bound
+-- ARGV[9] fenced: "1" when the hold is on an external lock service (etcd, ZooKeeper): the lock is
+--   not in Redis, so the token (ARGV[2], required) against the fence is the whole check; else absent
 -- Idempotent per order id (a replayed call answers 1 again and changes nothing).
 -- Returns {status, stockLeft, token}: status 1 reserved, 0 not enough stock in this shard,
 -- -1 caller does not hold the lock, -2 stale fencing token, -3 shard retired by a reshard,
@@ -54,7 +56,12 @@ if deadline > 0 or startsAt > 0 or endsAt > 0 then
   end
 end
 local token
-if ARGV[1] == '' then
+if ARGV[9] == '1' then
+  token = tonumber(ARGV[2])
+  if not token then
+    return {-1, 0, 0}
+  end
+elseif ARGV[1] == '' then
   if redis.call('exists', KEYS[1]) == 1 then
     return {-7, 0, 0}
   end

@@ -5,14 +5,24 @@
 -- numbers, and only one switch can use them (it refuses a generation that is not newer).
 -- The reservation hash stays: its orders are still on their way to Postgres.
 --
--- KEYS[1] shard lock hash
+-- KEYS[1] shard lock hash; with an external lock service (ARGV[2] given) the shard's fence key
+--   for that service instead (stock:{P:g:i}:fence:<service>)
 -- KEYS[2] stock
 -- KEYS[3] sold
 -- KEYS[4] retired marker: JSON {stock, sold}, deleted when the retired shard is pruned
 -- ARGV[1] owner id of the admin's hold
+-- ARGV[2] fencing token of the admin's hold on an external lock service (etcd, ZooKeeper);
+--   absent with Redis locks. Refused when older than the fence; the fence then moves up to it, so
+--   an order whose hold lapsed meanwhile can no longer reserve here
 -- Returns {status, stock, sold}: 1 retired now; -3 already retired, with the recorded numbers
 -- (0, 0 for a shard retired before markers existed); -1 caller does not hold the lock.
-if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
+if ARGV[2] then
+  local token = tonumber(ARGV[2])
+  if token < tonumber(redis.call('get', KEYS[1]) or '0') then
+    return {-1, 0, 0}
+  end
+  redis.call('set', KEYS[1], token)
+elseif redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
   return {-1, 0, 0}
 end
 local stock = redis.call('get', KEYS[2])

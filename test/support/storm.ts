@@ -1,0 +1,30 @@
+// The order-path storm over HTTP: 2,000 concurrent orders for 500 units over 8 shards must sell exactly
+// the stock, one row per accepted order, nothing left reserved (run on every lock backend).
+import assert from 'node:assert/strict';
+import { admin, call, createSale, drained, type Infra, placeOrder, type Service } from './service.ts';
+
+export async function orderStorm(svc: Service, infra: Infra, productId = 'storm'): Promise<void> {
+  await createSale(svc.url, productId, { stock: 500, shards: 8 });
+  const statuses = new Map<number, number>();
+  const inFlight = 400;
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (next < 2000) {
+        const i = next++;
+        // 400 at once is over the admission limit: shed orders come back, as real clients do.
+        const r = await placeOrder(svc.url, { productId, userId: `u${i}` });
+        statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+      }
+    }),
+  );
+  assert.equal(statuses.get(202), 500, JSON.stringify([...statuses]));
+  assert.equal(statuses.get(409), 1500, JSON.stringify([...statuses]));
+  const status = await drained(svc.url, productId);
+  assert.equal(status.available, 0);
+  assert.equal(status.sold, 500);
+  assert.equal(status.confirmed, 500);
+  assert.equal(await infra.rows(productId), 500);
+  const rec = await call(svc.url, 'GET', `/admin/products/${productId}/reconcile`, undefined, admin);
+  assert.equal(rec.body.ok, true, JSON.stringify(rec.body));
+}

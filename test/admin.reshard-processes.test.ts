@@ -12,6 +12,7 @@ import {
   counter,
   generationOf,
   order,
+  RESHARD_ENV,
   reconcile,
   reshard,
   storm,
@@ -27,9 +28,10 @@ describe('several API processes', () => {
   let api2: Spawned;
   let worker: Spawned;
   before(async () => {
+    // The 429s counted below must be the reshard's, not a loaded machine's.
     [api1, api2, worker] = await Promise.all([
-      spawnService(infra, 'api'),
-      spawnService(infra, 'api'),
+      spawnService(infra, 'api', RESHARD_ENV),
+      spawnService(infra, 'api', RESHARD_ENV),
       spawnService(infra, 'worker'),
     ]);
   });

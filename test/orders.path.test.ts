@@ -20,7 +20,7 @@ import type { OrderRecord } from '../src/orders/order.ts';
 import { createOrderQueue, enqueueOrder } from '../src/orders/queue.ts';
 import { type ApiOnly, startApiOnly } from './support/api-only.ts';
 import { until } from './support/async.ts';
-import { commandCalls, diffSnapshots, dropUnlockLatches, snapshotRedis } from './support/redis-snapshot.ts';
+import { commandCalls, diffSnapshots, snapshotRedis } from './support/redis-snapshot.ts';
 import { admin, call, createSale, drained, type Reply } from './support/service.ts';
 import { useInfra, useService } from './support/suite.ts';
 import { reserveIn } from './support/writer-world.ts';
@@ -499,7 +499,6 @@ describe('order path: API processes without a writer', () => {
     const gen = await createSale(a.url, 'busy', { stock: 5, shards: 1 });
     const lock = shardKeys(shardStockKey('busy', gen, 0)).lock;
     await holdForeign(lock);
-    await dropUnlockLatches(infra.client);
     const before = await snapshotRedis(infra.client);
     const rowsBefore = await infra.rows();
     for (const headers of [{}, { 'idempotency-key': 'busy-retry-1' }]) {

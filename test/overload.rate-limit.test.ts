@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { TokenBuckets } from '../src/http/token-buckets.ts';
 import { type ApiOnly, startApiOnly } from './support/api-only.ts';
-import { diffSnapshots, dropUnlockLatches, snapshotRedis } from './support/redis-snapshot.ts';
+import { diffSnapshots, snapshotRedis } from './support/redis-snapshot.ts';
 import { call, createSale, type Reply } from './support/service.ts';
 import { useInfra, useService } from './support/suite.ts';
 
@@ -40,7 +40,6 @@ describe('per buyer', () => {
     await createSale(svc.url, 'rl', { stock: 100, shards: 2 });
     assertAccepted(await order(svc.url, 'eager'), 'first');
     assertAccepted(await order(svc.url, 'eager'), 'second');
-    await dropUnlockLatches(infra.client);
     const before = await snapshotRedis(infra.client);
     const rows = await infra.rows();
     assertLimited(await order(svc.url, 'eager', { 'idempotency-key': 'eager-3' }), 'user', 'third');

@@ -4,13 +4,7 @@ import assert from 'node:assert/strict';
 import { beforeEach } from 'node:test';
 import { type ApiOnly, startApiOnly } from './api-only.ts';
 import { handle } from './handle.ts';
-import {
-  diffSnapshots,
-  dropUnlockLatches,
-  type RedisSnapshot,
-  type SnapshotOptions,
-  snapshotRedis,
-} from './redis-snapshot.ts';
+import { diffSnapshots, type RedisSnapshot, type SnapshotOptions, snapshotRedis } from './redis-snapshot.ts';
 import { call, createSale, type Reply, reply } from './service.ts';
 import { useInfra } from './suite.ts';
 
@@ -93,8 +87,6 @@ export function useBadInput() {
   // Each case compares against the state right before it, so one case's (reported) change does not
   // show up in every later case.
   beforeEach(async () => {
-    // Unlock latches expire after 10 s on their own: take them out so they cannot show as a change.
-    await dropUnlockLatches(infra.client);
     baseline = await snapshotRedis(infra.client);
     baselineRows = await rowCounts();
     assert.ok(baseline.size > 20, `baseline has ${baseline.size} keys`);

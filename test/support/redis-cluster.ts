@@ -8,7 +8,7 @@ import pg from 'pg';
 import { until } from './async.ts';
 import { createTestDatabase, type TestDatabase } from './postgres.ts';
 import { freePort, RedisServer } from './redis-server.ts';
-import { ADMIN_TOKEN, countRows, killSpawned } from './service.ts';
+import { countRows, killSpawned, SERVICE_TEST_ENV } from './service.ts';
 
 const run = promisify(execFile);
 
@@ -262,10 +262,7 @@ export async function startClusterInfra(): Promise<ClusterInfra> {
   const env = {
     REDIS_CLUSTER_NODES: cluster.seeds,
     DATABASE_URL: database.url,
-    ADMIN_TOKEN,
-    LOG_LEVEL: 'silent',
-    PORT: '0',
-    HOST: '127.0.0.1',
+    ...SERVICE_TEST_ENV,
   };
   return {
     cluster,

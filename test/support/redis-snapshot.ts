@@ -29,13 +29,15 @@ async function scanAll(client: Redis): Promise<string[]> {
 }
 
 /**
- * BullMQ's timer key: a running writer's stalled-job check sets it on its own clock, whatever the
- * requests under test do, so it is never part of what a request changed.
+ * Keys that live on their own clock, whatever the requests under test do, so they are never part of
+ * what a request changed: BullMQ's stalled-job check timer (a running writer sets it), and the
+ * unlock latches every lock release leaves for 10 s (a background release, such as the sweeper's,
+ * may leave one at any moment, and each expires mid-test).
  */
-const isBullTimer = (key: string) => key.endsWith(':stalled-check');
+const isTimer = (key: string) => key.endsWith(':stalled-check') || key.startsWith('redisson_unlock_latch:');
 
 export async function snapshotRedis(client: Redis, options: SnapshotOptions = {}): Promise<RedisSnapshot> {
-  const keys = (await scanAll(client)).filter((k) => !isBullTimer(k) && !options.exclude?.(k)).sort();
+  const keys = (await scanAll(client)).filter((k) => !isTimer(k) && !options.exclude?.(k)).sort();
   const snapshot: RedisSnapshot = new Map();
   for (let i = 0; i < keys.length; i += 500) {
     const chunk = keys.slice(i, i + 500);
@@ -85,12 +87,6 @@ export function diffSnapshots(before: RedisSnapshot, after: RedisSnapshot): stri
   }
   for (const [key, now] of after) if (!before.has(key)) out.push(`added ${key} (${now.type})`);
   return out;
-}
-
-/** Deletes the unlock latches that every lock release leaves for 10 s (they would expire mid-test). */
-export async function dropUnlockLatches(client: Redis): Promise<void> {
-  const keys = (await scanAll(client)).filter((k) => k.startsWith('redisson_unlock_latch:'));
-  if (keys.length > 0) await client.del(...keys);
 }
 
 /** INFO commandstats as {command: calls}, e.g. {evalsha: 12, get: 40}. */

@@ -86,6 +86,12 @@ export interface StormOptions {
   gate?: (i: number) => Promise<void> | undefined;
 }
 
+/**
+ * For a test that counts the 429 busy answers of a reshard: a lock wait long enough that a shard lock
+ * held through a slow change on a loaded machine is waited for, not answered busy.
+ */
+export const RESHARD_ENV: Record<string, string> = { LOCK_WAIT_MS: '10000' };
+
 /** `inFlight` concurrent buyers, each ordering one unit at a time, alternating over the API processes. */
 export async function storm(o: StormOptions): Promise<{ outcomes: Outcome[]; ms: number }> {
   const progress = o.progress ?? { sent: 0, outcomes: [] };

@@ -2,9 +2,9 @@
 // re-entry, fencing, kill -9, lease loss, restart with waiters, abort).
 import { after } from 'node:test';
 import { Etcd3 } from 'etcd3';
-import { EtcdLock } from '../src/lock/index.ts';
-import { EtcdServer } from './support/etcd-server.ts';
-import { sessionLockSuite, type TestLock } from './support/session-lock-suite.ts';
+import { EtcdLock } from '../../src/lock/index.ts';
+import { EtcdServer } from '../support/etcd-server.ts';
+import { sessionLockSuite, type TestLock } from '../support/session-lock-suite.ts';
 
 const admins = new Map<EtcdServer, Etcd3>();
 function admin(server: EtcdServer): Etcd3 {

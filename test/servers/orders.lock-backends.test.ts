@@ -2,14 +2,14 @@
 // over HTTP, /readyz naming the service, and reserve.lua refusing a holder whose token is older.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { shardKeys } from '../src/inventory/keys.ts';
-import { RESERVE, ShardStatus, withInventoryScripts } from '../src/inventory/scripts.ts';
-import { ExternalShardLocks, type LockBackendName } from '../src/inventory/shard-locks.ts';
-import { EtcdServer } from './support/etcd-server.ts';
-import { call, type Service, startService } from './support/service.ts';
-import { orderStorm } from './support/storm.ts';
-import { useInfra } from './support/suite.ts';
-import { ZooKeeperServer } from './support/zookeeper-server.ts';
+import { shardKeys } from '../../src/inventory/keys.ts';
+import { RESERVE, ShardStatus, withInventoryScripts } from '../../src/inventory/scripts.ts';
+import { ExternalShardLocks, type LockBackendName } from '../../src/inventory/shard-locks.ts';
+import { EtcdServer } from '../support/etcd-server.ts';
+import { call, type Service, startService } from '../support/service.ts';
+import { orderStorm } from '../support/storm.ts';
+import { useInfra } from '../support/suite.ts';
+import { ZooKeeperServer } from '../support/zookeeper-server.ts';
 
 interface Backend {
   name: Exclude<LockBackendName, 'redis'>;

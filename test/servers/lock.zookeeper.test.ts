@@ -2,9 +2,9 @@
 // (counter, FIFO, re-entry, fencing across a re-created parent, kill -9, session loss, restart, abort).
 import { after } from 'node:test';
 import zookeeper from 'node-zookeeper-client';
-import { ZooKeeperLock } from '../src/lock/index.ts';
-import { sessionLockSuite, type TestLock } from './support/session-lock-suite.ts';
-import { ZooKeeperServer } from './support/zookeeper-server.ts';
+import { ZooKeeperLock } from '../../src/lock/index.ts';
+import { sessionLockSuite, type TestLock } from '../support/session-lock-suite.ts';
+import { ZooKeeperServer } from '../support/zookeeper-server.ts';
 
 const admins = new Map<ZooKeeperServer, Promise<zookeeper.Client>>();
 function admin(server: ZooKeeperServer): Promise<zookeeper.Client> {

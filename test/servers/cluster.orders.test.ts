@@ -4,11 +4,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import calculateSlot from 'cluster-key-slot';
-import { closeBull, createOrderQueue, registeredQueues } from '../src/orders/queue.ts';
-import { masterOf } from '../src/redis/connection.ts';
-import { until } from './support/async.ts';
-import { cancel, pay, rowUnits, settled } from './support/lifecycle.ts';
-import { type ClusterInfra, startClusterInfra } from './support/redis-cluster.ts';
+import { closeBull, createOrderQueue, registeredQueues } from '../../src/orders/queue.ts';
+import { masterOf } from '../../src/redis/connection.ts';
+import { until } from '../support/async.ts';
+import { cancel, pay, rowUnits, settled } from '../support/lifecycle.ts';
+import { type ClusterInfra, startClusterInfra } from '../support/redis-cluster.ts';
 import {
   acceptedIds,
   assertConserved,
@@ -17,8 +17,8 @@ import {
   saleStatus,
   storm,
   tally,
-} from './support/reshard.ts';
-import { call, createSale, placeOrder, type Service, startService } from './support/service.ts';
+} from '../support/reshard.ts';
+import { call, createSale, placeOrder, type Service, startService } from '../support/service.ts';
 
 describe('orders on a Redis Cluster', () => {
   let infra: ClusterInfra;

@@ -2,10 +2,10 @@
 // concurrent callers share rounds, and a missing replica answers false once the timeout passes.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { commandStats } from '../bench/lib/redis-info.ts';
-import { ReplicaWait } from '../src/redis/replica-wait.ts';
-import { until } from './support/async.ts';
-import { RedisServer } from './support/redis-server.ts';
+import { commandStats } from '../../bench/lib/redis-info.ts';
+import { ReplicaWait } from '../../src/redis/replica-wait.ts';
+import { until } from '../support/async.ts';
+import { RedisServer } from '../support/redis-server.ts';
 
 describe('ReplicaWait: one marker + WAIT per master at a time, shared by everyone who asked before', () => {
   let master: RedisServer;

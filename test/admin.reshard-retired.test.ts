@@ -12,6 +12,7 @@ import {
   call,
   createSale,
   drained,
+  NO_LOAD_SHEDDING,
   type Spawned,
   spawnService,
   startInfra,
@@ -55,7 +56,7 @@ describe('orders and retired shards', () => {
 
   it('reservations on retired shards stay valid: the writer and the sweeper persist them', async () => {
     // Own Redis and Postgres: no writer may run until the test starts one.
-    const own = await startInfra();
+    const own = await startInfra(NO_LOAD_SHEDDING);
     const api = await spawnService(own, 'api');
     let worker: Spawned | undefined;
     const P = 'retired-res';

@@ -16,7 +16,7 @@ import {
 } from '../src/orders/queue.ts';
 import { startWriter } from '../src/orders/writer.ts';
 import { until } from './support/async.ts';
-import { ADMIN_TOKEN, type Spawned, spawnService, startInfra } from './support/service.ts';
+import { ADMIN_TOKEN, NO_LOAD_SHEDDING, type Spawned, spawnService, startInfra } from './support/service.ts';
 import { order, orders, PRODUCT, pendingOf, reserveIn, useWorld } from './support/writer-world.ts';
 
 const { world, waitUntilDrained } = useWorld();
@@ -24,7 +24,7 @@ const { world, waitUntilDrained } = useWorld();
 describe('writer crash and job locks', () => {
   test('a writer killed with SIGKILL mid-batch: the next writer persists its jobs once their short lock lapses, each once, none failed', async (t) => {
     // Real processes: only a SIGKILLed one stops renewing its locks without releasing its jobs.
-    const infra = await startInfra();
+    const infra = await startInfra(NO_LOAD_SHEDDING);
     const queue = createOrderQueue(infra.redis.url);
     const spawned: Spawned[] = [];
     try {

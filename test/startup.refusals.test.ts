@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { withTimeout } from './support/async.ts';
 import { signalGroup, spawnOwned } from './support/cleanup.ts';
 import { freePort } from './support/redis-server.ts';
-import { ADMIN_TOKEN, type Infra, startInfra } from './support/service.ts';
+import { ADMIN_TOKEN, type Infra, NO_LOAD_SHEDDING, startInfra } from './support/service.ts';
 
 interface Exit {
   code: number | null;
@@ -78,7 +78,7 @@ describe('refusing to start', { concurrency: 2 }, () => {
   let infra: Infra;
   before(async () => {
     closedPort = await freePort();
-    infra = await startInfra();
+    infra = await startInfra(NO_LOAD_SHEDDING);
   });
 
   it('Redis unreachable: exit 1 with one line naming Redis and REDIS_URL', async () => {

@@ -4,7 +4,14 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { type ClusterInfra, startClusterInfra } from '../support/redis-cluster.ts';
 import { rowIds, saleStatus } from '../support/reshard.ts';
-import { createSale, drained, placeOrder, type Service, startService } from '../support/service.ts';
+import {
+  createSale,
+  drained,
+  NO_LOAD_SHEDDING,
+  placeOrder,
+  type Service,
+  startService,
+} from '../support/service.ts';
 
 // More buyers than units: the sale sells out, so a unit a failover put back on sale is sold again, and
 // a row for its first (lost) reservation would be an oversell.
@@ -24,7 +31,7 @@ async function failoverUnderLoad(env: Record<string, string>): Promise<Run> {
   let infra: ClusterInfra | undefined;
   let svc: Service | undefined;
   try {
-    infra = await startClusterInfra();
+    infra = await startClusterInfra(NO_LOAD_SHEDDING);
     const cluster = infra.cluster;
     svc = await startService(infra, env);
     const url = svc.url;

@@ -18,13 +18,20 @@ import {
   storm,
   tally,
 } from '../support/reshard.ts';
-import { call, createSale, placeOrder, type Service, startService } from '../support/service.ts';
+import {
+  call,
+  createSale,
+  NO_LOAD_SHEDDING,
+  placeOrder,
+  type Service,
+  startService,
+} from '../support/service.ts';
 
 describe('orders on a Redis Cluster', () => {
   let infra: ClusterInfra;
   let svc: Service;
   before(async () => {
-    infra = await startClusterInfra();
+    infra = await startClusterInfra(NO_LOAD_SHEDDING);
     svc = await startService(infra);
   });
   after(async () => {

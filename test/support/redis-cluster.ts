@@ -8,7 +8,7 @@ import pg from 'pg';
 import { until } from './async.ts';
 import { createTestDatabase, type TestDatabase } from './postgres.ts';
 import { freePort, RedisServer } from './redis-server.ts';
-import { countRows, killSpawned, SERVICE_TEST_ENV } from './service.ts';
+import { BASE_SERVICE_ENV, countRows, killSpawned } from './service.ts';
 
 const run = promisify(execFile);
 
@@ -254,7 +254,7 @@ export interface ClusterInfra {
   stop(): Promise<void>;
 }
 
-export async function startClusterInfra(): Promise<ClusterInfra> {
+export async function startClusterInfra(extraEnv: Record<string, string> = {}): Promise<ClusterInfra> {
   const cluster = await RedisCluster.start();
   const database = await createTestDatabase();
   const pool = new pg.Pool({ connectionString: database.url, max: 2 });
@@ -262,7 +262,8 @@ export async function startClusterInfra(): Promise<ClusterInfra> {
   const env = {
     REDIS_CLUSTER_NODES: cluster.seeds,
     DATABASE_URL: database.url,
-    ...SERVICE_TEST_ENV,
+    ...BASE_SERVICE_ENV,
+    ...extraEnv,
   };
   return {
     cluster,

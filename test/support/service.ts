@@ -14,17 +14,21 @@ import { freePort, RedisServer } from './redis-server.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 
-/**
- * What every service under test runs with, beside where its Redis and Postgres are. Admission control
- * is held open (no cut, no lag shedding): on a loaded test machine it would shed some orders of any
- * storm, and a test counting answers would count the machine's load, not what it exercises.
- * Admission control has tests of its own (test/overload.*), which set ADMISSION_* themselves.
- */
-export const SERVICE_TEST_ENV: Record<string, string> = {
+/** What a service on a test infrastructure runs with, beside where its Redis and Postgres are. */
+export const BASE_SERVICE_ENV: Record<string, string> = {
   ADMIN_TOKEN,
   LOG_LEVEL: 'silent',
   PORT: '0',
   HOST: '127.0.0.1',
+};
+
+/**
+ * For tests (not benchmarks or load runs): admission control held open (no cut, no lag shedding). On
+ * a loaded test machine it would shed some orders of any storm, and a test counting answers would
+ * count the machine's load, not what it exercises. Admission control has tests of its own
+ * (test/overload.*), which set ADMISSION_* themselves.
+ */
+export const NO_LOAD_SHEDDING: Record<string, string> = {
   ADMISSION_LIMIT: '1024',
   ADMISSION_MIN_LIMIT: '1024',
   ADMISSION_MAX_LAG_MS: '0',
@@ -71,7 +75,7 @@ export async function startInfra(extraEnv: Record<string, string> = {}): Promise
   const env = {
     REDIS_URL: redis.url,
     DATABASE_URL: database.url,
-    ...SERVICE_TEST_ENV,
+    ...BASE_SERVICE_ENV,
     ...extraEnv,
   };
   const pool = new pg.Pool({ connectionString: database.url, max: 2 });

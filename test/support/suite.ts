@@ -2,7 +2,7 @@
 // and stopped after it; handles returned at once, everything else started through setup() (ordered).
 import { after, before } from 'node:test';
 import { handle } from './handle.ts';
-import { type Infra, type Service, startInfra, startService } from './service.ts';
+import { type Infra, NO_LOAD_SHEDDING, type Service, startInfra, startService } from './service.ts';
 
 interface Stoppable {
   stop(): Promise<unknown>;
@@ -30,7 +30,7 @@ export function useInfra(): InfraSuite {
   const setups: Array<() => Promise<void>> = [];
   const started: Stoppable[] = [];
   before(async () => {
-    infra = await startInfra();
+    infra = await startInfra(NO_LOAD_SHEDDING);
     for (const fn of setups) await fn();
   });
   after(async () => {

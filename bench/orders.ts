@@ -52,7 +52,7 @@ import {
   writerStats,
 } from './order/checks.ts';
 import { clusterBench } from './order/cluster.ts';
-import { type CpuSnapshot, coresUsed, cpuSnapshot } from './order/cpu.ts';
+import { type CpuSnapshot, coresUsed, cpuSnapshot, GENERATOR } from './order/cpu.ts';
 import { type PollStats, pollDashboard } from './order/dashboard.ts';
 import { type LoadResult, type LoadTarget, type RunningLoad, startLoad } from './order/load.ts';
 import { openLoad } from './order/open-load.ts';
@@ -593,6 +593,8 @@ async function overloadPhase(): Promise<void> {
     });
     for (const factor of [2, 4]) {
       const productId = product(`x${factor}`);
+      const pgPids = await postgresPids();
+      const cpuBefore = snapshot(pgPids);
       const load = await openLoad({
         urls: [api.url],
         productId,
@@ -602,6 +604,7 @@ async function overloadPhase(): Promise<void> {
         connections: OVERLOAD_CONNECTIONS,
         timeoutMs: OVERLOAD_TIMEOUT_MS,
       });
+      const cores = coresUsed(cpuBefore, snapshot(pgPids));
       const { violations: found } = await settleAndCheck({
         scenario: `ov${workers}x${factor}`,
         url: api.url,
@@ -611,7 +614,7 @@ async function overloadPhase(): Promise<void> {
         rows: infra.rows,
       });
       recordViolations(found);
-      const run = overloadRun(workers, factor, cap.perSecond, load, found.length);
+      const run = overloadRun(workers, factor, cap.perSecond, load, found.length, cores);
       overloadRuns.push(run);
       log(overloadLine(run));
     }
@@ -924,7 +927,7 @@ function report(): { checks: Check[]; reported: Check[]; estimated: Check[] } {
     `CPU during each load, in cores (this machine has ${os.cpus().length}); "others" = processes not ours`,
     [
       { header: 'scenario', value: (r: ScenarioResult) => r.key, align: 'left' },
-      { header: 'autocannon', value: (r: ScenarioResult) => cores(r, 'bench (autocannon)') },
+      { header: 'autocannon', value: (r: ScenarioResult) => cores(r, GENERATOR) },
       { header: 'api', value: (r: ScenarioResult) => cores(r, 'api') },
       { header: 'api+writer', value: (r: ScenarioResult) => cores(r, 'api+writer') },
       { header: 'writer', value: (r: ScenarioResult) => cores(r, 'writer') },
@@ -1031,7 +1034,7 @@ function report(): { checks: Check[]; reported: Check[]; estimated: Check[] } {
     const limits = [
       (os.cpus().length * 1e6) / total,
       (r.processes * 1e6) / api,
-      1e6 / cpuUs(r, 'bench (autocannon)'),
+      1e6 / cpuUs(r, GENERATOR),
       1e6 / cpuUs(r, 'redis'),
       1e6 / cpuUs(r, 'writer'),
     ].filter((v) => Number.isFinite(v) && v > 0);

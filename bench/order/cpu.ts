@@ -66,10 +66,13 @@ export function cpuSnapshot(pids: Record<string, Array<number | undefined>>): Cp
   };
 }
 
+/** The role of this process (the benchmark, which generates the load) in {@link coresUsed}. */
+export const GENERATOR = 'bench (load generator)';
+
 /** Cores used (CPU seconds per wall second) between two snapshots, by role. */
 export function coresUsed(a: CpuSnapshot, b: CpuSnapshot): Record<string, number> {
   const wall = (b.at - a.at) / 1000;
-  const out: Record<string, number> = { 'bench (autocannon)': (b.self - a.self) / wall };
+  const out: Record<string, number> = { [GENERATOR]: (b.self - a.self) / wall };
   for (const [role, m] of Object.entries(b.pids)) {
     let sum = 0;
     for (const [pid, v] of Object.entries(m)) {

@@ -3,6 +3,7 @@
 // <= 1 s, no resets or timeouts, every 429/503 with Retry-After, goodput >= 0.8 x capacity.
 import { type Summary, summarize } from '../lib/stats.ts';
 import { type Check, ms, num, printChecks, printTable, times } from '../lib/table.ts';
+import { GENERATOR } from './cpu.ts';
 import type { OpenLoadResult } from './open-load.ts';
 
 export const OVERLOAD_TARGETS = { factor: 4, p99Ms: 1000, goodput: 0.8 };
@@ -17,6 +18,8 @@ export interface OverloadRun {
   goodput: number;
   /** Invariant violations found after the run (drain, rows == accepted, reconcile). */
   violations: number;
+  /** Cores used during the run, by role (bench/order/cpu.ts coresUsed): the load generator is this process. */
+  cores: Record<string, number>;
 }
 
 export function overloadRun(
@@ -25,6 +28,7 @@ export function overloadRun(
   capacity: number,
   load: OpenLoadResult,
   violations: number,
+  cores: Record<string, number>,
 ): OverloadRun {
   const seconds = Math.max(load.seconds, load.spanMs / 1000);
   return {
@@ -35,6 +39,7 @@ export function overloadRun(
     latency: summarize(load.latencies),
     goodput: load.accepted / seconds,
     violations,
+    cores,
   };
 }
 
@@ -83,6 +88,9 @@ export function reportOverload(runs: OverloadRun[]): { checks: Check[]; reported
       { header: 'goodput 202/s', value: (r: OverloadRun) => num(r.goodput) },
       { header: 'goodput/capacity', value: (r: OverloadRun) => times(r.goodput / r.capacity) },
       { header: 'sender lag ms', value: (r: OverloadRun) => ms(r.load.maxSendLagMs) },
+      // On one shared machine the generator's own CPU is taken from the service: say how much.
+      { header: 'generator cores', value: (r: OverloadRun) => (r.cores[GENERATOR] ?? Number.NaN).toFixed(2) },
+      { header: 'machine cores', value: (r: OverloadRun) => (r.cores.machine ?? Number.NaN).toFixed(2) },
       { header: 'invariants', value: (r: OverloadRun) => (r.violations ? `${r.violations} BROKEN` : 'ok') },
     ],
     runs,

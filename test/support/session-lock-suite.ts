@@ -33,8 +33,6 @@ export interface BackendUnderTest<S extends TestServer> {
   endpoint(server: S): string;
   /** Deletes every key or node of the lock behind its holder's back (an operator's mistake). */
   deleteAll(server: S, name: string): Promise<void>;
-  /** Why the restart test is skipped on this backend (a known, unresolved client issue), if it is. */
-  restartKnownIssue?: string;
   /** Deletes the lock's (empty) parent, if the backend has one (ZooKeeper). */
   dropParent?(server: S, name: string): Promise<void>;
 }
@@ -211,9 +209,7 @@ export function sessionLockSuite<S extends TestServer>(backend: BackendUnderTest
       await h.release();
     });
 
-    it('server restarted while a waiter waits: it still gets the lock, never while the holder has it', {
-      skip: backend.restartKnownIssue,
-    }, async () => {
+    it('server restarted while a waiter waits: it still gets the lock, never while the holder has it', async () => {
       const name = 'restart';
       const a = await connect();
       const b = await connect();

@@ -26,11 +26,12 @@ async function asAdmin<T>(server: ZooKeeperServer, fn: (zk: zookeeper.Client) =>
 sessionLockSuite<ZooKeeperServer>({
   name: 'zookeeper',
   start: () => ZooKeeperServer.start(),
-  connect: async (server, ttlSeconds) =>
+  connect: async (server, ttlSeconds, onEvent) =>
     (await ZooKeeperLock.connect({
       connect: server.connectString,
       sessionTimeoutMs: ttlSeconds * 1000,
       heartbeatMs: 1000,
+      ...(onEvent ? { onEvent } : {}),
     })) as unknown as TestLock,
   queued: (server, name) =>
     asAdmin(

@@ -5,7 +5,7 @@ import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Client, Event, Stat } from 'node-zookeeper-client';
 import { LockUnavailableError } from '../errors.ts';
-import type { ObtainRequest } from '../front-end.ts';
+import type { LockEventObserver, ObtainRequest } from '../front-end.ts';
 import { type Queued, SessionLock } from '../session-lock.ts';
 import { withDeadline } from '../waiting.ts';
 
@@ -26,6 +26,11 @@ export interface ZooKeeperLockOptions {
   root?: string;
   /** Longest a waiter relies on its watch alone before reading the queue again (default 5 s). */
   heartbeatMs?: number;
+  /**
+   * Observes waits, hand-offs and holds (metrics), as LockClient's option of the same name. Called
+   * synchronously; whatever it throws is ignored.
+   */
+  onEvent?: LockEventObserver;
 }
 
 /** A node this client created: its path and creation zxid (the fencing token). */
@@ -77,7 +82,7 @@ export class ZooKeeperLock extends SessionLock<ZkNode> {
     private readonly options: ZooKeeperLockOptions,
     sessionTimeoutMs: number,
   ) {
-    super(options.clientId ?? randomUUID(), sessionTimeoutMs, 'zookeeper');
+    super(options.clientId ?? randomUUID(), sessionTimeoutMs, 'zookeeper', options.onEvent);
     this.root = (options.root ?? '/flashsale-lock').replace(/\/+$/, '');
     this.heartbeatMs = options.heartbeatMs ?? 5000;
     this.watchSession(zk);
@@ -159,7 +164,9 @@ export class ZooKeeperLock extends SessionLock<ZkNode> {
         });
         if (turn === 'expired') continue;
         acquired = turn === 'acquired';
-        return acquired ? { key: own, token: own.czxid, aliveFrom: sentAt } : null;
+        // A node with a lower sequence was there when ours was created: it came by a release.
+        const queued = children.some((c) => sequence(c) < sequence(node));
+        return acquired ? { key: own, token: own.czxid, aliveFrom: sentAt, queued } : null;
       } finally {
         if (!acquired) await this.remove(own, own.czxid).catch(() => {});
       }

@@ -96,10 +96,7 @@ async function connectRedis(target: RedisTarget, name: string): Promise<RedisCli
 }
 
 /** The shard locks' service of LOCK_BACKEND when it is not Redis; a clear startup error when unreachable. */
-async function connectLockService(
-  config: Config,
-  metrics: Metrics,
-): Promise<ExternalShardLocks | undefined> {
+async function connectLockService(config: Config, metrics: Metrics): Promise<ExternalShardLocks | undefined> {
   try {
     return await ExternalShardLocks.connect(config, { onEvent: (e) => metrics.observeLock(e) });
   } catch (err) {

@@ -1,8 +1,15 @@
 // The locks under comparison, behind one interface. Each adapter owns exactly one command connection
 // (plus, for this library, the pub/sub connection its LockClient duplicates for wake-ups).
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { Mutex, TimeoutError } from 'redis-semaphore';
-import { LockAcquireTimeoutError, LockClient } from '../src/lock/index.ts';
+import {
+  EtcdLock,
+  LockAcquireTimeoutError,
+  LockClient,
+  type LockFrontEnd,
+  ZooKeeperLock,
+} from '../src/lock/index.ts';
 
 // redlock 5.0.0-beta.2 ships types that its package.json "exports" hides from NodeNext resolution, so
 // the little of its API used here is typed locally and the module loaded untyped.
@@ -27,15 +34,28 @@ interface RedlockModule {
 const redlockSpecifier: string = 'redlock';
 const { default: Redlock, ExecutionError } = (await import(redlockSpecifier)) as RedlockModule;
 
+/** The Redis locks bench/locks.ts compares. */
 export const LIBS = ['flashsale', 'redlock-default', 'redlock-tuned', 'redis-semaphore'] as const;
-export type LibName = (typeof LIBS)[number];
+/** The backends bench/lock-backends.ts compares, each after its peer's row. */
+export const BACKEND_LIBS = ['flashsale', 'etcd', 'etcd3-lock', 'zookeeper', 'zookeeper-plain'] as const;
+export type LibName = (typeof LIBS)[number] | (typeof BACKEND_LIBS)[number];
 
 export const LIB_LABELS: Record<LibName, string> = {
   flashsale: 'flashsale LockClient (this library)',
   'redlock-default': 'redlock 5 (defaults)',
   'redlock-tuned': 'redlock 5 (retryDelay 10, jitter 5)',
   'redis-semaphore': 'redis-semaphore Mutex (defaults)',
+  etcd: 'flashsale EtcdLock',
+  'etcd3-lock': 'etcd3 lock() retried every 5 ms',
+  zookeeper: 'flashsale ZooKeeperLock',
+  'zookeeper-plain': 'ZooKeeper plain ephemeral node retried every 5 ms',
 };
+
+/** Where the etcd and ZooKeeper lock clients of a phase connect (Redis: the setup's url). */
+export interface LockServers {
+  etcd: string;
+  zookeeper: string;
+}
 
 /** Lease of every lock in the benchmark: far longer than any hold, so nothing expires. */
 export const LEASE_MS = 10_000;
@@ -55,10 +75,32 @@ export interface LockAdapter {
   describe(): Record<string, unknown>;
 }
 
-export function createAdapter(lib: LibName, redis: Redis, lockName: string, contender: number): LockAdapter {
+export function createAdapter(
+  lib: LibName,
+  redis: Redis,
+  lockName: string,
+  contender: number,
+  servers?: LockServers,
+): LockAdapter {
+  const server = (kind: keyof LockServers) => {
+    if (!servers) throw new Error(`${lib} needs the ${kind} server's address`);
+    return servers[kind];
+  };
   switch (lib) {
     case 'flashsale':
-      return new FlashsaleAdapter(redis, lockName, contender);
+      return new FrontEndAdapter(Promise.resolve(new LockClient(redis)), lockName, contender);
+    case 'etcd':
+      return new FrontEndAdapter(EtcdLock.connect({ endpoints: server('etcd') }), lockName, contender);
+    case 'zookeeper':
+      return new FrontEndAdapter(
+        ZooKeeperLock.connect({ connect: server('zookeeper') }),
+        lockName,
+        contender,
+      );
+    case 'etcd3-lock':
+      return new RetriedTryAdapter(etcd3TryLock(server('etcd')), lockName, contender);
+    case 'zookeeper-plain':
+      return new RetriedTryAdapter(plainZooKeeperTryLock(server('zookeeper')), lockName, contender);
     case 'redlock-default':
       return new RedlockAdapter(redis, lockName, contender, {});
     case 'redlock-tuned':
@@ -72,20 +114,25 @@ export function createAdapter(lib: LibName, redis: Redis, lockName: string, cont
   }
 }
 
-class FlashsaleAdapter implements LockAdapter {
-  private readonly client: LockClient;
+/** Any lock of this library (its one front-end): LockClient, EtcdLock, ZooKeeperLock. */
+class FrontEndAdapter implements LockAdapter {
+  private client: (LockFrontEnd & { close(): Promise<void> }) | undefined;
 
   constructor(
-    redis: Redis,
+    private readonly connecting: Promise<LockFrontEnd & { close(): Promise<void> }>,
     private readonly name: string,
     private readonly contender: number,
   ) {
-    this.client = new LockClient(redis);
+    connecting.catch(() => {}); // awaited by warmUp
   }
 
   async acquire(signal: AbortSignal): Promise<Release> {
     try {
-      const handle = await this.client.acquire(this.name, { waitMs: 10_000, leaseMs: LEASE_MS, signal });
+      const handle = await (this.client ?? (await this.connecting)).acquire(this.name, {
+        waitMs: 10_000,
+        leaseMs: LEASE_MS,
+        signal,
+      });
       return () => handle.release();
     } catch (err) {
       if (err instanceof LockAcquireTimeoutError) throw new GaveUpError(err.message);
@@ -94,6 +141,7 @@ class FlashsaleAdapter implements LockAdapter {
   }
 
   async warmUp(): Promise<void> {
+    this.client = await this.connecting;
     const handle = await this.client.acquire(`${this.name}:warm:${this.contender}`, {
       waitMs: 10_000,
       leaseMs: LEASE_MS,
@@ -101,8 +149,8 @@ class FlashsaleAdapter implements LockAdapter {
     await handle.release();
   }
 
-  close(): Promise<void> {
-    return this.client.close();
+  async close(): Promise<void> {
+    await (await this.connecting).close();
   }
 
   describe(): Record<string, unknown> {
@@ -177,4 +225,90 @@ class SemaphoreAdapter implements LockAdapter {
   describe(): Record<string, unknown> {
     return { ...(this.mutex as unknown as { _acquireOptions?: Record<string, unknown> })._acquireOptions };
   }
+}
+
+/** A peer's one-shot lock: the release when it got the lock, null when the lock was held. */
+interface TryLock {
+  tryLock(name: string): Promise<Release | null>;
+  close(): Promise<void>;
+}
+
+/**
+ * A one-shot try lock in a retry loop, as services use etcd3's lock() or a plain ZooKeeper node: no
+ * queue, no order, no wake-up; a try every 5 ms until it succeeds or the signal aborts.
+ */
+class RetriedTryAdapter implements LockAdapter {
+  constructor(
+    private readonly lock: Promise<TryLock>,
+    private readonly name: string,
+    private readonly contender: number,
+  ) {
+    lock.catch(() => {}); // awaited by warmUp
+  }
+
+  async acquire(signal: AbortSignal): Promise<Release> {
+    const lock = await this.lock;
+    for (;;) {
+      signal.throwIfAborted();
+      const release = await lock.tryLock(this.name);
+      if (release) return release;
+      await sleep(5);
+    }
+  }
+
+  async warmUp(): Promise<void> {
+    const release = await (await this.lock).tryLock(`${this.name}-warm-${this.contender}`);
+    await release?.();
+  }
+
+  async close(): Promise<void> {
+    await (await this.lock).close();
+  }
+
+  describe(): Record<string, unknown> {
+    return { retryEveryMs: 5, ttlSeconds: LEASE_MS / 1000 };
+  }
+}
+
+/** etcd3's own lock(): one transaction creating the key on a fresh lease, refused when it exists. */
+async function etcd3TryLock(endpoint: string): Promise<TryLock> {
+  const { Etcd3 } = await import('etcd3');
+  const client = new Etcd3({ hosts: endpoint });
+  return {
+    tryLock: async (name) => {
+      const lock = client.lock(name).ttl(LEASE_MS / 1000);
+      try {
+        await lock.acquire();
+        return () => lock.release();
+      } catch {
+        return null;
+      }
+    },
+    close: async () => client.close(),
+  };
+}
+
+/** The plain ZooKeeper lock many services hand-write: one ephemeral node, refused when it exists. */
+async function plainZooKeeperTryLock(connect: string): Promise<TryLock> {
+  const { default: zookeeper } = await import('node-zookeeper-client');
+  const zk = zookeeper.createClient(connect, { sessionTimeout: LEASE_MS, spinDelay: 100 });
+  await new Promise<void>((resolve) => {
+    zk.once('connected', () => resolve());
+    zk.connect();
+  });
+  const parent = '/bench-plain';
+  await new Promise<void>((resolve) => zk.mkdirp(parent, () => resolve()));
+  return {
+    tryLock: async (name) => {
+      const path = `${parent}/${name}`;
+      const err = await new Promise<Error | null>((resolve) =>
+        zk.create(path, null, zookeeper.CreateMode.EPHEMERAL, (e) => resolve(e)),
+      );
+      if (!err) return () => new Promise<void>((done) => zk.remove(path, -1, () => done()));
+      if ((err as InstanceType<typeof zookeeper.Exception>).getCode?.() === zookeeper.Exception.NODE_EXISTS)
+        return null;
+      throw err;
+    },
+    close: async () => zk.close(),
+  };
 }

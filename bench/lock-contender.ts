@@ -76,7 +76,7 @@ async function setUp(setup: SetupMessage): Promise<void> {
     await redis.connect();
     contenders.push({
       redis,
-      adapter: createAdapter(setup.lib, redis, setup.lockName, id),
+      adapter: createAdapter(setup.lib, redis, setup.lockName, id, setup.servers),
       controller: new AbortController(),
       stats: { id, acquisitions: 0, gaveUp: 0, errors: 0, maxWaitMs: 0 },
     });

@@ -1,6 +1,6 @@
 // Messages between bench/locks.ts (parent) and bench/lock-contender.ts (children), and the keys the
 // benchmark itself touches inside the critical section (its bookkeeping, excluded from command counts).
-import type { LibName } from './lock-adapters.ts';
+import type { LibName, LockServers } from './lock-adapters.ts';
 
 /** Prefix of every key the benchmark's own critical-section commands touch. */
 export const BOOKKEEPING_PREFIX = 'benchbk:';
@@ -17,6 +17,8 @@ export interface SetupMessage {
   pauseMs: number;
   /** Global ids of the contenders this process runs (one connection each). */
   contenders: number[];
+  /** For the etcd and ZooKeeper libraries; the benchmark's own INCRs still go to Redis at url. */
+  servers?: LockServers | undefined;
 }
 
 export interface GoMessage {

@@ -346,7 +346,7 @@ export function createMetrics() {
     watchReservations(r: RedisClient): void {
       redis = r;
     },
-    /** LockClient's onEvent hook. */
+    /** The lock clients' onEvent hook (LockClient; EtcdLock or ZooKeeperLock with LOCK_BACKEND). */
     observeLock(e: LockEvent): void {
       const lock = lockKind(e.name);
       switch (e.type) {

@@ -96,9 +96,9 @@ async function connectRedis(target: RedisTarget, name: string): Promise<RedisCli
 }
 
 /** The shard locks' service of LOCK_BACKEND when it is not Redis; a clear startup error when unreachable. */
-async function connectLockService(config: Config): Promise<ExternalShardLocks | undefined> {
+async function connectLockService(config: Config, metrics: Metrics): Promise<ExternalShardLocks | undefined> {
   try {
-    return await ExternalShardLocks.connect(config);
+    return await ExternalShardLocks.connect(config, { onEvent: (e) => metrics.observeLock(e) });
   } catch (err) {
     if (config.LOCK_BACKEND === 'etcd') {
       throw new StartupError(
@@ -137,9 +137,10 @@ export async function boot(role: string, env: NodeJS.ProcessEnv = process.env): 
     );
   }
   // Before anything is written: a start refused for an unreachable lock service changes nothing.
+  const metrics = createMetrics();
   let lockService: ExternalShardLocks | undefined;
   try {
-    lockService = await connectLockService(config);
+    lockService = await connectLockService(config, metrics);
   } catch (err) {
     redis.disconnect();
     await db.destroy().catch(() => {});
@@ -149,7 +150,7 @@ export async function boot(role: string, env: NodeJS.ProcessEnv = process.env): 
   await migrateToLatest(db);
   // Closers run last-pushed first: the lock service closes after everything that uses it.
   const closers: Array<() => Promise<unknown>> = lockService ? [async () => lockService.close()] : [];
-  return { config, logger, metrics: createMetrics(), redis, target, db, lockService, closers };
+  return { config, logger, metrics, redis, target, db, lockService, closers };
 }
 
 /**

@@ -11,28 +11,9 @@ import { LockClient } from '../src/lock/index.ts';
 import { createLogger, requestLogger } from '../src/log.ts';
 import { boot, shutdown, startApi } from '../src/runtime.ts';
 import { until } from './support/async.ts';
+import { scrape, value } from './support/metrics.ts';
 import { admin, call, createSale, drained, type Spawned, spawnService } from './support/service.ts';
 import { useInfra, useService } from './support/suite.ts';
-
-/** Samples of a Prometheus text exposition: `name{labels}` -> value. */
-async function scrape(url: string): Promise<Map<string, number>> {
-  const res = await fetch(`${url}/metrics`);
-  assert.equal(res.status, 200);
-  assert.match(res.headers.get('content-type') ?? '', /^text\/plain/);
-  const samples = new Map<string, number>();
-  for (const line of (await res.text()).split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const cut = line.lastIndexOf(' ');
-    samples.set(line.slice(0, cut), Number(line.slice(cut + 1)));
-  }
-  return samples;
-}
-
-function value(samples: Map<string, number>, key: string): number {
-  const v = samples.get(key);
-  assert.notEqual(v, undefined, `metric ${key} is not exposed`);
-  return v as number;
-}
 
 /** Growth of each listed series between two scrapes (a series absent before counts from 0). */
 function delta(before: Map<string, number>, afterScrape: Map<string, number>, key: string): number {

@@ -1,6 +1,6 @@
 // The lock service that guards the shard decrements (LOCK_BACKEND): the Redis lock client, or an etcd
 // or ZooKeeper lock whose fencing token reserve.lua checks against the shard's fence for that service.
-import { EtcdLock, type LockFrontEnd, ZooKeeperLock } from '../lock/index.ts';
+import { EtcdLock, type LockEventObserver, type LockFrontEnd, ZooKeeperLock } from '../lock/index.ts';
 
 export type LockBackendName = 'redis' | 'etcd' | 'zookeeper';
 
@@ -24,10 +24,13 @@ export class ExternalShardLocks {
     readonly locks: LockFrontEnd & { ping(): Promise<void>; close(): Promise<void> },
   ) {}
 
-  /** Connects to the configured service; undefined for LOCK_BACKEND=redis (the Redis lock client serves). */
+  /**
+   * Connects to the configured service; undefined for LOCK_BACKEND=redis (the Redis lock client
+   * serves). `onEvent` observes the locks as LockClient's does (the service's lock metrics).
+   */
   static async connect(
     config: LockBackendConfig,
-    clientId?: string,
+    options: { clientId?: string; onEvent?: LockEventObserver } = {},
   ): Promise<ExternalShardLocks | undefined> {
     switch (config.LOCK_BACKEND) {
       case 'redis':
@@ -35,15 +38,12 @@ export class ExternalShardLocks {
       case 'etcd':
         return new ExternalShardLocks(
           'etcd',
-          await EtcdLock.connect({ endpoints: config.ETCD_ENDPOINTS, ...(clientId ? { clientId } : {}) }),
+          await EtcdLock.connect({ endpoints: config.ETCD_ENDPOINTS, ...options }),
         );
       case 'zookeeper':
         return new ExternalShardLocks(
           'zookeeper',
-          await ZooKeeperLock.connect({
-            connect: config.ZOOKEEPER_CONNECT,
-            ...(clientId ? { clientId } : {}),
-          }),
+          await ZooKeeperLock.connect({ connect: config.ZOOKEEPER_CONNECT, ...options }),
         );
     }
   }

@@ -5,7 +5,13 @@ import { performance } from 'node:perf_hooks';
 import { isConnectionError } from './coded-error.ts';
 import type { LockCore } from './core.ts';
 import { LockAcquireTimeoutError, LockNotHeldError, LockUnavailableError } from './errors.ts';
-import { type AcquireOptions, checkLease, LockFrontEnd, type ObtainRequest } from './front-end.ts';
+import {
+  type AcquireOptions,
+  checkLease,
+  type LockEventObserver,
+  LockFrontEnd,
+  type ObtainRequest,
+} from './front-end.ts';
 import { type HandleOwner, LockHandle } from './handle.ts';
 import { lockKeys } from './keys.ts';
 import { defineScripts } from './lua.ts';
@@ -27,7 +33,7 @@ import { waitTurn, withDeadline } from './waiting.ts';
 import { WakeHub } from './wake-hub.ts';
 import { Watchdog } from './watchdog.ts';
 
-export type { AcquireOptions } from './front-end.ts';
+export type { AcquireOptions, LockEvent } from './front-end.ts';
 
 /** Options of a LockClient; every one is optional. */
 export interface LockClientOptions {
@@ -41,21 +47,8 @@ export interface LockClientOptions {
    * Observes waits, hand-offs and holds (metrics). Called synchronously; whatever it throws is
    * ignored, so an observer can never change what the lock does.
    */
-  onEvent?: (event: LockEvent) => void;
+  onEvent?: LockEventObserver;
 }
-
-/**
- * What a LockClient observed. Times are monotonic milliseconds as this client sees them:
- * - acquired: from the call until the client knew it held the lock (the acquiring round trip
- *   included); handoff when the previous holder handed it to this waiter directly.
- * - timeout: the wait ran out (or a zero-wait try found the lock held).
- * - released: from acquisition until the release's reply. For runGuarded's one-round-trip path
- *   (acquire, commands, release pipelined) that is the round trip: an upper bound on the hold.
- */
-export type LockEvent =
-  | { type: 'acquired'; name: string; waitMs: number; handoff: boolean }
-  | { type: 'timeout'; name: string; waitMs: number }
-  | { type: 'released'; name: string; heldMs: number };
 
 /** Options of runGuarded: an explicit lease is required (the hold is not renewed). */
 export interface GuardedOptions extends AcquireOptions {
@@ -108,9 +101,6 @@ export class LockClient extends LockFrontEnd implements HandleOwner {
   private readonly redis: RedisClient;
   private readonly hub: WakeHub;
   private readonly watchdog: Watchdog;
-  private readonly onEvent: ((event: LockEvent) => void) | undefined;
-  /** When each live handle was acquired (for the hold time reported at release). */
-  private readonly acquiredAt = new WeakMap<LockHandle, number>();
   /** Holds that came by hand-off, with the wait they were handed to (its marker goes at release). */
   private readonly handedTo = new WeakMap<LockHandle, string>();
   private requestSeq = 0;
@@ -119,7 +109,7 @@ export class LockClient extends LockFrontEnd implements HandleOwner {
   private readonly sharded: boolean;
 
   constructor(redis: RedisClient, options: LockClientOptions = {}) {
-    super(options.clientId ?? randomUUID(), options.watchdogLeaseMs ?? 30_000);
+    super(options.clientId ?? randomUUID(), options.watchdogLeaseMs ?? 30_000, options.onEvent);
     this.watchdogLeaseMs = this.defaultLeaseMs;
     checkLease(this.watchdogLeaseMs);
     this.redis = redis;
@@ -127,7 +117,6 @@ export class LockClient extends LockFrontEnd implements HandleOwner {
     defineScripts(redis, LOCK_SCRIPTS);
     this.hub = new WakeHub(redis, this.clientId, options.subscriber);
     this.watchdog = new Watchdog(this.redis, this.watchdogLeaseMs);
-    this.onEvent = options.onEvent;
   }
 
   /** One acquisition: an attempt, then (with waitMs) queued in Redis until handed the lock. */
@@ -270,11 +259,7 @@ export class LockClient extends LockFrontEnd implements HandleOwner {
       releaseScript.run(this.redis, releaseInput({ ...request, sharded: this.sharded })),
     );
     if (reply === null) throw new LockNotHeldError(handle.name);
-    const acquiredAt = this.acquiredAt.get(handle);
-    if (acquiredAt !== undefined) {
-      this.acquiredAt.delete(handle);
-      this.emit({ type: 'released', name: handle.name, heldMs: performance.now() - acquiredAt });
-    }
+    this.reportRelease(handle);
   }
 
   async extendHandle(handle: LockHandle, leaseMs: number): Promise<void> {
@@ -317,17 +302,8 @@ export class LockClient extends LockFrontEnd implements HandleOwner {
     const handle = new LockHandle(this, name, owner, got.token, got.holdCount, leaseMs, watchdog, sentAt);
     if (got.viaAttempt === 0) this.handedTo.set(handle, got.waitId);
     if (watchdog) this.watchdog.add(handle);
-    if (this.onEvent) this.acquiredAt.set(handle, performance.now());
+    this.trackHold(handle);
     return handle;
-  }
-
-  private emit(event: LockEvent): void {
-    if (!this.onEvent) return;
-    try {
-      this.onEvent(event);
-    } catch {
-      // An observer's failure must not change what the lock does.
-    }
   }
 
   /** waitInQueue(), reporting the wait (acquired, handed off, or timed out) to onEvent. */

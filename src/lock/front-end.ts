@@ -1,5 +1,6 @@
 // The one lock front-end every lock kind and backend shares: acquire (wait, abort), tryAcquire, withLock,
 // the owner of the current async chain (re-entry), lease checks; a backend supplies obtain() and handles.
+import { performance } from 'node:perf_hooks';
 import { LockAcquireTimeoutError } from './errors.ts';
 import type { LockHandle } from './handle.ts';
 import { currentOwner, newOwnerId, withOwner } from './owner.ts';
@@ -18,6 +19,24 @@ export interface AcquireOptions {
   /** Owner id to hold the lock as (default: the current async chain's owner, or a new one). */
   owner?: string;
 }
+
+/**
+ * What a lock observed, reported to its `onEvent` option (the service's lock metrics). Times are
+ * monotonic milliseconds as this client sees them:
+ * - acquired: from the call until the client knew it held the lock (the acquiring round trip
+ *   included); handoff when the lock came to this waiter from the previous holder's release (Redis:
+ *   handed to it directly; etcd and ZooKeeper: its predecessor's key or node deleted).
+ * - timeout: the wait ran out (or a zero-wait try found the lock held).
+ * - released: from acquisition until the release's reply. For runGuarded's one-round-trip path
+ *   (acquire, commands, release pipelined) that is the round trip: an upper bound on the hold.
+ */
+export type LockEvent =
+  | { type: 'acquired'; name: string; waitMs: number; handoff: boolean }
+  | { type: 'timeout'; name: string; waitMs: number }
+  | { type: 'released'; name: string; heldMs: number };
+
+/** The observer of a lock's events. Called synchronously; whatever it throws is ignored. */
+export type LockEventObserver = (event: LockEvent) => void;
 
 /** What a backend is asked for: one acquisition, with its owner and lease decided by the front-end. */
 export interface ObtainRequest {
@@ -48,11 +67,16 @@ export function checkLease(ms: number): void {
  * `withLock` in the holder's chain re-enters while a parallel request waits.
  */
 export abstract class LockFrontEnd {
+  /** When each live handle was acquired (for the hold time reported at release); only with onEvent. */
+  private readonly acquiredAt = new WeakMap<LockHandle, number>();
+
   constructor(
     /** Identifies this client in owner ids (`<clientId>:<n>`). */
     readonly clientId: string,
     /** Lease of an acquisition without `leaseMs`, kept alive while held. */
     protected readonly defaultLeaseMs: number,
+    /** Observes waits, hand-offs and holds; an observer can never change what the lock does. */
+    protected readonly onEvent?: LockEventObserver,
   ) {}
 
   /** Waits for the lock (forever unless waitMs); throws LockAcquireTimeoutError when waitMs runs out. */
@@ -97,6 +121,29 @@ export abstract class LockFrontEnd {
 
   /** The backend's acquisition: null when the lock was not had within request.waitMs. */
   protected abstract obtain(request: ObtainRequest): Promise<LockHandle | null>;
+
+  /** Reports an event to onEvent, ignoring whatever the observer throws. */
+  protected emit(event: LockEvent): void {
+    if (!this.onEvent) return;
+    try {
+      this.onEvent(event);
+    } catch {
+      // An observer's failure must not change what the lock does.
+    }
+  }
+
+  /** Notes when a handle was acquired, for the 'released' event of its release. */
+  protected trackHold(handle: LockHandle): void {
+    if (this.onEvent) this.acquiredAt.set(handle, performance.now());
+  }
+
+  /** Reports the release of a handle trackHold noted (once). */
+  protected reportRelease(handle: LockHandle): void {
+    const acquiredAt = this.acquiredAt.get(handle);
+    if (acquiredAt === undefined) return;
+    this.acquiredAt.delete(handle);
+    this.emit({ type: 'released', name: handle.name, heldMs: performance.now() - acquiredAt });
+  }
 
   /** The owner an acquisition holds the lock as: explicit, the current chain's, or a new one. */
   protected ownerFor(options: AcquireOptions): string {

@@ -5,7 +5,6 @@ export {
   type Hold,
   LockClient,
   type LockClientOptions,
-  type LockEvent,
 } from './client.ts';
 export {
   LockAcquireTimeoutError,
@@ -18,7 +17,13 @@ export {
 } from './errors.ts';
 export { EtcdLock, type EtcdLockOptions } from './etcd/etcd-lock.ts';
 export { FairLock } from './fair.ts';
-export { type AcquireOptions, LockFrontEnd, type ObtainRequest } from './front-end.ts';
+export {
+  type AcquireOptions,
+  type LockEvent,
+  type LockEventObserver,
+  LockFrontEnd,
+  type ObtainRequest,
+} from './front-end.ts';
 export { LockHandle } from './handle.ts';
 export { withOwner } from './owner.ts';
 export type { QueuedAcquireOptions, QueuedLockOptions } from './queued.ts';

@@ -2,7 +2,7 @@
 // per owner, handles kept valid by renewing the session, explicit leases, release of the last hold.
 import { performance } from 'node:perf_hooks';
 import { LockNotHeldError } from './errors.ts';
-import { LockFrontEnd, type ObtainRequest } from './front-end.ts';
+import { type LockEventObserver, LockFrontEnd, type ObtainRequest } from './front-end.ts';
 import { type HandleOwner, LockHandle } from './handle.ts';
 import { HoldTable, type ServerHold } from './hold-table.ts';
 import type { LockPipeline } from './scripts.ts';
@@ -15,6 +15,8 @@ export interface Queued<K> {
   token: number;
   /** Monotonic time from which the session was known alive for its whole TTL when the lock was had. */
   aliveFrom: number;
+  /** True when it waited behind another key or node: the lock came by its predecessor's release. */
+  queued: boolean;
 }
 
 /**
@@ -38,8 +40,9 @@ export abstract class SessionLock<K> extends LockFrontEnd implements HandleOwner
     protected readonly sessionTtlMs: number,
     /** Kind of the handles (LockHandle.kind). */
     private readonly holdKind: string,
+    onEvent?: LockEventObserver,
   ) {
-    super(clientId, sessionTtlMs);
+    super(clientId, sessionTtlMs, onEvent);
     this.watchdog = new Watchdog(this.renewer(), sessionTtlMs);
   }
 
@@ -55,13 +58,20 @@ export abstract class SessionLock<K> extends LockFrontEnd implements HandleOwner
 
   protected async obtain(request: ObtainRequest): Promise<LockHandle | null> {
     const { name, owner } = request;
+    const started = performance.now();
     const held = this.live(this.holds.get(name, owner));
     if (held) {
       request.signal?.throwIfAborted();
+      this.emit({ type: 'acquired', name, waitMs: performance.now() - started, handoff: false });
       return this.newHandle(held, request, performance.now());
     }
     const got = await this.enqueue(request);
-    if (!got) return null;
+    const waitMs = performance.now() - started;
+    if (!got) {
+      this.emit({ type: 'timeout', name, waitMs });
+      return null;
+    }
+    this.emit({ type: 'acquired', name, waitMs, handoff: got.queued });
     const hold = this.holds.add(name, owner, got.key, got.token);
     return this.newHandle(hold, request, got.aliveFrom);
   }
@@ -86,9 +96,11 @@ export abstract class SessionLock<K> extends LockFrontEnd implements HandleOwner
     if (hold && handle.lost) this.lose(handle, hold, 'lost before release');
     if (!hold || handle.lost) throw new LockNotHeldError(handle.name);
     hold.handles.delete(handle);
-    if (hold.handles.size > 0) return;
-    this.holds.delete(handle.name, handle.owner, hold);
-    if (!(await this.remove(hold.key, hold.token))) throw new LockNotHeldError(handle.name);
+    if (hold.handles.size === 0) {
+      this.holds.delete(handle.name, handle.owner, hold);
+      if (!(await this.remove(hold.key, hold.token))) throw new LockNotHeldError(handle.name);
+    }
+    this.reportRelease(handle);
   }
 
   async extendHandle(handle: LockHandle, leaseMs: number): Promise<void> {
@@ -143,6 +155,7 @@ export abstract class SessionLock<K> extends LockFrontEnd implements HandleOwner
       this.holdKind,
     );
     hold.handles.add(handle);
+    this.trackHold(handle);
     if (keepAlive) this.watchdog.add(handle);
     else this.armExpiry(handle, hold, leaseMs);
     return handle;

@@ -22,11 +22,12 @@ after(() => {
 sessionLockSuite<EtcdServer>({
   name: 'etcd',
   start: () => EtcdServer.start(),
-  connect: async (server, ttlSeconds) =>
+  connect: async (server, ttlSeconds, onEvent) =>
     (await EtcdLock.connect({
       endpoints: server.endpoint,
       leaseTtlSeconds: ttlSeconds,
       heartbeatMs: 500,
+      ...(onEvent ? { onEvent } : {}),
     })) as unknown as TestLock,
   queued: async (server, name) =>
     (await admin(server).getAll().prefix(`flashsale-lock/${name}/`).keys()).length,

@@ -5,7 +5,9 @@ import { describe, it } from 'node:test';
 import { shardKeys } from '../../src/inventory/keys.ts';
 import { RESERVE, ShardStatus, withInventoryScripts } from '../../src/inventory/scripts.ts';
 import { ExternalShardLocks, type LockBackendName } from '../../src/inventory/shard-locks.ts';
+import { until } from '../support/async.ts';
 import { EtcdServer } from '../support/etcd-server.ts';
+import { scrape } from '../support/metrics.ts';
 import { call, type Service, startService } from '../support/service.ts';
 import { orderStorm } from '../support/storm.ts';
 import { useInfra } from '../support/suite.ts';
@@ -52,8 +54,20 @@ for (const backend of backends) {
       assert.deepEqual(r.body, { redis: true, postgres: true, [backend.name]: true });
     });
 
-    it('2,000 concurrent orders for 500 units over 8 shards: exactly 500 accepted, 500 rows, 0 left', async () => {
+    it('2,000 concurrent orders for 500 units over 8 shards: exactly 500 accepted, 500 rows, 0 left; the lock metrics count them', async () => {
+      const url = (svc as Service).url;
+      const series = {
+        acquired: 'flashsale_lock_wait_seconds_count{lock="shard",result="acquired"}',
+        held: 'flashsale_lock_hold_seconds_count{lock="shard"}',
+      };
+      const before = await scrape(url);
+      const grown = (after: Map<string, number>, key: string) =>
+        (after.get(key) ?? 0) - (before.get(key) ?? 0);
       await orderStorm(svc as Service, suite.infra, `storm-${backend.name}`);
+      // Every accepted unit was reserved under a shard lock of this service, and its hold released;
+      // a release goes out after the answer, so its event may come a little later.
+      assert.ok(grown(await scrape(url), series.acquired) >= 500);
+      await until('every shard hold released', async () => grown(await scrape(url), series.held) >= 500);
     });
 
     it('reserve.lua refuses a holder whose token is older than one the shard has seen', async () => {

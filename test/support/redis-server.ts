@@ -1,11 +1,10 @@
 // Private redis-server processes for tests: each test file gets its own server on a free port, so no
 // test touches data it did not create (and can kill/restart it freely); it dies with the test process.
 import type { ChildProcess } from 'node:child_process';
-import { rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis, type RedisOptions } from 'ioredis';
-import { resourceDir, spawnOwned } from './cleanup.ts';
+import { ChildServer } from './child-server.ts';
+import { spawnOwned } from './cleanup.ts';
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -27,25 +26,20 @@ export interface RedisServerOptions {
   port?: number;
 }
 
-export class RedisServer {
-  private proc: ChildProcess | undefined;
-  private readonly dir = resourceDir('redis');
+export class RedisServer extends ChildServer {
   private readonly clients: Redis[] = [];
 
   private constructor(
     readonly port: number,
     private readonly opts: RedisServerOptions,
-  ) {}
+  ) {
+    super('redis-server', 5000);
+  }
 
   static async start(opts: RedisServerOptions = {}): Promise<RedisServer> {
     const server = new RedisServer(opts.port ?? (await freePort()), opts);
     await server.spawn();
     return server;
-  }
-
-  /** True while the server process runs (not killed). */
-  get running(): boolean {
-    return this.proc !== undefined && this.proc.exitCode === null && this.proc.signalCode === null;
   }
 
   get url(): string {
@@ -60,7 +54,7 @@ export class RedisServer {
     return c;
   }
 
-  private async spawn(): Promise<void> {
+  protected launch(): ChildProcess {
     const args = [
       '--port',
       String(this.port),
@@ -74,45 +68,25 @@ export class RedisServer {
       this.dir,
       ...(this.opts.args ?? []),
     ];
-    const proc = spawnOwned('redis-server', args, { stdio: 'ignore' }, 'redis-server');
-    this.proc = proc;
+    return spawnOwned('redis-server', args, { stdio: 'ignore' }, 'redis-server');
+  }
+
+  protected async ready(): Promise<boolean> {
     const probe = new Redis(this.port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0 });
     probe.on('error', () => {});
     try {
-      for (let i = 0; i < 200; i++) {
-        if (proc.exitCode !== null) throw new Error(`redis-server exited with ${proc.exitCode}`);
-        try {
-          await probe.connect();
-          await probe.ping();
-          return;
-        } catch {
-          probe.disconnect();
-          await sleep(25);
-        }
-      }
-      throw new Error(`redis-server on port ${this.port} did not start`);
+      await probe.connect();
+      await probe.ping();
+      return true;
+    } catch {
+      return false;
     } finally {
       probe.disconnect();
     }
   }
 
-  /** SIGKILL the server (a crash); restart() brings it back on the same port and data dir. */
-  async kill(): Promise<void> {
-    const proc = this.proc;
-    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
-    const exited = new Promise((resolve) => proc.once('exit', resolve));
-    proc.kill('SIGKILL');
-    await exited;
-  }
-
-  async restart(): Promise<void> {
-    await this.kill();
-    await this.spawn();
-  }
-
-  async stop(): Promise<void> {
+  override async stop(): Promise<void> {
     for (const c of this.clients.splice(0)) c.disconnect();
-    await this.kill();
-    rmSync(this.dir, { recursive: true, force: true });
+    await super.stop();
   }
 }

@@ -3,7 +3,13 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
-import { type LockHandle, LockLostError, type SessionLock } from '../../src/lock/index.ts';
+import {
+  type LockEvent,
+  type LockEventObserver,
+  type LockHandle,
+  LockLostError,
+  type SessionLock,
+} from '../../src/lock/index.ts';
 import { until } from './async.ts';
 import { killAtExit } from './cleanup.ts';
 
@@ -25,16 +31,14 @@ export type TestLock = SessionLock<unknown> & {
 export interface BackendUnderTest<S extends TestServer> {
   name: string;
   start(): Promise<S>;
-  /** A client whose lease (etcd) or session (ZooKeeper) lasts ttlSeconds. */
-  connect(server: S, ttlSeconds: number): Promise<TestLock>;
+  /** A client whose lease (etcd) or session (ZooKeeper) lasts ttlSeconds, reporting to onEvent. */
+  connect(server: S, ttlSeconds: number, onEvent?: LockEventObserver): Promise<TestLock>;
   /** Keys or nodes under the lock: its holder and its waiters. */
   queued(server: S, name: string): Promise<number>;
   /** The endpoint a child process connects to. */
   endpoint(server: S): string;
   /** Deletes every key or node of the lock behind its holder's back (an operator's mistake). */
   deleteAll(server: S, name: string): Promise<void>;
-  /** Why the restart test is skipped on this backend (a known, unresolved client issue), if it is. */
-  restartKnownIssue?: string;
   /** Deletes the lock's (empty) parent, if the backend has one (ZooKeeper). */
   dropParent?(server: S, name: string): Promise<void>;
 }
@@ -42,8 +46,8 @@ export interface BackendUnderTest<S extends TestServer> {
 export function sessionLockSuite<S extends TestServer>(backend: BackendUnderTest<S>): void {
   let server: S;
   const clients: TestLock[] = [];
-  const connect = async (ttlSeconds = 10) => {
-    const c = await backend.connect(server, ttlSeconds);
+  const connect = async (ttlSeconds = 10, onEvent?: LockEventObserver) => {
+    const c = await backend.connect(server, ttlSeconds, onEvent);
     clients.push(c);
     return c;
   };
@@ -163,6 +167,33 @@ export function sessionLockSuite<S extends TestServer>(backend: BackendUnderTest
       assert.equal(await backend.queued(server, name), 0);
     });
 
+    it('reports acquisitions, hand-offs, time-outs and releases to onEvent (the lock metrics)', async () => {
+      const name = 'events';
+      const aEvents: LockEvent[] = [];
+      const bEvents: LockEvent[] = [];
+      const a = await connect(10, (e) => aEvents.push(e));
+      const b = await connect(10, (e) => bEvents.push(e));
+      const held = await a.acquire(name);
+      assert.equal(await b.tryAcquire(name), null);
+      const waiting = b.acquire(name, { waitMs: 60_000 });
+      await queued(name, 2);
+      await held.release();
+      await (await waiting).release();
+      // Per client, in the order it saw them (the two clients' events interleave as the network does).
+      const shape = (e: LockEvent) => [e.type, e.name, e.type === 'acquired' ? e.handoff : null];
+      assert.deepEqual(aEvents.map(shape), [
+        ['acquired', name, false],
+        ['released', name, null],
+      ]);
+      assert.deepEqual(bEvents.map(shape), [
+        ['timeout', name, null],
+        ['acquired', name, true],
+        ['released', name, null],
+      ]);
+      for (const e of [...aEvents, ...bEvents])
+        assert.ok((e.type === 'released' ? e.heldMs : e.waitMs) >= 0, JSON.stringify(e));
+    });
+
     it('an aborted wait rejects with the reason and removes its key or node', async () => {
       const name = 'abort';
       const a = await connect();
@@ -211,9 +242,7 @@ export function sessionLockSuite<S extends TestServer>(backend: BackendUnderTest
       await h.release();
     });
 
-    it('server restarted while a waiter waits: it still gets the lock, never while the holder has it', {
-      skip: backend.restartKnownIssue,
-    }, async () => {
+    it('server restarted while a waiter waits: it still gets the lock, never while the holder has it', async () => {
       const name = 'restart';
       const a = await connect();
       const b = await connect();

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Etcd3, ICompare, IKeyValue, Lease, Watcher } from 'etcd3';
 import { LockUnavailableError } from '../errors.ts';
-import type { ObtainRequest } from '../front-end.ts';
+import type { LockEventObserver, ObtainRequest } from '../front-end.ts';
 import { type Queued, SessionLock } from '../session-lock.ts';
 import { withDeadline } from '../waiting.ts';
 
@@ -28,6 +28,11 @@ export interface EtcdLockOptions {
    * again, so a watch stream that died with a reconnect (etcd3 issues #114, #78) costs at most this.
    */
   heartbeatMs?: number;
+  /**
+   * Observes waits, hand-offs and holds (metrics), as LockClient's option of the same name. Called
+   * synchronously; whatever it throws is ignored.
+   */
+  onEvent?: LockEventObserver;
 }
 
 /** A key this client created: its name and create revision (the fencing token). */
@@ -96,7 +101,7 @@ export class EtcdLock extends SessionLock<EtcdKey> {
     if (!Number.isInteger(ttlSeconds) || ttlSeconds < 1) {
       throw new RangeError(`leaseTtlSeconds must be a whole number of seconds >= 1, got ${ttlSeconds}`);
     }
-    super(options.clientId ?? randomUUID(), ttlSeconds * 1000, 'etcd');
+    super(options.clientId ?? randomUUID(), ttlSeconds * 1000, 'etcd', options.onEvent);
     this.ttlSeconds = ttlSeconds;
     this.prefix = options.prefix ?? 'flashsale-lock/';
     this.heartbeatMs = options.heartbeatMs ?? 1000;
@@ -162,17 +167,19 @@ export class EtcdLock extends SessionLock<EtcdKey> {
       const key = `${this.queuePrefix(name)}${id}-${this.keySeq}`;
       if (!(request.waitMs > 0)) {
         const revision = await this.call(name, () => this.putIfFree(name, key, id, request.owner));
-        return revision === null ? null : { key: { key, revision }, token: revision, aliveFrom };
+        return revision === null
+          ? null
+          : { key: { key, revision }, token: revision, aliveFrom, queued: false };
       }
       const { revision, ahead } = await this.call(name, () => this.put(name, key, id, request.owner));
       const mine = { key, revision };
-      if (!ahead.predecessor) return { key: mine, token: revision, aliveFrom };
+      if (!ahead.predecessor) return { key: mine, token: revision, aliveFrom, queued: false };
       let acquired = false;
       try {
         const got = await this.waitTurn(mine, ahead, deadline, signal);
         if (got === 'expired') continue;
         acquired = got === 'acquired';
-        return acquired ? { key: mine, token: revision, aliveFrom: this.leaseFrom } : null;
+        return acquired ? { key: mine, token: revision, aliveFrom: this.leaseFrom, queued: true } : null;
       } finally {
         if (!acquired) await this.remove(mine, revision).catch(() => {});
       }

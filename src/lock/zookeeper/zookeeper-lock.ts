@@ -1,10 +1,11 @@
 // Reentrant distributed locks on ZooKeeper, Curator's InterProcessMutex recipe: an ephemeral sequential
 // node per waiting owner, the lowest holds, each waiter watches its predecessor; the session is the lease.
 import { randomUUID } from 'node:crypto';
+import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Client, Event, Stat } from 'node-zookeeper-client';
 import { LockUnavailableError } from '../errors.ts';
-import type { ObtainRequest } from '../front-end.ts';
+import type { LockEventObserver, ObtainRequest } from '../front-end.ts';
 import { type Queued, SessionLock } from '../session-lock.ts';
 import { withDeadline } from '../waiting.ts';
 
@@ -25,6 +26,11 @@ export interface ZooKeeperLockOptions {
   root?: string;
   /** Longest a waiter relies on its watch alone before reading the queue again (default 5 s). */
   heartbeatMs?: number;
+  /**
+   * Observes waits, hand-offs and holds (metrics), as LockClient's option of the same name. Called
+   * synchronously; whatever it throws is ignored.
+   */
+  onEvent?: LockEventObserver;
 }
 
 /** A node this client created: its path and creation zxid (the fencing token). */
@@ -34,6 +40,16 @@ interface ZkNode {
 }
 
 const SEQUENCE_DIGITS = 10;
+
+/**
+ * The one internal of node-zookeeper-client 1.1.x the handshake guard reads (its ConnectionManager):
+ * the connection state and the current socket. The package is pinned and unmaintained since 2022.
+ */
+interface ClientInternals {
+  connectionManager?: { state: number; socket?: Socket };
+}
+/** ConnectionManager.STATES.CONNECTING: the ConnectRequest is sent or about to be, no answer yet. */
+const HANDSHAKING = 1;
 
 /**
  * Reentrant locks on ZooKeeper, as Curator's `InterProcessMutex`:
@@ -58,6 +74,7 @@ export class ZooKeeperLock extends SessionLock<ZkNode> {
   private readonly root: string;
   private readonly heartbeatMs: number;
   private closed = false;
+  private handshakeGuard: NodeJS.Timeout | undefined;
 
   private constructor(
     private readonly zookeeper: ZkModule,
@@ -65,7 +82,7 @@ export class ZooKeeperLock extends SessionLock<ZkNode> {
     private readonly options: ZooKeeperLockOptions,
     sessionTimeoutMs: number,
   ) {
-    super(options.clientId ?? randomUUID(), sessionTimeoutMs, 'zookeeper');
+    super(options.clientId ?? randomUUID(), sessionTimeoutMs, 'zookeeper', options.onEvent);
     this.root = (options.root ?? '/flashsale-lock').replace(/\/+$/, '');
     this.heartbeatMs = options.heartbeatMs ?? 5000;
     this.watchSession(zk);
@@ -105,6 +122,7 @@ export class ZooKeeperLock extends SessionLock<ZkNode> {
     if (this.closed) return;
     this.closed = true;
     this.stopRenewing();
+    clearInterval(this.handshakeGuard);
     this.loseAll('lock client closed');
     this.zk.close();
   }
@@ -146,7 +164,9 @@ export class ZooKeeperLock extends SessionLock<ZkNode> {
         });
         if (turn === 'expired') continue;
         acquired = turn === 'acquired';
-        return acquired ? { key: own, token: own.czxid, aliveFrom: sentAt } : null;
+        // A node with a lower sequence was there when ours was created: it came by a release.
+        const queued = children.some((c) => sequence(c) < sequence(node));
+        return acquired ? { key: own, token: own.czxid, aliveFrom: sentAt, queued } : null;
       } finally {
         if (!acquired) await this.remove(own, own.czxid).catch(() => {});
       }
@@ -325,9 +345,13 @@ export class ZooKeeperLock extends SessionLock<ZkNode> {
     return withDeadline(request, this.sessionTtlMs);
   }
 
-  /** Session expiry ends every hold now, and a new session is opened for later acquisitions. */
+  /**
+   * Session expiry ends every hold now, and a new session is opened for later acquisitions (a
+   * waiter whose node went with the session queues again). Also guards the session handshake.
+   */
   private watchSession(zk: Client): void {
     const { State } = this.zookeeper;
+    this.guardHandshake(zk);
     zk.on('state', (state: { code: number }) => {
       if (state.code !== State.EXPIRED.code || zk !== this.zk || this.closed) return;
       this.loseAll('ZooKeeper session expired');
@@ -339,6 +363,36 @@ export class ZooKeeperLock extends SessionLock<ZkNode> {
       this.watchSession(this.zk);
       this.zk.connect();
     });
+  }
+
+  /**
+   * node-zookeeper-client (1.1.x) puts no timeout on the session handshake: its connect timeout ends
+   * when the TCP connection is up, and its socket timeout is armed only once the server answered. A
+   * ZooKeeper restarting after a kill -9 accepts connections while it loads its data, and a
+   * ConnectRequest it took then is sometimes never answered nor closed: the client waits on that
+   * socket forever, its session expires on the server unseen, and every request and waiter of the
+   * client hangs (one restart in two or three on a busy machine). As the Java client does (no
+   * answer within its read timeout: a new connection), a handshake unanswered for a sixth to a third
+   * of the session timeout is cut: destroying the socket makes the client connect again with the same
+   * session id and password, which the restarted server accepts while the session lives (sessions
+   * are restored from its data dir with a fresh timeout), or answers as expired (a new session then).
+   */
+  private guardHandshake(zk: Client): void {
+    clearInterval(this.handshakeGuard);
+    let waiting: Socket | undefined;
+    this.handshakeGuard = setInterval(
+      () => {
+        const manager = (zk as Client & ClientInternals).connectionManager;
+        const socket = manager?.socket;
+        const handshaking =
+          manager?.state === HANDSHAKING && socket && !socket.connecting && !socket.destroyed;
+        // Seen waiting at two checks in a row: unanswered for at least one interval.
+        if (handshaking && socket === waiting) socket.destroy();
+        waiting = handshaking ? socket : undefined;
+      },
+      Math.max(100, Math.floor(this.sessionTtlMs / 6)),
+    );
+    this.handshakeGuard.unref();
   }
 
   private code(err: unknown): number | undefined {

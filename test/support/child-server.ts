@@ -1,0 +1,81 @@
+// A server process a test owns (redis-server, etcd, ZooKeeper): spawned in its own process group with
+// its own data dir, crashed with kill -9, hung with SIGSTOP, brought back on the same ports and data,
+// and always stopped (its data dir removed) with the test. A subclass supplies its spawn and probe.
+import type { ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { resourceDir, signalGroup } from './cleanup.ts';
+
+export abstract class ChildServer {
+  private proc: ChildProcess | undefined;
+  /** The server's own directory (data, config, logs), removed by stop(). */
+  protected readonly dir: string;
+
+  constructor(
+    /** Names the server in errors and its directory. */
+    private readonly what: string,
+    /** How long a start may take before it is a failure (a JVM on a busy machine takes seconds). */
+    private readonly startTimeoutMs: number,
+  ) {
+    this.dir = resourceDir(what);
+  }
+
+  /** Starts the process (with spawnOwned, so it dies with the test process). */
+  protected abstract launch(): ChildProcess;
+
+  /** One look at whether the server answers as ready; false (never a throw) while it does not. */
+  protected abstract ready(): Promise<boolean>;
+
+  /** True while the server process runs (not killed). */
+  get running(): boolean {
+    return this.proc !== undefined && this.proc.exitCode === null && this.proc.signalCode === null;
+  }
+
+  /** Launches the server and waits until its probe says ready; throws if it exits or never is. */
+  protected async spawn(): Promise<void> {
+    const proc = this.launch();
+    this.proc = proc;
+    // Readiness has no event to wait for: the probe is asked again until the start timeout.
+    const deadline = performance.now() + this.startTimeoutMs;
+    while (performance.now() < deadline) {
+      if (proc.exitCode !== null) throw new Error(`${this.what} exited with ${proc.exitCode}`);
+      if (await this.ready()) return;
+      await sleep(25);
+    }
+    throw new Error(`${this.what} did not become ready within ${this.startTimeoutMs} ms`);
+  }
+
+  /** SIGKILL (a crash); restart() brings it back on the same ports and data. */
+  async kill(): Promise<void> {
+    const proc = this.proc;
+    if (!proc || !this.running) return;
+    const exited = new Promise((resolve) => proc.once('exit', resolve));
+    signalGroup(proc, 'SIGKILL');
+    await exited;
+  }
+
+  async restart(): Promise<void> {
+    await this.kill();
+    await this.spawn();
+  }
+
+  /** SIGSTOP: the server stops answering with its connections open (a hung server). */
+  pause(): void {
+    if (this.proc) signalGroup(this.proc, 'SIGSTOP');
+  }
+
+  resume(): void {
+    if (this.proc) signalGroup(this.proc, 'SIGCONT');
+  }
+
+  /** Kills the server (a paused one too) and removes its directory, even when the kill fails. */
+  async stop(): Promise<void> {
+    try {
+      this.resume();
+      await this.kill();
+    } finally {
+      rmSync(this.dir, { recursive: true, force: true });
+    }
+  }
+}

@@ -26,7 +26,9 @@
 //
 // BENCH_REDIS=cluster runs the cluster mode instead (bench/order/cluster.ts): the real path on one
 // redis-server and on a private 3+3 Redis Cluster side by side, per-master work, REDIS_WAIT_REPLICAS=1.
-// Environment: BENCH_ONLY=overload (only phase 4), BENCH_OVERLOAD_SECONDS (default 10), BENCH_SECONDS (window per scenario, default 5), BENCH_CONNECTIONS (default 100),
+//   lock backends (phase 5)               c8 with LOCK_BACKEND=redis, etcd and zookeeper side by side
+//                                         (private etcd and ZooKeeper servers); BENCH_ONLY=lock-backends
+// Environment: BENCH_ONLY=overload (only phase 4) or lock-backends (only phase 5), BENCH_OVERLOAD_SECONDS (default 10), BENCH_SECONDS (window per scenario, default 5), BENCH_CONNECTIONS (default 100),
 // BENCH_WARMUP_SECONDS (default 1), BENCH_TOPOLOGY (split | main), BENCH_PROFILE=1 (instead of the
 // suite: run c8 with `node --cpu-prof` on the API child and list the top self-time functions),
 // BENCH_RESHARD_SECONDS (window of each c8s/c8rs slice, default BENCH_SECONDS but at least 7, so that
@@ -35,6 +37,7 @@ import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { LOCK_SERVERS } from '../test/support/lock-servers.ts';
 import { freePort } from '../test/support/redis-server.ts';
 import { admin, call, type Infra, type Spawned, spawnService, startInfra } from '../test/support/service.ts';
 import { environment, envNumber, repoRoot, writeJson } from './lib/output.ts';
@@ -72,6 +75,7 @@ const WARMUP_SECONDS = envNumber('BENCH_WARMUP_SECONDS', 1);
 const TOPOLOGY: 'split' | 'main' = process.env.BENCH_TOPOLOGY === 'main' ? 'main' : 'split';
 const PROFILE = process.env.BENCH_PROFILE === '1';
 const ONLY_OVERLOAD = process.env.BENCH_ONLY === 'overload';
+const ONLY_LOCK_BACKENDS = process.env.BENCH_ONLY === 'lock-backends';
 const OVERLOAD_SECONDS = envNumber('BENCH_OVERLOAD_SECONDS', 10);
 /** The open-model crowd's sockets per API URL, and how long it waits for an answer. */
 const OVERLOAD_CONNECTIONS = 400;
@@ -566,6 +570,65 @@ async function suite(): Promise<void> {
   }
   await stopChild(api2);
   if (worker) await stopChild(worker);
+}
+
+/**
+ * Phase 5, lock backends: the real path from 8 shards (as c8) with its shard locks on Redis, etcd and
+ * ZooKeeper (LOCK_BACKEND), each lock service a private server, the API and writer spawned fresh for
+ * each; then a table side by side with the ratios to Redis. The writer gets the same LOCK_BACKEND: its
+ * sweeper returns units under the same shard locks.
+ */
+async function lockBackendsPhase(): Promise<void> {
+  const runs: ScenarioResult[] = [];
+  const backends = [
+    { name: 'redis', start: async () => ({ env: {}, stop: async () => {} }) },
+    ...LOCK_SERVERS,
+  ];
+  for (const backend of backends) {
+    log(`phase 5: real path, 8 shards, LOCK_BACKEND=${backend.name}`);
+    const server = await backend.start();
+    try {
+      const env = { LOCK_BACKEND: backend.name, ...server.env };
+      const worker = await spawn('worker', env);
+      const api = await spawn('api', env);
+      const product = (k: string) => `bench-lb-${backend.name}-${k}`;
+      for (const k of ['warm', 'c8']) await createSale(api.url, product(k), BIG_STOCK, 8);
+      await warmUp([api.url], product('warm'), ['/api/orders'], 'rows');
+      runs.push(
+        await runScenario({
+          key: `c8-${backend.name}`,
+          label: `real path, 8 shards, LOCK_BACKEND=${backend.name}`,
+          urls: [api.url],
+          path: '/api/orders',
+          productId: product('c8'),
+          shards: 8,
+          expectStatus: 202,
+          check: 'rows',
+        }),
+      );
+      await stopChild(api);
+      await stopChild(worker);
+    } finally {
+      await server.stop();
+    }
+  }
+  const redis = runs[0]?.perSecond ?? Number.NaN;
+  printTable(
+    'Shard locks by LOCK_BACKEND (real path, 8 shards, side by side)',
+    [
+      { header: 'scenario', value: (r: ScenarioResult) => r.key, align: 'left' },
+      { header: 'orders/s', value: (r: ScenarioResult) => num(r.perSecond) },
+      { header: 'x Redis', value: (r: ScenarioResult) => times(r.perSecond / redis) },
+      { header: 'p50 ms', value: (r: ScenarioResult) => ms(r.latency.p50) },
+      { header: 'p99 ms', value: (r: ScenarioResult) => ms(r.latency.p99) },
+      { header: 'lock wait ms', value: (r: ScenarioResult) => ms(r.lock?.meanWaitMs ?? Number.NaN) },
+      {
+        header: 'hand-offs/order',
+        value: (r: ScenarioResult) => (r.lock?.handoffsPerOrder ?? Number.NaN).toFixed(2),
+      },
+    ],
+    runs,
+  );
 }
 
 /**
@@ -1159,8 +1222,13 @@ async function main(): Promise<number> {
       return violations.length > 0 ? 1 : 0;
     }
     const t0 = performance.now();
+    if (ONLY_LOCK_BACKENDS) {
+      await lockBackendsPhase();
+      return violations.length > 0 ? 1 : 0;
+    }
     if (!ONLY_OVERLOAD) await suite();
     await overloadPhase();
+    if (!ONLY_OVERLOAD) await lockBackendsPhase();
     const { checks, reported, estimated } = ONLY_OVERLOAD
       ? { checks: [], reported: [], estimated: [] }
       : report();

@@ -4,38 +4,15 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { shardKeys } from '../../src/inventory/keys.ts';
 import { RESERVE, ShardStatus, withInventoryScripts } from '../../src/inventory/scripts.ts';
-import { ExternalShardLocks, type LockBackendName } from '../../src/inventory/shard-locks.ts';
+import { ExternalShardLocks } from '../../src/inventory/shard-locks.ts';
 import { until } from '../support/async.ts';
-import { EtcdServer } from '../support/etcd-server.ts';
+import { LOCK_SERVERS } from '../support/lock-servers.ts';
 import { scrape } from '../support/metrics.ts';
 import { call, type Service, startService } from '../support/service.ts';
 import { orderStorm } from '../support/storm.ts';
 import { useInfra } from '../support/suite.ts';
-import { ZooKeeperServer } from '../support/zookeeper-server.ts';
 
-interface Backend {
-  name: Exclude<LockBackendName, 'redis'>;
-  start(): Promise<{ env: Record<string, string>; stop(): Promise<void> }>;
-}
-
-const backends: Backend[] = [
-  {
-    name: 'etcd',
-    start: async () => {
-      const server = await EtcdServer.start();
-      return { env: { ETCD_ENDPOINTS: server.endpoint }, stop: () => server.stop() };
-    },
-  },
-  {
-    name: 'zookeeper',
-    start: async () => {
-      const server = await ZooKeeperServer.start();
-      return { env: { ZOOKEEPER_CONNECT: server.connectString }, stop: () => server.stop() };
-    },
-  },
-];
-
-for (const backend of backends) {
+for (const backend of LOCK_SERVERS) {
   describe(`shard locks on ${backend.name} (LOCK_BACKEND=${backend.name})`, () => {
     const suite = useInfra();
     let env: Record<string, string> = {};

@@ -28,7 +28,7 @@
 // redis-server and on a private 3+3 Redis Cluster side by side, per-master work, REDIS_WAIT_REPLICAS=1.
 //   lock backends (phase 5)               c8 with LOCK_BACKEND=redis, etcd and zookeeper side by side
 //                                         (private etcd and ZooKeeper servers); BENCH_ONLY=lock-backends
-// Environment: BENCH_ONLY=overload (only phase 4) or lock-backends (only phase 5), BENCH_OVERLOAD_SECONDS (default 10), BENCH_SECONDS (window per scenario, default 5), BENCH_CONNECTIONS (default 100),
+// Environment: BENCH_ONLY=overload (only phase 4) or lock-backends (only phase 5), BENCH_OVERLOAD_SECONDS (default 10), BENCH_OVERLOAD_CONNECTIONS (default 400), BENCH_OVERLOAD_WORKERS (default 1,2), BENCH_SECONDS (window per scenario, default 5), BENCH_CONNECTIONS (default 100),
 // BENCH_WARMUP_SECONDS (default 1), BENCH_TOPOLOGY (split | main), BENCH_PROFILE=1 (instead of the
 // suite: run c8 with `node --cpu-prof` on the API child and list the top self-time functions),
 // BENCH_RESHARD_SECONDS (window of each c8s/c8rs slice, default BENCH_SECONDS but at least 7, so that
@@ -78,7 +78,9 @@ const ONLY_OVERLOAD = process.env.BENCH_ONLY === 'overload';
 const ONLY_LOCK_BACKENDS = process.env.BENCH_ONLY === 'lock-backends';
 const OVERLOAD_SECONDS = envNumber('BENCH_OVERLOAD_SECONDS', 10);
 /** The open-model crowd's sockets per API URL, and how long it waits for an answer. */
-const OVERLOAD_CONNECTIONS = 400;
+const OVERLOAD_CONNECTIONS = envNumber('BENCH_OVERLOAD_CONNECTIONS', 400);
+/** API_WORKERS settings of the overload phase. */
+const OVERLOAD_WORKERS = (process.env.BENCH_OVERLOAD_WORKERS ?? '1,2').split(',').map(Number);
 const OVERLOAD_TIMEOUT_MS = 15_000;
 /** Never sold out during a run. */
 const BIG_STOCK = 10_000_000;
@@ -637,7 +639,7 @@ async function lockBackendsPhase(): Promise<void> {
  * run: drain, rows == accepted, reconcile.
  */
 async function overloadPhase(): Promise<void> {
-  for (const workers of [1, 2]) {
+  for (const workers of OVERLOAD_WORKERS) {
     log(`phase 4: overload, API_WORKERS=${workers} + writer process`);
     const worker = await spawn('worker');
     const api = await spawn('api', { API_WORKERS: String(workers) });

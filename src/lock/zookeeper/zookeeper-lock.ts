@@ -42,12 +42,20 @@ interface ZkNode {
 const SEQUENCE_DIGITS = 10;
 
 /**
- * The one internal of node-zookeeper-client 1.1.x the handshake guard reads (its ConnectionManager):
- * the connection state and the current socket. The package is pinned and unmaintained since 2022.
+ * The one internal of node-zookeeper-client 1.1.x the connection guards use (its ConnectionManager):
+ * the connection state, its changes, the current socket and the bytes of a packet not yet whole.
+ * The package is pinned and unmaintained since 2022.
  */
 interface ClientInternals {
-  connectionManager?: { state: number; socket?: Socket };
+  connectionManager?: {
+    state: number;
+    socket?: Socket;
+    pendingBuffer: Buffer | null;
+    on(event: 'state', listener: (state: number) => void): void;
+  };
 }
+/** ConnectionManager.STATES.DISCONNECTED: the socket closed; the next one is opened right after. */
+const DISCONNECTED = 0;
 /** ConnectionManager.STATES.CONNECTING: the ConnectRequest is sent or about to be, no answer yet. */
 const HANDSHAKING = 1;
 
@@ -352,6 +360,7 @@ export class ZooKeeperLock extends SessionLock<ZkNode> {
   private watchSession(zk: Client): void {
     const { State } = this.zookeeper;
     this.guardHandshake(zk);
+    this.dropStaleBytes(zk);
     zk.on('state', (state: { code: number }) => {
       if (state.code !== State.EXPIRED.code || zk !== this.zk || this.closed) return;
       this.loseAll('ZooKeeper session expired');
@@ -393,6 +402,21 @@ export class ZooKeeperLock extends SessionLock<ZkNode> {
       Math.max(100, Math.floor(this.sessionTtlMs / 6)),
     );
     this.handshakeGuard.unref();
+  }
+
+  /**
+   * node-zookeeper-client keeps the bytes of a reply not yet whole across a reconnect: a socket that
+   * closed mid-packet (cut by the guard above, or by a ping timeout while the server was paused) left
+   * them, and the next connection's first reply was read behind them, out of frame. Seen as an
+   * uncaught "Unknown code: -685572093" thrown from the client's socket handler after a server pause.
+   * The manager opens the next socket synchronously after announcing DISCONNECTED, before any of its
+   * bytes can arrive, so dropping the leftovers there is safe.
+   */
+  private dropStaleBytes(zk: Client): void {
+    const manager = (zk as Client & ClientInternals).connectionManager;
+    manager?.on('state', (state) => {
+      if (state === DISCONNECTED) manager.pendingBuffer = null;
+    });
   }
 
   private code(err: unknown): number | undefined {

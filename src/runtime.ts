@@ -100,17 +100,15 @@ async function connectLockService(config: Config, metrics: Metrics): Promise<Ext
   try {
     return await ExternalShardLocks.connect(config, { onEvent: (e) => metrics.observeLock(e) });
   } catch (err) {
-    if (config.LOCK_BACKEND === 'etcd') {
-      throw new StartupError(
-        `etcd is unreachable at ${config.ETCD_ENDPOINTS.join(',')}: start etcd or set ETCD_ENDPOINTS (LOCK_BACKEND=etcd)`,
-      );
-    }
-    if (config.LOCK_BACKEND === 'zookeeper') {
-      throw new StartupError(
-        `ZooKeeper is unreachable at ${config.ZOOKEEPER_CONNECT}: start ZooKeeper or set ZOOKEEPER_CONNECT (LOCK_BACKEND=zookeeper)`,
-      );
-    }
-    throw err;
+    const where = {
+      redis: undefined,
+      etcd: { service: 'etcd', at: config.ETCD_ENDPOINTS.join(','), variable: 'ETCD_ENDPOINTS' },
+      zookeeper: { service: 'ZooKeeper', at: config.ZOOKEEPER_CONNECT, variable: 'ZOOKEEPER_CONNECT' },
+    }[config.LOCK_BACKEND];
+    if (!where) throw err;
+    throw new StartupError(
+      `${where.service} is unreachable at ${where.at}: start ${where.service} or set ${where.variable} (LOCK_BACKEND=${config.LOCK_BACKEND})`,
+    );
   }
 }
 

@@ -401,22 +401,14 @@ export class SaleAdmin {
           key,
           // On etcd or ZooKeeper the lock is not in Redis: the hold's token against the shard's fence.
           queue: (p) =>
-            external
-              ? (p as InventoryPipeline).flashsaleRetireRecorded(
-                  external.fenceKey(k.fence),
-                  k.stock,
-                  k.sold,
-                  k.retired,
-                  hold.owner,
-                  hold.token,
-                )
-              : (p as InventoryPipeline).flashsaleRetireRecorded(
-                  k.lock,
-                  k.stock,
-                  k.sold,
-                  k.retired,
-                  hold.owner,
-                ),
+            (p as InventoryPipeline).flashsaleRetireRecorded(
+              external ? external.fenceKey(k.fence) : k.lock,
+              k.stock,
+              k.sold,
+              k.retired,
+              hold.owner,
+              ...(external ? [hold.token] : []),
+            ),
         };
       }),
     );

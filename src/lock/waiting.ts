@@ -110,3 +110,30 @@ export function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
+
+/**
+ * Resolves after `ms`, or as soon as the function handed to `arm` is called (a watch fired); rejects
+ * with the signal's reason on abort. The etcd and ZooKeeper waiters sleep on their predecessor's
+ * watch this way between looks at the queue.
+ */
+export function wakeableSleep(
+  ms: number,
+  signal: AbortSignal | undefined,
+  arm: (wake: () => void) => void,
+): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = () => done(() => reject(signal?.reason));
+    const timer = setTimeout(() => done(resolve), ms);
+    const done = (settle: () => void) => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      settle();
+    };
+    arm(() => done(resolve));
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

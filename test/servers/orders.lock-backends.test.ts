@@ -1,5 +1,6 @@
 // The order path with its shard locks on etcd and on ZooKeeper (LOCK_BACKEND): the 2,000-for-500 storm
-// over HTTP, /readyz naming the service, and reserve.lua refusing a holder whose token is older.
+// over HTTP, a reshard and a restock under orders (the admin retires shards with its token against
+// the service's fence), /readyz naming the service, and reserve.lua refusing an older token.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { shardKeys } from '../../src/inventory/keys.ts';
@@ -8,7 +9,15 @@ import { ExternalShardLocks } from '../../src/inventory/shard-locks.ts';
 import { until } from '../support/async.ts';
 import { LOCK_SERVERS } from '../support/lock-servers.ts';
 import { scrape } from '../support/metrics.ts';
-import { call, type Service, startService } from '../support/service.ts';
+import {
+  acceptedIds,
+  assertConserved,
+  assertOnlyExpectedStatuses,
+  reshard,
+  restock,
+  storm,
+} from '../support/reshard.ts';
+import { call, createSale, type Service, startService } from '../support/service.ts';
 import { orderStorm } from '../support/storm.ts';
 import { useInfra } from '../support/suite.ts';
 
@@ -45,6 +54,33 @@ for (const backend of LOCK_SERVERS) {
       // a release goes out after the answer, so its event may come a little later.
       assert.ok(grown(await scrape(url), series.acquired) >= 500);
       await until('every shard hold released', async () => grown(await scrape(url), series.held) >= 500);
+    });
+
+    it('a reshard and a restock while orders flow: stock conserved, every 202 a row, the new generation in use', async () => {
+      const url = (svc as Service).url;
+      const P = `reshard-${backend.name}`;
+      await createSale(url, P, { stock: 400, shards: 4 });
+      let changed = false;
+      const orders = storm({
+        urls: [url],
+        productId: P,
+        inFlight: 16,
+        minOrders: 100,
+        maxOrders: 350,
+        until: () => changed,
+      });
+      // The changes take the shard locks on this service, as the orders do, and retire the shards
+      // with their tokens against its fence.
+      const r1 = await reshard(url, P, 6);
+      assert.equal(r1.status, 200, JSON.stringify(r1.body));
+      const r2 = await restock(url, P, 50);
+      assert.equal(r2.status, 200, JSON.stringify(r2.body));
+      changed = true;
+      const { outcomes } = await orders;
+      assertOnlyExpectedStatuses(outcomes);
+      const s = await assertConserved(suite.infra.pool, url, P, acceptedIds(outcomes));
+      assert.equal(s.total, 450);
+      assert.equal((s.shards as unknown[]).length, 6);
     });
 
     it('reserve.lua refuses a holder whose token is older than one the shard has seen', async () => {

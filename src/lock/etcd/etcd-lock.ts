@@ -6,7 +6,7 @@ import type { Etcd3, ICompare, IKeyValue, Lease, Watcher } from 'etcd3';
 import { LockUnavailableError } from '../errors.ts';
 import type { LockEventObserver, ObtainRequest } from '../front-end.ts';
 import { type Queued, SessionLock } from '../session-lock.ts';
-import { withDeadline } from '../waiting.ts';
+import { wakeableSleep, withDeadline } from '../waiting.ts';
 
 type EtcdModule = typeof import('etcd3');
 
@@ -418,21 +418,15 @@ function unwatch(watch: PredecessorWatch): void {
 }
 
 /** Resolves on the watched delete (at once if seen already) or after ms; rejects on abort. */
-function nextEvent(watch: PredecessorWatch, ms: number, signal?: AbortSignal): Promise<void> {
-  if (watch.deleted) return Promise.resolve();
-  return new Promise<void>((resolve, reject) => {
-    const onAbort = () => finish(() => reject(signal?.reason));
-    const timer = setTimeout(() => finish(resolve), ms);
-    const finish = (settle: () => void) => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      watch.wake = undefined;
-      settle();
-    };
-    watch.wake = () => finish(resolve);
-    signal?.throwIfAborted();
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
+async function nextEvent(watch: PredecessorWatch, ms: number, signal?: AbortSignal): Promise<void> {
+  if (watch.deleted) return;
+  try {
+    await wakeableSleep(ms, signal, (wake) => {
+      watch.wake = wake;
+    });
+  } finally {
+    watch.wake = undefined;
+  }
 }
 
 function isGrpcError(err: unknown): boolean {

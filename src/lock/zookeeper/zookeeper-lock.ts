@@ -7,7 +7,7 @@ import type { Client, Event, Stat } from 'node-zookeeper-client';
 import { LockUnavailableError } from '../errors.ts';
 import type { LockEventObserver, ObtainRequest } from '../front-end.ts';
 import { type Queued, SessionLock } from '../session-lock.ts';
-import { withDeadline } from '../waiting.ts';
+import { wakeableSleep, withDeadline } from '../waiting.ts';
 
 type ZkModule = typeof import('node-zookeeper-client');
 
@@ -261,7 +261,7 @@ export class ZooKeeperLock extends SessionLock<ZkNode> {
           watched = undefined;
         }
       }
-      if (!fired && !stale) await this.sleep(Math.min(left, this.heartbeatMs), signal, (w) => (wake = w));
+      if (!fired && !stale) await wakeableSleep(Math.min(left, this.heartbeatMs), signal, (w) => (wake = w));
       wake = undefined;
       if (fired && at === 1) return 'acquired';
       if (fired || stale) watched = undefined;
@@ -273,26 +273,6 @@ export class ZooKeeperLock extends SessionLock<ZkNode> {
         if (performance.now() >= deadline) return 'timeout';
       }
     }
-  }
-
-  /** Resolves after ms or when woken; rejects with the signal's reason on abort. */
-  private sleep(
-    ms: number,
-    signal: AbortSignal | undefined,
-    onWake: (wake: () => void) => void,
-  ): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const onAbort = () => done(() => reject(signal?.reason));
-      const timer = setTimeout(() => done(resolve), ms);
-      const done = (settle: () => void) => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        settle();
-      };
-      onWake(() => done(resolve));
-      signal?.throwIfAborted();
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
   }
 
   /** Creates our ephemeral sequential node, the parents if missing; finds it again after a lost reply. */

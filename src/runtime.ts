@@ -235,11 +235,12 @@ export async function startApi(rt: Runtime): Promise<Server> {
       overloadQueueMs: config.ADMISSION_OVERLOAD_QUEUE_MS,
       maxQueue: config.ADMISSION_MAX_QUEUE,
       maxLagMs: config.ADMISSION_MAX_LAG_MS,
+      maxUtilization: config.ADMISSION_MAX_UTILIZATION,
     },
     perUser: config.RATE_LIMIT_PER_USER,
     perAddress: config.RATE_LIMIT_PER_IP,
     isSoldOut: (productId) => catalog.isSoldOut(productId),
-    lagMs: () => lag.current,
+    loop: lag,
     onShed: (reason) => metrics.admissionShed.inc({ reason }),
     onRateLimited: (by) => metrics.rateLimited.inc({ by }),
   });

@@ -1,5 +1,5 @@
 // Admission control of orders in one API process: an adaptive concurrency limit (AIMD on each order's
-// latency) in front of a short, bounded wait queue, so overload is refused at once instead of queued.
+// latency and the loop's saturation) before a short, bounded wait queue: overload is refused, not queued.
 
 import { performance } from 'node:perf_hooks';
 import type { AdmissionState } from '../metrics.ts';
@@ -12,15 +12,30 @@ export interface AdmissionOptions {
   maxLimit: number;
   /** An admitted order that takes longer than this (admission to answer) is a congestion signal. */
   targetMs: number;
-  /** Longest wait for a slot while the queue is not standing (a burst). 0: never wait. */
+  /** Longest wait for a slot in a burst. 0: never wait. */
   queueMs: number;
-  /** Longest wait once the queue has been non-empty for `queueMs` (sustained overload). */
+  /** Longest wait (at most `queueMs`) once excess demand has lasted `queueMs` (sustained overload). */
   overloadQueueMs: number;
   /** Most requests waiting at once (memory bound; a standing queue holds at most one limit's worth). */
   maxQueue: number;
   /** Event-loop delay above which nothing waits: a request without a free slot is refused. 0: ignored. */
   maxLagMs: number;
+  /**
+   * Event-loop utilization (0..1) at or above which the process is saturated: while it is and more
+   * orders arrive than the limit admits, the limit is cut. 0: ignored.
+   */
+  maxUtilization: number;
 }
+
+/** What admission control reads of its own event loop (EventLoopLag). */
+export interface LoopSignals {
+  /** Mean event-loop delay (ms) of the last window. */
+  lagMs(): number;
+  /** Event-loop utilization (0..1) of the last window. */
+  utilization(): number;
+}
+
+const QUIET_LOOP: LoopSignals = { lagMs: () => 0, utilization: () => 0 };
 
 /** Why a request was refused. */
 export type ShedReason = 'queue_full' | 'queue_timeout' | 'loop_lag';
@@ -35,6 +50,12 @@ interface Waiter {
 
 /** A slow order cuts the limit by target/latency, but never below this factor in one cut. */
 const MAX_CUT = 0.5;
+/** A saturated loop under excess demand cuts the limit by this factor, at most once per SATURATION_MS. */
+const SATURATION_CUT = 0.8;
+/** One cut per window of the loop signals (EventLoopLag's), so each cut is judged by fresh evidence. */
+const SATURATION_MS = 200;
+/** Excess demand: an order was refused or waited for a slot this recently. */
+const DEMAND_MEMORY_MS = 1000;
 
 /**
  * Adaptive concurrency limit with a CoDel-style queue, after Netflix concurrency-limits' AIMD limit
@@ -46,9 +67,17 @@ const MAX_CUT = 0.5;
  * - a fast completion adds 1 below the initial limit (recovery needs no load: the initial limit is
  *   the known-safe level, and staying under it needs fresh evidence of congestion) and 1/limit
  *   above it, only while the limit is in use (half of it in flight), so idleness never inflates it;
- * - a burst may wait `queueMs`; once the queue has stood that long (overload, not a burst), new
- *   waiters get `overloadQueueMs` and the queue is capped at one limit's worth, so whatever cannot
- *   be served soon is refused on arrival, in microseconds, instead of after waiting;
+ * - under excess demand (an order refused or queued within the last second) the limit is what
+ *   decides how much of the process goes to orders and how much to refusing the rest. Then a
+ *   saturated loop (utilization >= `maxUtilization`) cuts it by SATURATION_CUT once per window and
+ *   stops its growth, and an unsaturated one grows it by 1/limit per fast completion (about one per
+ *   round of orders): a refusal costs about a tenth of an order, but at four times capacity the
+ *   refusals need as much CPU as the orders, and a limit that ignores them leaves the loop no time
+ *   to answer them (measured: answers came tens of seconds late while the limit grew, every order
+ *   "fast");
+ * - a burst may wait `queueMs`; once excess demand has lasted that long (a standing queue: overload,
+ *   not a burst), new waiters get `overloadQueueMs` and the queue is capped at one limit's worth, so
+ *   whatever cannot be served soon is refused on arrival, in microseconds, instead of after waiting;
  * - while the event loop lags more than `maxLagMs`, nothing waits (a waiter would only grow stale).
  *   Lag does not cut the limit: on a shared machine it also measures the neighbours' load, and a
  *   process starved by them would throttle itself to its floor (measured: capacity fell by 4/5);
@@ -58,15 +87,16 @@ export class AdmissionControl {
   private limitValue: number;
   private inflight = 0;
   private readonly waiters: Waiter[] = [];
-  /** performance.now() when the queue last went from empty to non-empty; undefined while empty. */
-  private queuedSince: number | undefined;
   /** performance.now() of the last cut: only orders admitted after it may cut again. */
   private lastCut = Number.NEGATIVE_INFINITY;
+  /** performance.now() when an order was last refused or queued (excess demand). */
+  private lastExcess = Number.NEGATIVE_INFINITY;
+  /** performance.now() when the current stretch of excess demand began. */
+  private excessSince = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly o: AdmissionOptions,
-    /** The current event-loop delay in ms (EventLoopLag.current). */
-    private readonly lagMs: () => number = () => 0,
+    private readonly loop: LoopSignals = QUIET_LOOP,
   ) {
     this.limitValue = o.initialLimit;
   }
@@ -87,19 +117,18 @@ export class AdmissionControl {
   acquire(): Release | ShedReason | Promise<Release | ShedReason> {
     if (this.hasFreeSlot()) return this.admit();
     const now = performance.now();
+    this.noteExcess(now);
     const refused = this.refusal(now);
     if (refused) return refused;
-    const waitMs = this.standing(now) ? this.o.overloadQueueMs : this.o.queueMs;
+    const waitMs = this.waitMs(this.standing(now));
     return new Promise((resolve) => {
       const waiter: Waiter = {
         resolve,
         timer: setTimeout(() => {
           this.waiters.splice(this.waiters.indexOf(waiter), 1);
-          if (this.waiters.length === 0) this.queuedSince = undefined;
           resolve('queue_timeout');
         }, waitMs),
       };
-      if (this.waiters.length === 0) this.queuedSince = now;
       this.waiters.push(waiter);
     });
   }
@@ -109,7 +138,11 @@ export class AdmissionControl {
    * may wait. Lets the HTTP server refuse before it reads or parses the request (the shed lane).
    */
   refusalOnArrival(): ShedReason | undefined {
-    return this.hasFreeSlot() ? undefined : this.refusal(performance.now());
+    if (this.hasFreeSlot()) return undefined;
+    const now = performance.now();
+    const refused = this.refusal(now);
+    if (refused) this.noteExcess(now);
+    return refused;
   }
 
   private hasFreeSlot(): boolean {
@@ -118,17 +151,31 @@ export class AdmissionControl {
 
   /** With no free slot: the reason to refuse a new arrival at once, or undefined if it may wait. */
   private refusal(now: number): ShedReason | undefined {
-    if (this.o.maxLagMs > 0 && this.lagMs() > this.o.maxLagMs) return 'loop_lag';
+    if (this.o.maxLagMs > 0 && this.loop.lagMs() > this.o.maxLagMs) return 'loop_lag';
     const standing = this.standing(now);
-    const waitMs = standing ? this.o.overloadQueueMs : this.o.queueMs;
+    const waitMs = this.waitMs(standing);
     const room = standing ? Math.min(this.o.maxQueue, this.limit) : this.o.maxQueue;
     if (waitMs <= 0 || this.waiters.length >= room) return 'queue_full';
     return undefined;
   }
 
-  /** True once the queue has stood for `queueMs`: sustained overload, not a burst. */
+  /** The longest a new waiter may wait: never longer in sustained overload than in a burst. */
+  private waitMs(standing: boolean): number {
+    return standing ? Math.min(this.o.overloadQueueMs, this.o.queueMs) : this.o.queueMs;
+  }
+
+  private noteExcess(now: number): void {
+    if (now - this.lastExcess >= DEMAND_MEMORY_MS) this.excessSince = now;
+    this.lastExcess = now;
+  }
+
+  /**
+   * True once more orders than the limit admits have kept arriving for `queueMs` (with no second
+   * without one): sustained overload, not a burst. Whether the queue happens to be empty at this
+   * instant does not matter; a queue that drains and refills is still a standing one.
+   */
   private standing(now: number): boolean {
-    return this.queuedSince !== undefined && now - this.queuedSince >= this.o.queueMs;
+    return now - this.lastExcess < DEMAND_MEMORY_MS && now - this.excessSince >= this.o.queueMs;
   }
 
   private admit(): Release {
@@ -146,13 +193,22 @@ export class AdmissionControl {
 
   private sample(admittedAt: number, ms: number): void {
     const o = this.o;
+    const now = performance.now();
     if (ms > o.targetMs) {
-      if (admittedAt > this.lastCut) this.cut(Math.max(MAX_CUT, o.targetMs / ms), performance.now());
+      if (admittedAt > this.lastCut) this.cut(Math.max(MAX_CUT, o.targetMs / ms), now);
+    } else if (now - this.lastExcess < DEMAND_MEMORY_MS) {
+      // Excess demand: the loop's saturation, not the orders' latency, says whether there is room.
+      if (!this.saturated()) this.limitValue = Math.min(o.maxLimit, this.limitValue + 1 / this.limitValue);
+      else if (now - this.lastCut >= SATURATION_MS) this.cut(SATURATION_CUT, now);
     } else if (this.limitValue < o.initialLimit) {
       this.limitValue = Math.min(o.initialLimit, this.limitValue + 1);
     } else if ((this.inflight + 1) * 2 >= this.limitValue) {
       this.limitValue = Math.min(o.maxLimit, this.limitValue + 1 / this.limitValue);
     }
+  }
+
+  private saturated(): boolean {
+    return this.o.maxUtilization > 0 && this.loop.utilization() >= this.o.maxUtilization;
   }
 
   private cut(factor: number, now: number): void {
@@ -167,6 +223,5 @@ export class AdmissionControl {
       clearTimeout(waiter.timer);
       waiter.resolve(this.admit());
     }
-    if (this.waiters.length === 0) this.queuedSince = undefined;
   }
 }

@@ -2,7 +2,13 @@
 // path passes free, then the per-address and per-buyer rate limits, then admission control.
 import { performance } from 'node:perf_hooks';
 import { BusyError } from '../inventory/errors.ts';
-import { AdmissionControl, type AdmissionOptions, type Release, type ShedReason } from './admission.ts';
+import {
+  AdmissionControl,
+  type AdmissionOptions,
+  type LoopSignals,
+  type Release,
+  type ShedReason,
+} from './admission.ts';
 import { RateLimitedError } from './errors.ts';
 import { type RateLimit, TokenBuckets } from './token-buckets.ts';
 
@@ -14,8 +20,8 @@ export interface OrderGateOptions {
   perAddress?: RateLimit;
   /** True when the product is known sold out in this process: such orders cost nothing, never gated. */
   isSoldOut: (productId: string) => boolean;
-  /** The event-loop delay in ms (EventLoopLag.current). */
-  lagMs?: () => number;
+  /** The process's event-loop delay and utilization (an EventLoopLag). */
+  loop?: LoopSignals;
   onShed?: (reason: ShedReason) => void;
   onRateLimited?: (by: 'user' | 'address') => void;
   /** [0, 1): spreads Retry-After so refused clients do not come back in one wave. */
@@ -41,7 +47,7 @@ export class OrderGate {
   private readonly random: () => number;
 
   constructor(private readonly o: OrderGateOptions) {
-    this.admission = new AdmissionControl(o.admission, o.lagMs);
+    this.admission = new AdmissionControl(o.admission, o.loop);
     if (o.perUser) this.users = new TokenBuckets(o.perUser);
     if (o.perAddress) this.addresses = new TokenBuckets(o.perAddress);
     this.random = o.random ?? Math.random;
@@ -58,17 +64,25 @@ export class OrderGate {
   }
 
   /**
-   * The refusal an order arriving now would get from admission control, decided before its request
-   * is read: the shed lane answers it without parsing (see shed-lane.ts). Undefined: let it in.
+   * The Retry-After (seconds) of the 429 busy an order arriving now would get from admission control,
+   * decided before its request is read: the shed lane answers it without parsing (see shed-lane.ts).
+   * Undefined: let it in. No error is built: under a herd this runs thousands of times a second.
    */
-  refuseOnArrival(): BusyError | undefined {
+  refuseOnArrival(): number | undefined {
     const reason = this.admission.refusalOnArrival();
-    return reason === undefined ? undefined : this.shed(reason, undefined);
+    if (reason === undefined) return undefined;
+    this.o.onShed?.(reason);
+    return this.retryAfter();
   }
 
-  private shed(reason: ShedReason, productId: string | undefined): BusyError {
+  private shed(reason: ShedReason, productId: string): BusyError {
     this.o.onShed?.(reason);
-    return new BusyError(productId, 1 + Math.floor(this.random() * (RETRY_SPREAD_S + 1)));
+    return new BusyError(productId, this.retryAfter());
+  }
+
+  /** 1..(1 + RETRY_SPREAD_S) seconds at random. */
+  private retryAfter(): number {
+    return 1 + Math.floor(this.random() * (RETRY_SPREAD_S + 1));
   }
 
   private limit(waitSeconds: number, by: 'user' | 'address'): void {

@@ -1,6 +1,7 @@
 // The shed lane: an order that admission control would refuse on arrival is answered 429 busy before
 // express reads or parses it, so that under overload a refusal costs microseconds, not a request.
 import type { IncomingMessage, RequestListener } from 'node:http';
+import { BusyError } from '../inventory/errors.ts';
 import { errorAnswer } from './errors.ts';
 import type { OrderGate } from './order-gate.ts';
 import { requestId } from './request-log.ts';
@@ -25,22 +26,46 @@ export interface ShedLaneOptions {
  */
 export function withShedLane(app: RequestListener, o: ShedLaneOptions): RequestListener {
   return (req, res) => {
-    const refusal = isOrderPost(req) ? o.gate.refuseOnArrival() : undefined;
-    if (refusal === undefined) {
+    const retryAfter = isOrderPost(req) ? o.gate.refuseOnArrival() : undefined;
+    if (retryAfter === undefined) {
       app(req, res);
       return;
     }
     o.onShed?.();
-    const answer = errorAnswer(refusal);
-    const body = JSON.stringify(answer.body);
-    res.writeHead(answer.status, {
+    const answer = busyAnswer(retryAfter);
+    res.writeHead(answer.status, [
       ...answer.headers,
-      'Content-Type': 'application/json; charset=utf-8',
-      'Content-Length': Buffer.byteLength(body),
-      'X-Request-Id': requestId(req.headers['x-request-id'] as string | undefined),
-    });
-    res.end(body);
+      'X-Request-Id',
+      requestId(req.headers['x-request-id'] as string | undefined),
+    ]);
+    res.end(answer.body);
   };
+}
+
+interface RawAnswer {
+  status: number;
+  /** Flat [name, value, ...] list, as writeHead takes it without copying into an object. */
+  headers: string[];
+  body: string;
+}
+
+/** The lane's answers by Retry-After, built once: a refusal then costs no error, no JSON, no header object. */
+const busyAnswers = new Map<number, RawAnswer>();
+
+function busyAnswer(retryAfterSeconds: number): RawAnswer {
+  let answer = busyAnswers.get(retryAfterSeconds);
+  if (answer === undefined) {
+    const a = errorAnswer(new BusyError(undefined, retryAfterSeconds));
+    const body = JSON.stringify(a.body);
+    const headers = Object.entries({
+      ...a.headers,
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': String(Buffer.byteLength(body)),
+    }).flat();
+    answer = { status: a.status, headers, body };
+    busyAnswers.set(retryAfterSeconds, answer);
+  }
+  return answer;
 }
 
 function isOrderPost(req: IncomingMessage): boolean {

@@ -87,16 +87,18 @@ export class AdmissionControl {
   private limitValue: number;
   private inflight = 0;
   private readonly waiters: Waiter[] = [];
-  /** performance.now() of the last cut: only orders admitted after it may cut again. */
+  /** clock() of the last cut: only orders admitted after it may cut again. */
   private lastCut = Number.NEGATIVE_INFINITY;
-  /** performance.now() when an order was last refused or queued (excess demand). */
+  /** clock() when an order was last refused or queued (excess demand). */
   private lastExcess = Number.NEGATIVE_INFINITY;
-  /** performance.now() when the current stretch of excess demand began. */
+  /** clock() when the current stretch of excess demand began. */
   private excessSince = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly o: AdmissionOptions,
     private readonly loop: LoopSignals = QUIET_LOOP,
+    /** Milliseconds on a monotonic clock (tests drive their own). */
+    private readonly clock: () => number = () => performance.now(),
   ) {
     this.limitValue = o.initialLimit;
   }
@@ -116,7 +118,7 @@ export class AdmissionControl {
    */
   acquire(): Release | ShedReason | Promise<Release | ShedReason> {
     if (this.hasFreeSlot()) return this.admit();
-    const now = performance.now();
+    const now = this.clock();
     this.noteExcess(now);
     const refused = this.refusal(now);
     if (refused) return refused;
@@ -139,7 +141,7 @@ export class AdmissionControl {
    */
   refusalOnArrival(): ShedReason | undefined {
     if (this.hasFreeSlot()) return undefined;
-    const now = performance.now();
+    const now = this.clock();
     const refused = this.refusal(now);
     if (refused) this.noteExcess(now);
     return refused;
@@ -180,20 +182,20 @@ export class AdmissionControl {
 
   private admit(): Release {
     this.inflight += 1;
-    const admittedAt = performance.now();
+    const admittedAt = this.clock();
     let released = false;
     return () => {
       if (released) return;
       released = true;
       this.inflight -= 1;
-      this.sample(admittedAt, performance.now() - admittedAt);
+      this.sample(admittedAt, this.clock());
       this.wake();
     };
   }
 
-  private sample(admittedAt: number, ms: number): void {
+  private sample(admittedAt: number, now: number): void {
     const o = this.o;
-    const now = performance.now();
+    const ms = now - admittedAt;
     if (ms > o.targetMs) {
       if (admittedAt > this.lastCut) this.cut(Math.max(MAX_CUT, o.targetMs / ms), now);
     } else if (now - this.lastExcess < DEMAND_MEMORY_MS) {

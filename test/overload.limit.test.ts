@@ -1,0 +1,129 @@
+// The adaptive limit of admission control (src/http/admission.ts) on a clock and an event loop the
+// test drives: excess demand on a saturated loop cuts it and stops its growth; the same loop without
+// excess demand (the process is busy, not asked for more) does not; once demand falls the limit
+// climbs back to its initial value; and a standing queue holds at most one limit's worth.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { AdmissionControl, type AdmissionOptions, type Release } from '../src/http/admission.ts';
+
+const OPTIONS: AdmissionOptions = {
+  initialLimit: 20,
+  minLimit: 2,
+  maxLimit: 100,
+  // Far above any step of the clock here: only the loop and the demand move the limit.
+  targetMs: 60_000,
+  queueMs: 1000,
+  overloadQueueMs: 50,
+  maxQueue: 1000,
+  maxLagMs: 0,
+  maxUtilization: 0.9,
+};
+
+/** An AdmissionControl on a manual clock and a loop whose utilization the test sets. */
+function control(o: Partial<AdmissionOptions> = {}) {
+  const world = { now: 0, utilization: 0 };
+  const ac = new AdmissionControl(
+    { ...OPTIONS, ...o },
+    { lagMs: () => 0, utilization: () => world.utilization },
+    () => world.now,
+  );
+  return { ac, world };
+}
+
+/** Takes every free slot (each admitted at once). */
+function fill(ac: AdmissionControl): Release[] {
+  const held: Release[] = [];
+  while (ac.refusalOnArrival() === undefined && ac.state().inflight < ac.limit) {
+    const r = ac.acquire();
+    assert.equal(typeof r, 'function', 'a free slot admits at once');
+    held.push(r as Release);
+  }
+  return held;
+}
+
+describe('admission control', () => {
+  it('under excess demand, a saturated loop cuts the limit once per window and never grows it', () => {
+    const { ac, world } = control({ queueMs: 0 });
+    const held = fill(ac);
+    assert.equal(held.length, 20);
+    world.utilization = 0.95;
+    const limits: number[] = [];
+    for (let window = 0; window < 5; window++) {
+      world.now += 250;
+      // One more order than the limit admits: refused on arrival (no queue), which is excess demand.
+      assert.equal(ac.refusalOnArrival(), 'queue_full');
+      // Fast completions, several per window: one cut each window, no growth.
+      for (let i = 0; i < 3; i++) {
+        world.now += 1;
+        (held.pop() as Release)();
+        const again = ac.acquire();
+        if (typeof again === 'function') held.push(again);
+      }
+      limits.push(ac.limit);
+    }
+    assert.deepEqual(limits, [16, 12, 10, 8, 6]);
+    for (const r of held) r();
+  });
+
+  it('a saturated loop without excess demand does not cut: the process is busy, not asked for more', () => {
+    const { ac, world } = control();
+    world.utilization = 1;
+    for (let i = 0; i < 50; i++) {
+      world.now += 10;
+      const r = ac.acquire();
+      assert.equal(typeof r, 'function');
+      world.now += 5;
+      (r as Release)();
+    }
+    assert.equal(ac.limit, 20);
+  });
+
+  it('climbs back to the initial limit once demand falls, and only then by whole steps', () => {
+    const { ac, world } = control({ queueMs: 0 });
+    let held = fill(ac);
+    world.utilization = 0.95;
+    for (let window = 0; window < 4; window++) {
+      world.now += 250;
+      ac.refusalOnArrival();
+      (held.pop() as Release)();
+    }
+    const cut = ac.limit;
+    assert.ok(cut < 20, `cut to ${cut}`);
+    for (const r of held) r();
+    // Excess demand on an unsaturated loop: about one more per round of orders, not one per order.
+    world.utilization = 0.5;
+    held = fill(ac);
+    assert.equal(ac.refusalOnArrival(), 'queue_full');
+    for (const r of held) r();
+    assert.equal(ac.limit, cut + 1);
+    // A second later nothing has been refused: each fast order adds a whole one up to the initial limit.
+    world.now += 1001;
+    for (let i = 0; i < 20; i++) (ac.acquire() as Release)();
+    assert.equal(ac.limit, 20);
+  });
+
+  it('a burst waits up to queueMs; once excess demand has stood that long, one limit of waiters at most', async () => {
+    const { ac, world } = control();
+    const held = fill(ac);
+    const waiting = () => {
+      const r = ac.acquire();
+      assert.ok(r instanceof Promise, 'an order above the limit waits');
+      return r;
+    };
+    const burst = Array.from({ length: 30 }, waiting);
+    assert.equal(ac.state().queued, 30);
+    world.now += 500;
+    burst.push(waiting());
+    world.now += 500;
+    // Excess demand for queueMs: a standing queue, already longer than one limit: refused on arrival.
+    assert.equal(ac.refusalOnArrival(), 'queue_full');
+    for (const r of held) r();
+    // The oldest 20 waiters got the freed slots.
+    const admitted = await Promise.all(burst.slice(0, 20));
+    assert.ok(admitted.every((r) => typeof r === 'function'));
+    assert.equal(ac.state().queued, 11);
+    for (const r of admitted) (r as Release)();
+    for (const r of await Promise.all(burst.slice(20))) (r as Release)();
+    assert.deepEqual(ac.state(), { limit: ac.limit, inflight: 0, queued: 0 });
+  });
+});

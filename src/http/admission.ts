@@ -71,8 +71,8 @@ const DEMAND_MEMORY_MS = 1000;
  *   decides how much of the process goes to orders and how much to refusing the rest. Then a
  *   saturated loop (utilization >= `maxUtilization`) cuts it by SATURATION_CUT once per window and
  *   stops its growth, and an unsaturated one grows it by 1/limit per fast completion (about one per
- *   round of orders): a refusal costs about a tenth of an order, but at four times capacity the
- *   refusals need as much CPU as the orders, and a limit that ignores them leaves the loop no time
+ *   round of orders): a refusal costs about a seventh of an order, but at four times capacity the
+ *   refusals need nearly half of the process, and a limit that ignores them leaves the loop no time
  *   to answer them (measured: answers came tens of seconds late while the limit grew, every order
  *   "fast");
  * - a burst may wait `queueMs`; once excess demand has lasted that long (a standing queue: overload,

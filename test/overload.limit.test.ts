@@ -1,6 +1,7 @@
 // The adaptive limit of admission control (src/http/admission.ts) on a clock and an event loop the
-// test drives: excess demand on a saturated loop cuts it and stops its growth; the same loop without
-// excess demand (the process is busy, not asked for more) does not; once demand falls the limit
+// test drives: excess demand on a saturated loop cuts it when refusals are as many as completions,
+// and only holds it when they are few; the same loop without excess demand (the process is busy,
+// not asked for more) does not cut; once demand falls the limit
 // climbs back to its initial value; and a standing queue holds at most one limit's worth.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -42,18 +43,19 @@ function fill(ac: AdmissionControl): Release[] {
 }
 
 describe('admission control', () => {
-  it('under excess demand, a saturated loop cuts the limit once per window and never grows it', () => {
+  it('under a herd, a saturated loop cuts the limit once per window and never grows it', () => {
     const { ac, world } = control({ queueMs: 0 });
     const held = fill(ac);
     assert.equal(held.length, 20);
     world.utilization = 0.95;
     const limits: number[] = [];
-    for (let window = 0; window < 5; window++) {
+    for (let window = 0; window < 6; window++) {
       world.now += 250;
-      // One more order than the limit admits: refused on arrival (no queue), which is excess demand.
-      assert.equal(ac.refusalOnArrival(), 'queue_full');
-      // Fast completions, several per window: one cut each window, no growth.
-      for (let i = 0; i < 3; i++) {
+      // More orders than the limit admits, refused on arrival (no queue): excess demand, and more
+      // refusals than completions in the window (a herd several times what the process serves).
+      for (let i = 0; i < 4; i++) assert.equal(ac.refusalOnArrival(), 'queue_full');
+      // Fast completions, several per window: at most one cut each window, no growth.
+      for (let i = 0; i < 2; i++) {
         world.now += 1;
         (held.pop() as Release)();
         const again = ac.acquire();
@@ -61,7 +63,28 @@ describe('admission control', () => {
       }
       limits.push(ac.limit);
     }
-    assert.deepEqual(limits, [16, 12, 10, 8, 6]);
+    // The first window only starts the count: there is no earlier one to judge.
+    assert.deepEqual(limits, [20, 16, 12, 10, 8, 6]);
+    for (const r of held) r();
+  });
+
+  it('a saturated loop with a few refusals holds the limit: neither cut nor grown', () => {
+    // A process starved by its neighbours reads saturated whatever it admits; refusing a few orders
+    // is no reason to admit fewer (cutting on that spiralled the limit to its floor in CI).
+    const { ac, world } = control({ queueMs: 0 });
+    const held = fill(ac);
+    world.utilization = 1;
+    for (let window = 0; window < 5; window++) {
+      world.now += 250;
+      assert.equal(ac.refusalOnArrival(), 'queue_full');
+      // Several completions for the one refusal of the window; each slot is taken again at once.
+      for (let i = 0; i < 3; i++) {
+        world.now += 1;
+        (held.pop() as Release)();
+        held.push(ac.acquire() as Release);
+      }
+    }
+    assert.equal(ac.limit, 20);
     for (const r of held) r();
   });
 
@@ -84,7 +107,8 @@ describe('admission control', () => {
     world.utilization = 0.95;
     for (let window = 0; window < 4; window++) {
       world.now += 250;
-      ac.refusalOnArrival();
+      held.push(...fill(ac));
+      assert.equal(ac.refusalOnArrival(), 'queue_full');
       (held.pop() as Release)();
     }
     const cut = ac.limit;

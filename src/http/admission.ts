@@ -52,7 +52,7 @@ interface Waiter {
 const MAX_CUT = 0.5;
 /** A saturated loop under excess demand cuts the limit by this factor, at most once per SATURATION_MS. */
 const SATURATION_CUT = 0.8;
-/** One cut per window of the loop signals (EventLoopLag's), so each cut is judged by fresh evidence. */
+/** One verdict per window of the loop signals (EventLoopLag's), so each cut is judged by fresh evidence. */
 const SATURATION_MS = 200;
 /** Excess demand: an order was refused or waited for a slot this recently. */
 const DEMAND_MEMORY_MS = 1000;
@@ -68,13 +68,16 @@ const DEMAND_MEMORY_MS = 1000;
  *   the known-safe level, and staying under it needs fresh evidence of congestion) and 1/limit
  *   above it, only while the limit is in use (half of it in flight), so idleness never inflates it;
  * - under excess demand (an order refused or queued within the last second) the limit is what
- *   decides how much of the process goes to orders and how much to refusing the rest. Then a
- *   saturated loop (utilization >= `maxUtilization`) cuts it by SATURATION_CUT once per window and
- *   stops its growth, and an unsaturated one grows it by 1/limit per fast completion (about one per
- *   round of orders): a refusal costs about a seventh of an order, but at four times capacity the
- *   refusals need nearly half of the process, and a limit that ignores them leaves the loop no time
- *   to answer them (measured: answers came tens of seconds late while the limit grew, every order
- *   "fast");
+ *   decides how much of the process goes to orders and how much to refusing the rest. A saturated
+ *   loop (utilization >= `maxUtilization`) stops its growth, and once per window, if at least as
+ *   many orders were refused as completed in it, cuts it by SATURATION_CUT; an unsaturated loop
+ *   grows it by 1/limit per fast completion (about one per round of orders). A refusal costs about
+ *   a seventh of an order, so at four times capacity the refusals need nearly half of the process,
+ *   and a limit that ignores them leaves the loop no time to answer them (measured: answers came
+ *   tens of seconds late while the limit grew, every order "fast"). A few refusals cost next to
+ *   nothing, so they never cut: on a machine whose neighbours starve this process, its loop reads
+ *   saturated whatever it admits, and cutting on that alone spiralled the limit to its floor and
+ *   refused a fifth of a light load (measured in CI, k6 flash-sale at 150 orders/s);
  * - a burst may wait `queueMs`; once excess demand has lasted that long (a standing queue: overload,
  *   not a burst), new waiters get `overloadQueueMs` and the queue is capped at one limit's worth, so
  *   whatever cannot be served soon is refused on arrival, in microseconds, instead of after waiting;
@@ -93,6 +96,10 @@ export class AdmissionControl {
   private lastExcess = Number.NEGATIVE_INFINITY;
   /** clock() when the current stretch of excess demand began. */
   private excessSince = Number.NEGATIVE_INFINITY;
+  /** Refusals and completions since `windowStart`: the share of refusals a saturation cut needs. */
+  private refusedInWindow = 0;
+  private completedInWindow = 0;
+  private windowStart = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly o: AdmissionOptions,
@@ -121,13 +128,17 @@ export class AdmissionControl {
     const now = this.clock();
     this.noteExcess(now);
     const refused = this.refusal(now);
-    if (refused) return refused;
+    if (refused) {
+      this.refusedInWindow += 1;
+      return refused;
+    }
     const waitMs = this.waitMs(this.standing(now));
     return new Promise((resolve) => {
       const waiter: Waiter = {
         resolve,
         timer: setTimeout(() => {
           this.waiters.splice(this.waiters.indexOf(waiter), 1);
+          this.refusedInWindow += 1;
           resolve('queue_timeout');
         }, waitMs),
       };
@@ -143,7 +154,10 @@ export class AdmissionControl {
     if (this.hasFreeSlot()) return undefined;
     const now = this.clock();
     const refused = this.refusal(now);
-    if (refused) this.noteExcess(now);
+    if (refused) {
+      this.noteExcess(now);
+      this.refusedInWindow += 1;
+    }
     return refused;
   }
 
@@ -196,12 +210,20 @@ export class AdmissionControl {
   private sample(admittedAt: number, now: number): void {
     const o = this.o;
     const ms = now - admittedAt;
+    this.completedInWindow += 1;
     if (ms > o.targetMs) {
       if (admittedAt > this.lastCut) this.cut(Math.max(MAX_CUT, o.targetMs / ms), now);
     } else if (now - this.lastExcess < DEMAND_MEMORY_MS) {
       // Excess demand: the loop's saturation, not the orders' latency, says whether there is room.
       if (!this.saturated()) this.limitValue = Math.min(o.maxLimit, this.limitValue + 1 / this.limitValue);
-      else if (now - this.lastCut >= SATURATION_MS) this.cut(SATURATION_CUT, now);
+      else if (now - this.windowStart >= SATURATION_MS) {
+        // A window that began long ago (or never) is no evidence: it only starts a fresh one.
+        const fresh = now - this.windowStart < 2 * SATURATION_MS;
+        if (fresh && this.refusedInWindow >= this.completedInWindow) this.cut(SATURATION_CUT, now);
+        this.windowStart = now;
+        this.refusedInWindow = 0;
+        this.completedInWindow = 0;
+      }
     } else if (this.limitValue < o.initialLimit) {
       this.limitValue = Math.min(o.initialLimit, this.limitValue + 1);
     } else if ((this.inflight + 1) * 2 >= this.limitValue) {

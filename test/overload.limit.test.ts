@@ -68,7 +68,7 @@ describe('admission control', () => {
     for (const r of held) r();
   });
 
-  it('a saturated loop with a few refusals holds the limit: neither cut nor grown', () => {
+  it('a saturated loop with a few refusals does not cut the limit', () => {
     // A process starved by its neighbours reads saturated whatever it admits; refusing a few orders
     // is no reason to admit fewer (cutting on that spiralled the limit to its floor in CI).
     const { ac, world } = control({ queueMs: 0 });

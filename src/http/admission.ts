@@ -67,17 +67,18 @@ const DEMAND_MEMORY_MS = 1000;
  * - a fast completion adds 1 below the initial limit (recovery needs no load: the initial limit is
  *   the known-safe level, and staying under it needs fresh evidence of congestion) and 1/limit
  *   above it, only while the limit is in use (half of it in flight), so idleness never inflates it;
- * - under excess demand (an order refused or queued within the last second) the limit is what
- *   decides how much of the process goes to orders and how much to refusing the rest. A saturated
- *   loop (utilization >= `maxUtilization`) stops its growth, and once per window, if at least as
- *   many orders were refused as completed in it, cuts it by SATURATION_CUT; an unsaturated loop
- *   grows it by 1/limit per fast completion (about one per round of orders). A refusal costs about
+ * - in a herd (a window of SATURATION_MS in which at least as many orders were refused as
+ *   completed) the limit is what decides how much of the process goes to orders and how much to
+ *   refusing the rest. A saturated loop (utilization >= `maxUtilization`) stops its growth and cuts
+ *   it by SATURATION_CUT once per window; an unsaturated loop grows it by 1/limit per fast
+ *   completion (about one per round of orders). A refusal costs about
  *   a seventh of an order, so at four times capacity the refusals need nearly half of the process,
  *   and a limit that ignores them leaves the loop no time to answer them (measured: answers came
- *   tens of seconds late while the limit grew, every order "fast"). A few refusals cost next to
- *   nothing, so they never cut: on a machine whose neighbours starve this process, its loop reads
- *   saturated whatever it admits, and cutting on that alone spiralled the limit to its floor and
- *   refused a fifth of a light load (measured in CI, k6 flash-sale at 150 orders/s);
+ *   tens of seconds late while the limit grew, every order "fast"). Short of a herd the rules
+ *   above apply unchanged: a few refusals cost next to nothing, and on a machine whose neighbours
+ *   starve this process its loop reads saturated whatever it admits; cutting or freezing the limit
+ *   on that spiralled it to its floor and refused a twentieth to a fifth of a light load (measured
+ *   in CI, k6 flash-sale at 150 orders/s);
  * - a burst may wait `queueMs`; once excess demand has lasted that long (a standing queue: overload,
  *   not a burst), new waiters get `overloadQueueMs` and the queue is capped at one limit's worth, so
  *   whatever cannot be served soon is refused on arrival, in microseconds, instead of after waiting;
@@ -100,6 +101,8 @@ export class AdmissionControl {
   private refusedInWindow = 0;
   private completedInWindow = 0;
   private windowStart = Number.NEGATIVE_INFINITY;
+  /** The last window held a herd: at least as many refusals as completions. */
+  private herd = false;
 
   constructor(
     private readonly o: AdmissionOptions,
@@ -211,24 +214,31 @@ export class AdmissionControl {
     const o = this.o;
     const ms = now - admittedAt;
     this.completedInWindow += 1;
+    if (now - this.windowStart >= SATURATION_MS) this.closeWindow(now);
     if (ms > o.targetMs) {
       if (admittedAt > this.lastCut) this.cut(Math.max(MAX_CUT, o.targetMs / ms), now);
-    } else if (now - this.lastExcess < DEMAND_MEMORY_MS) {
-      // Excess demand: the loop's saturation, not the orders' latency, says whether there is room.
+    } else if (this.herd && now - this.lastExcess < DEMAND_MEMORY_MS) {
+      // A herd: the loop's saturation, not the orders' latency, says whether there is room.
       if (!this.saturated()) this.limitValue = Math.min(o.maxLimit, this.limitValue + 1 / this.limitValue);
-      else if (now - this.windowStart >= SATURATION_MS) {
-        // A window that began long ago (or never) is no evidence: it only starts a fresh one.
-        const fresh = now - this.windowStart < 2 * SATURATION_MS;
-        if (fresh && this.refusedInWindow >= this.completedInWindow) this.cut(SATURATION_CUT, now);
-        this.windowStart = now;
-        this.refusedInWindow = 0;
-        this.completedInWindow = 0;
-      }
     } else if (this.limitValue < o.initialLimit) {
       this.limitValue = Math.min(o.initialLimit, this.limitValue + 1);
     } else if ((this.inflight + 1) * 2 >= this.limitValue) {
       this.limitValue = Math.min(o.maxLimit, this.limitValue + 1 / this.limitValue);
     }
+  }
+
+  /**
+   * Ends the window of refusals and completions: a herd if at least as many orders were refused as
+   * completed in it, and then, on a saturated loop, one cut. A window that began long ago (or never)
+   * is no evidence: it only starts a fresh one.
+   */
+  private closeWindow(now: number): void {
+    const fresh = now - this.windowStart < 2 * SATURATION_MS;
+    this.herd = fresh && this.refusedInWindow > 0 && this.refusedInWindow >= this.completedInWindow;
+    if (this.herd && this.saturated()) this.cut(SATURATION_CUT, now);
+    this.windowStart = now;
+    this.refusedInWindow = 0;
+    this.completedInWindow = 0;
   }
 
   private saturated(): boolean {

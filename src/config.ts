@@ -201,7 +201,7 @@ const schema = z.object({
   ADMISSION_MAX_QUEUE: int(1000, 0, 1_000_000),
   /** Mean event-loop delay above which nothing waits for a slot; 0: not watched. */
   ADMISSION_MAX_LAG_MS: int(100, 0, 60_000),
-  /** Event-loop utilization (0..1) at or above which excess demand cuts the limit; 0: not watched. */
+  /** Event-loop utilization (0..1) at or above which a herd (refusals >= completions) cuts the limit; 0: not watched. */
   ADMISSION_MAX_UTILIZATION: z.coerce.number().min(0).max(1).default(0.9),
   /** Benchmark-only endpoints under /bench (src/http/bench-routes.ts): `npm run bench` only, never in production. Default off; `1`/`true` mounts them. */
   BENCH_ENDPOINTS: z

@@ -21,8 +21,8 @@ export interface AdmissionOptions {
   /** Event-loop delay above which nothing waits: a request without a free slot is refused. 0: ignored. */
   maxLagMs: number;
   /**
-   * Event-loop utilization (0..1) at or above which the process is saturated: while it is and more
-   * orders arrive than the limit admits, the limit is cut. 0: ignored.
+   * Event-loop utilization (0..1) at or above which the process is saturated: while it is, in a herd
+   * (at least as many orders refused as completed), the limit is cut. 0: ignored.
    */
   maxUtilization: number;
 }

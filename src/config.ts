@@ -186,8 +186,6 @@ const schema = z.object({
   RATE_LIMIT_PER_USER: rateLimit('off'),
   /** Orders per client address in each API process: `<per second>:<burst>` or `off`. */
   RATE_LIMIT_PER_IP: rateLimit('off'),
-  /** How long a process answers a sold-out product from memory before it reads the sale again. */
-  SOLD_OUT_TTL_MS: int(1000, 1, 3_600_000),
   /** Admission control (src/http/admission.ts): the adaptive limit of orders in flight per process. */
   ADMISSION_LIMIT: int(128, 1, 100_000),
   ADMISSION_MIN_LIMIT: int(8, 1, 100_000),

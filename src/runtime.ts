@@ -181,7 +181,7 @@ export async function startApi(rt: Runtime): Promise<Server> {
     onEvent: (e) => metrics.observeLock(e),
   });
   const external = rt.lockService;
-  const catalog = new Catalog(redis, subscriber, { soldOutTtlMs: config.SOLD_OUT_TTL_MS });
+  const catalog = new Catalog(redis, subscriber);
   await catalog.start();
   // One queue per master on a cluster; registered so the writer consumes every one.
   const prefixes = queuePrefixes(redis);

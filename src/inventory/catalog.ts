@@ -1,7 +1,6 @@
 // This process's view of the sales: cached sale + shard list per product, the round-robin shard
 // counter, shards known empty, and the sold-out flag that lets a sold-out product be answered with
-// no Redis round trip. Sale events on pub/sub invalidate a product; a lost subscription clears all;
-// a sold-out verdict lapses after a bound, in case an event was lost without either.
+// no Redis round trip. Sale events on pub/sub invalidate a product; a lost subscription clears all.
 import { isCluster, onMessage, type RedisClient, slotMapOf, subscribe } from '../redis/connection.ts';
 import { parseSaleEvent } from './events.ts';
 import { productOfChannel, saleEventsChannel } from './keys.ts';
@@ -10,8 +9,7 @@ import { loadSale, type Sale } from './sale.ts';
 interface Entry {
   sale: Sale | null;
   loadedAt: number;
-  /** When this process last saw every shard empty (no sale event since); undefined: not sold out. */
-  soldOutAt: number | undefined;
+  soldOut: boolean;
   /** Shard indexes of this generation seen at 0 stock; stock only rises again with a sale event. */
   empty: Set<number>;
   cursor: number;
@@ -19,19 +17,6 @@ interface Entry {
 
 /** An unknown product is re-checked after this long even without an event (creation races). */
 const UNKNOWN_TTL_MS = 1000;
-
-/** Settings of {@link Catalog}. */
-export interface CatalogOptions {
-  /**
-   * How long a sold-out verdict answers orders without Redis (SOLD_OUT_TTL_MS). After it the sale is
-   * read again and the next orders look at the shards, so a "units back" event that never arrived
-   * (a subscription moving with its slot, a message lost in between) costs at most this long.
-   * Default 1000.
-   */
-  soldOutTtlMs?: number;
-  /** Milliseconds since the epoch (tests drive their own). Default Date.now. */
-  now?: () => number;
-}
 
 export class Catalog {
   private readonly entries = new Map<string, Entry>();
@@ -44,17 +29,10 @@ export class Catalog {
   /** Products this process has seen with a payment window (its expiry sweep looks after them). */
   private readonly timed = new Set<string>();
 
-  private readonly soldOutTtlMs: number;
-  private readonly now: () => number;
-
   constructor(
     private readonly redis: RedisClient,
     private readonly subscriber: RedisClient,
-    options: CatalogOptions = {},
-  ) {
-    this.soldOutTtlMs = options.soldOutTtlMs ?? 1000;
-    this.now = options.now ?? Date.now;
-  }
+  ) {}
 
   start(): Promise<void> {
     this.started ??= (async () => {
@@ -101,21 +79,14 @@ export class Catalog {
     return (await this.entry(productId)).sale;
   }
 
-  /**
-   * True when this process saw every shard empty less than `soldOutTtlMs` ago and no sale event has
-   * arrived since. A lapsed verdict drops the product's entry, so the caller re-reads the sale.
-   */
+  /** True when this process saw every shard empty and no sale event has arrived since. */
   isSoldOut(productId: string): boolean {
-    const e = this.entries.get(productId);
-    if (e?.soldOutAt === undefined) return false;
-    if (this.now() - e.soldOutAt < this.soldOutTtlMs) return true;
-    this.invalidate(productId);
-    return false;
+    return this.entries.get(productId)?.soldOut === true;
   }
 
   markSoldOut(sale: Sale): void {
     const e = this.entries.get(sale.productId);
-    if (e?.sale?.generation === sale.generation) e.soldOutAt = this.now();
+    if (e?.sale?.generation === sale.generation) e.soldOut = true;
   }
 
   markEmpty(sale: Sale, index: number): void {
@@ -156,7 +127,7 @@ export class Catalog {
 
   private async entry(productId: string): Promise<Entry> {
     const cached = this.entries.get(productId);
-    if (cached && (cached.sale || this.now() - cached.loadedAt < UNKNOWN_TTL_MS)) return cached;
+    if (cached && (cached.sale || Date.now() - cached.loadedAt < UNKNOWN_TTL_MS)) return cached;
     let pending = this.loading.get(productId);
     if (!pending) {
       const epoch = this.epochs.get(productId);
@@ -165,8 +136,8 @@ export class Catalog {
           if (sale && sale.paymentTimeoutSec > 0) this.timed.add(productId);
           const entry: Entry = {
             sale,
-            loadedAt: this.now(),
-            soldOutAt: undefined,
+            loadedAt: Date.now(),
+            soldOut: false,
             empty: new Set(),
             // A random start per process keeps processes from marching over the shards in step.
             cursor: Math.floor(Math.random() * 1_000_000),

@@ -42,6 +42,27 @@ function fill(ac: AdmissionControl): Release[] {
   return held;
 }
 
+/**
+ * One window of a loaded process: 250 ms on, `refusals` orders refused on arrival (the limit is full,
+ * no queue), then `completions` fast completions, each slot taken again at once when the limit allows.
+ */
+function window(
+  ac: AdmissionControl,
+  world: { now: number },
+  held: Release[],
+  refusals: number,
+  completions: number,
+): void {
+  world.now += 250;
+  for (let i = 0; i < refusals; i++) assert.equal(ac.refusalOnArrival(), 'queue_full');
+  for (let i = 0; i < completions; i++) {
+    world.now += 1;
+    (held.pop() as Release)();
+    const again = ac.acquire();
+    if (typeof again === 'function') held.push(again);
+  }
+}
+
 describe('admission control', () => {
   it('under a herd, a saturated loop cuts the limit once per window and never grows it', () => {
     const { ac, world } = control({ queueMs: 0 });
@@ -49,18 +70,10 @@ describe('admission control', () => {
     assert.equal(held.length, 20);
     world.utilization = 0.95;
     const limits: number[] = [];
-    for (let window = 0; window < 6; window++) {
-      world.now += 250;
-      // More orders than the limit admits, refused on arrival (no queue): excess demand, and more
-      // refusals than completions in the window (a herd several times what the process serves).
-      for (let i = 0; i < 4; i++) assert.equal(ac.refusalOnArrival(), 'queue_full');
-      // Fast completions, several per window: at most one cut each window, no growth.
-      for (let i = 0; i < 2; i++) {
-        world.now += 1;
-        (held.pop() as Release)();
-        const again = ac.acquire();
-        if (typeof again === 'function') held.push(again);
-      }
+    for (let w = 0; w < 6; w++) {
+      // More refusals than completions in each window (a herd several times what the process
+      // serves), and several fast completions: at most one cut each window, no growth.
+      window(ac, world, held, 4, 2);
       limits.push(ac.limit);
     }
     // The first window only starts the count: there is no earlier one to judge.
@@ -74,17 +87,10 @@ describe('admission control', () => {
     const { ac, world } = control({ queueMs: 0 });
     const held = fill(ac);
     world.utilization = 1;
-    for (let window = 0; window < 5; window++) {
-      world.now += 250;
-      assert.equal(ac.refusalOnArrival(), 'queue_full');
-      // Several completions for the one refusal of the window; each slot is taken again at once.
-      for (let i = 0; i < 3; i++) {
-        world.now += 1;
-        (held.pop() as Release)();
-        held.push(ac.acquire() as Release);
-      }
-    }
+    // Several completions for the one refusal of each window.
+    for (let w = 0; w < 5; w++) window(ac, world, held, 1, 3);
     assert.equal(ac.limit, 20);
+    assert.equal(held.length, 20, 'every slot was taken again: nothing was cut');
     for (const r of held) r();
   });
 

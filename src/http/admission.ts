@@ -131,18 +131,14 @@ export class AdmissionControl {
     const now = this.clock();
     this.noteExcess(now);
     const refused = this.refusal(now);
-    if (refused) {
-      this.refusedInWindow += 1;
-      return refused;
-    }
+    if (refused) return this.refused(refused);
     const waitMs = this.waitMs(this.standing(now));
     return new Promise((resolve) => {
       const waiter: Waiter = {
         resolve,
         timer: setTimeout(() => {
           this.waiters.splice(this.waiters.indexOf(waiter), 1);
-          this.refusedInWindow += 1;
-          resolve('queue_timeout');
+          resolve(this.refused('queue_timeout'));
         }, waitMs),
       };
       this.waiters.push(waiter);
@@ -157,11 +153,15 @@ export class AdmissionControl {
     if (this.hasFreeSlot()) return undefined;
     const now = this.clock();
     const refused = this.refusal(now);
-    if (refused) {
-      this.noteExcess(now);
-      this.refusedInWindow += 1;
-    }
-    return refused;
+    if (!refused) return undefined;
+    this.noteExcess(now);
+    return this.refused(refused);
+  }
+
+  /** Counts a refusal in the current window (a herd is judged by them) and passes its reason on. */
+  private refused(reason: ShedReason): ShedReason {
+    this.refusedInWindow += 1;
+    return reason;
   }
 
   private hasFreeSlot(): boolean {

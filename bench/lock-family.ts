@@ -166,6 +166,7 @@ async function contenders(variant: VariantName, servers: RedisServer[]): Promise
         };
       }
     }
+    throw new Error(`unknown variant ${variant satisfies never}`);
   });
 }
 

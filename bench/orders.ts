@@ -249,7 +249,10 @@ let pgConnected = false;
 
 function snapshot(postgres: number[]): CpuSnapshot {
   const pids: Record<string, Array<number | undefined>> = { postgres };
-  for (const { role, pid } of roles.values()) (pids[role] ??= []).push(pid);
+  for (const { role, pid } of roles.values()) {
+    pids[role] ??= [];
+    pids[role].push(pid);
+  }
   return cpuSnapshot(pids);
 }
 

@@ -88,14 +88,15 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
 async function run(argv: string[], io: CliIo): Promise<number> {
   // A negative number is a value here (restock shoe -5), never an option.
   const NEGATIVE = /^-\d+$/;
-  const args = argv.map((a) => (NEGATIVE.test(a) ? `\u0000${a}` : a));
+  const MARK = '\u0000';
+  const args = argv.map((a) => (NEGATIVE.test(a) ? `${MARK}${a}` : a));
   let parsed: ReturnType<typeof parseCommandLine>;
   try {
     parsed = parseCommandLine(args);
   } catch (err) {
     throw new CliError('usage', `${(err as Error).message} (see flashsale --help)`);
   }
-  const unmark = (v: string) => v.replace(/^\u0000/, '');
+  const unmark = (v: string) => (v.startsWith(MARK) ? v.slice(MARK.length) : v);
   const values = Object.fromEntries(
     Object.entries(parsed.values).map(([k, v]) => [k, typeof v === 'string' ? unmark(v) : v]),
   ) as typeof parsed.values;
@@ -376,7 +377,9 @@ function printJson(ctx: Context, body: Json): number {
 
 function table(rows: string[][]): string {
   const widths: number[] = [];
-  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
+  for (const row of rows) {
+    for (const [i, cell] of row.entries()) widths[i] = Math.max(widths[i] ?? 0, cell.length);
+  }
   return rows
     .map((row) =>
       row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  '),

@@ -61,7 +61,7 @@ const schema = z.object({
     .transform((v, ctx) => {
       if (v === undefined) return undefined;
       const nodes = v.split(',').map((entry) => {
-        const m = /^([A-Za-z0-9.\-]+|\[[0-9A-Fa-f:]+\]):(\d{1,5})$/.exec(entry.trim());
+        const m = /^([A-Za-z0-9.-]+|\[[0-9A-Fa-f:]+\]):(\d{1,5})$/.exec(entry.trim());
         const port = Number(m?.[2]);
         return m?.[1] && port >= 1 && port <= 65535 ? { host: m[1].replace(/^\[|\]$/g, ''), port } : null;
       });
@@ -101,7 +101,7 @@ const schema = z.object({
       const endpoints = v.split(',').map((e) => e.trim());
       const bad = endpoints.find(
         (e) =>
-          !/^https?:\/\/[A-Za-z0-9.\-]+(:\d{1,5})?\/?$|^https?:\/\/\[[0-9A-Fa-f:]+\](:\d{1,5})?\/?$/.test(e),
+          !/^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?\/?$|^https?:\/\/\[[0-9A-Fa-f:]+\](:\d{1,5})?\/?$/.test(e),
       );
       if (bad !== undefined) {
         ctx.addIssue({ code: 'custom', message: `"${bad}" is not an http(s)://host:port endpoint` });
@@ -113,7 +113,7 @@ const schema = z.object({
   ZOOKEEPER_CONNECT: z
     .string()
     .default('127.0.0.1:2181')
-    .refine((v) => /^[A-Za-z0-9.\-]+:\d{1,5}(,[A-Za-z0-9.\-]+:\d{1,5})*(\/[^\s]*)?$/.test(v), {
+    .refine((v) => /^[A-Za-z0-9.-]+:\d{1,5}(,[A-Za-z0-9.-]+:\d{1,5})*(\/[^\s]*)?$/.test(v), {
       message: 'must be host:port[,host:port...][/chroot]',
     }),
   /** Lease of a shard lock held for one decrement (explicit: the critical section is one round trip). Default 5000, 100..600000. */

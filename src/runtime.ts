@@ -45,7 +45,6 @@ import {
   createRedisClient,
   describeTarget,
   duplicateClient,
-  isCluster,
   type RedisClient,
   type RedisTarget,
 } from './redis/connection.ts';

@@ -10,12 +10,11 @@ import {
   withInventoryScripts,
 } from '../src/inventory/scripts.ts';
 import { diffSnapshots, snapshotRedis } from './support/redis-snapshot.ts';
-import { admin } from './support/service.ts';
 import { useService } from './support/suite.ts';
 
 // The service's own worker would finish abandoned changes after SWEEP_AGE_MS; these tests look at
 // the pending state first, so its recovery waits (the last test runs the recovery loop itself).
-const { infra, svc } = useService({ SWEEP_AGE_MS: '600000' });
+const { infra } = useService({ SWEEP_AGE_MS: '600000' });
 
 /** Everything of a product in Redis, for "changes nothing" checks (the service's own keys tick on). */
 const snapshotOf = (productId: string) =>

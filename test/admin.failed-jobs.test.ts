@@ -3,7 +3,6 @@
 // and PUT /admin/products/:productId mirrors perUserLimit into sale_limits (the Postgres backstop).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { shardStockKey } from '../src/inventory/keys.ts';
 import type { OrderRecord } from '../src/orders/order.ts';
 import { createOrderQueue } from '../src/orders/queue.ts';

@@ -18,7 +18,7 @@ import {
   storm,
   tally,
 } from './support/reshard.ts';
-import { admin, createSale, drained, type Spawned, spawnService } from './support/service.ts';
+import { createSale, drained, type Spawned, spawnService } from './support/service.ts';
 import { useService } from './support/suite.ts';
 
 const { infra } = useService();

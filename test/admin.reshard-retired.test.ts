@@ -8,7 +8,6 @@ import { lockKeys } from '../src/lock/keys.ts';
 import { createOrderQueue } from '../src/orders/queue.ts';
 import { counter, generationOf, order, reconcile, reshard, restock, saleStatus } from './support/reshard.ts';
 import {
-  admin,
   call,
   createSale,
   drained,

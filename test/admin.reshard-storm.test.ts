@@ -12,14 +12,13 @@ import {
   generationOf,
   median,
   type Outcome,
-  order,
   RESHARD_ENV,
   reshard,
   restock,
   storm,
   tally,
 } from './support/reshard.ts';
-import { admin, createSale, spawnService } from './support/service.ts';
+import { createSale, spawnService } from './support/service.ts';
 import { useService } from './support/suite.ts';
 
 const { infra } = useService();

@@ -4,7 +4,6 @@
 // Then the writer: such a row fails its job alone, with the limit in the reason.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { type Kysely, sql } from 'kysely';
 import * as perUserLimitMigration from '../migrations/0002_per_user_limit.ts';
 import * as orderLimitMigration from '../migrations/0003_order_limit.ts';

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
-import { type LockHandle } from '../src/lock/index.ts';
+import type { LockHandle } from '../src/lock/index.ts';
 import { lockKeys } from '../src/lock/keys.ts';
 import {
   acquireInput,

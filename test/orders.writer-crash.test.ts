@@ -17,7 +17,7 @@ import {
 import { startWriter } from '../src/orders/writer.ts';
 import { until } from './support/async.ts';
 import { ADMIN_TOKEN, NO_LOAD_SHEDDING, type Spawned, spawnService, startInfra } from './support/service.ts';
-import { order, orders, PRODUCT, pendingOf, reserveIn, useWorld } from './support/writer-world.ts';
+import { orders, PRODUCT, pendingOf, reserveIn, useWorld } from './support/writer-world.ts';
 
 const { world, waitUntilDrained } = useWorld();
 

@@ -2,7 +2,6 @@
 // idempotency, Postgres outages, poison jobs, rejected rows, graceful close.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { createDatabase } from '../src/db/database.ts';
 import { countOrders, existingOrderIds, findOrder, sumQuantity } from '../src/db/orders-repo.ts';

@@ -1,7 +1,7 @@
 // Graceful SIGTERM of the real entry point (src/main.ts), under load and idle: it exits 0 (not forced)
 // and loses no accepted order.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { call, createSale, drained, spawnService, startService } from './support/service.ts';
 import { useInfra } from './support/suite.ts';

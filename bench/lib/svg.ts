@@ -48,6 +48,7 @@ export function barChartSvg(title: string, subtitle: string, rows: BarRow[]): st
     .map((r, i) => `<text x="8" y="${TOP + i * ROW + ROW / 2 + 4}">${esc(`${r.key}  ${r.label}`)}</text>`)
     .join('\n');
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">
+<title>${esc(title)}</title>
 <rect width="100%" height="100%" fill="#fff"/>
 <text x="8" y="18" font-size="15" font-weight="bold">${esc(title)}</text>
 <text x="8" y="34" fill="#555">${esc(subtitle)}</text>

@@ -76,6 +76,7 @@ export async function startTarget(vars: { baseUrl?: string; adminToken?: string 
 
 export interface AdminResult {
   status: number;
+  // biome-ignore lint/suspicious/noExplicitAny: admin answers are JSON of many shapes; each scenario asserts the fields it reads
   body: any;
   text: string;
   ms: number;

@@ -25,7 +25,7 @@ export interface ServerView {
   state: AdminState | null;
   drained: boolean;
   waitedSec: number;
-  reconcile: { status: number; body: any };
+  reconcile: { status: number; body: { ok?: boolean; differences?: unknown[] } | undefined };
 }
 
 /** Polls the admin view until no reservation is left (the writer persisted every order). */
@@ -44,7 +44,12 @@ export async function waitForDrain(t: Target, productId: string, timeoutSec: num
     await sleep(500);
   }
   const rec = await adminCall(t, 'GET', `/admin/products/${productId}/reconcile`);
-  return { state, drained, waitedSec: (Date.now() - started) / 1000, reconcile: rec };
+  return {
+    state,
+    drained,
+    waitedSec: (Date.now() - started) / 1000,
+    reconcile: { status: rec.status, body: rec.body as ServerView['reconcile']['body'] },
+  };
 }
 
 export interface Expectations {

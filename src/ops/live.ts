@@ -6,7 +6,7 @@ import os from 'node:os';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { type SaleStatus, saleStatus } from '../inventory/status.ts';
-import { type Metrics, QUEUE_STATES } from '../metrics.ts';
+import type { Metrics, QUEUE_STATES } from '../metrics.ts';
 import type { FailedJobs, FailedJobsOf } from '../orders/failed-jobs.ts';
 import type { RedisClient } from '../redis/connection.ts';
 import { HISTORY_POINTS, IDLE_STOP_MS, type RatePoint, RateSampler } from './sampler.ts';

@@ -473,7 +473,8 @@ export async function fuzz(): Promise<ScenarioResult> {
           }));
           const status = o.kind === 'answer' ? o.status : 'no answer';
           statuses[String(status)] = (statuses[String(status)] ?? 0) + 1;
-          const k = (byKind[c.kind] ??= {});
+          const k = byKind[c.kind] ?? {};
+          byKind[c.kind] = k;
           k[String(status)] = (k[String(status)] ?? 0) + 1;
           if (typeof status !== 'number' || status < 400 || status >= 500) {
             bad.push({ c, status, body: o.kind === 'answer' ? o.body : o.error });

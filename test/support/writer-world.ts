@@ -1,7 +1,6 @@
 // The writer tests' world: one test's own redis-server, database, queue and writers, created before
 // each test and torn down after it, and the orders they work on.
 import { afterEach, beforeEach } from 'node:test';
-import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { createDatabase, type Database } from '../../src/db/database.ts';

@@ -1,7 +1,6 @@
 // The dashboard page's script: asks for the admin token (kept in sessionStorage), then polls
 // GET /admin/products/:id/live every second and draws it. Plain browser JavaScript, no build step.
 /* global uPlot */
-'use strict';
 
 const TOKEN_KEY = 'flashsale.adminToken';
 const POLL_MS = 1000;

@@ -5,6 +5,10 @@ import os from 'node:os';
 import { z } from 'zod';
 
 const DEV_ADMIN_TOKEN = 'dev-admin-token';
+/** Signs waiting-room tickets in a development run only; any real deployment sets QUEUE_SECRET. */
+const DEV_QUEUE_SECRET = 'dev-queue-secret-not-for-production';
+/** A ticket signing key shorter than this is guessable. */
+const MIN_QUEUE_SECRET = 32;
 
 const int = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
 
@@ -201,6 +205,13 @@ const schema = z.object({
   ADMISSION_MAX_LAG_MS: int(100, 0, 60_000),
   /** Event-loop utilization (0..1) at or above which a herd (refusals >= completions) cuts the limit; 0: not watched. */
   ADMISSION_MAX_UTILIZATION: z.coerce.number().min(0).max(1).default(0.9),
+  /**
+   * The key that signs waiting-room tickets, shared by every API process of a deployment (at least
+   * 32 characters); required outside a development run while WAITING_ROOM is on.
+   */
+  QUEUE_SECRET: z.string().optional(),
+  /** `on`: under excess demand, orders are answered 429 queued and admitted first come, first served; `off`: 429 busy. */
+  WAITING_ROOM: z.enum(['on', 'off']).default('on'),
   /** Benchmark-only endpoints under /bench (src/http/bench-routes.ts): `npm run bench` only, never in production. Default off; `1`/`true` mounts them. */
   BENCH_ENDPOINTS: z
     .enum(['0', '1', 'false', 'true'])
@@ -209,7 +220,11 @@ const schema = z.object({
 });
 
 /** The validated configuration; `devToken` is true when the development admin token is in use. */
-export type Config = Omit<z.infer<typeof schema>, 'ADMIN_TOKEN'> & { ADMIN_TOKEN: string; devToken: boolean };
+export type Config = Omit<z.infer<typeof schema>, 'ADMIN_TOKEN' | 'QUEUE_SECRET'> & {
+  ADMIN_TOKEN: string;
+  devToken: boolean;
+  QUEUE_SECRET: string;
+};
 
 /** A configuration value is missing or invalid; its message is the one line to print. */
 export class ConfigError extends Error {}
@@ -262,7 +277,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       'invalid configuration: ADMIN_TOKEN must be a secret of at least 16 characters when NODE_ENV=production',
     );
   }
-  return { ...c, ADMIN_TOKEN: token, devToken: token === DEV_ADMIN_TOKEN };
+  return {
+    ...c,
+    ADMIN_TOKEN: token,
+    devToken: token === DEV_ADMIN_TOKEN,
+    QUEUE_SECRET: queueSecret(c, devRun),
+  };
+}
+
+function queueSecret(c: z.infer<typeof schema>, devRun: boolean): string {
+  const secret = c.QUEUE_SECRET ?? (devRun || c.WAITING_ROOM === 'off' ? DEV_QUEUE_SECRET : '');
+  if (
+    secret.length < MIN_QUEUE_SECRET ||
+    (secret === DEV_QUEUE_SECRET && !devRun && c.WAITING_ROOM === 'on')
+  ) {
+    throw new ConfigError(
+      `invalid configuration: QUEUE_SECRET must be a secret of at least ${MIN_QUEUE_SECRET} characters shared by every API process (or WAITING_ROOM=off, or FLASHSALE_DEV_RUN=1 for a local run)`,
+    );
+  }
+  return secret;
 }
 
 /** The URL without its password, safe to print; `fallback` when it cannot be parsed. */

@@ -49,6 +49,7 @@ import {
   type RedisTarget,
 } from './redis/connection.ts';
 import { ReplicaWait } from './redis/replica-wait.ts';
+import { createWaitingRoom } from './waiting-room/index.ts';
 
 export class StartupError extends Error {}
 
@@ -224,6 +225,7 @@ export async function startApi(rt: Runtime): Promise<Server> {
     onSoldOutFastPath: () => metrics.soldOutFastPath.inc(),
   });
   const lag = new EventLoopLag();
+  const room = createWaitingRoom(config, { redis, catalog, now: () => clock.now() });
   const gate = new OrderGate({
     admission: {
       initialLimit: config.ADMISSION_LIMIT,
@@ -242,7 +244,9 @@ export async function startApi(rt: Runtime): Promise<Server> {
     loop: lag,
     onShed: (reason) => metrics.admissionShed.inc({ reason }),
     onRateLimited: (by) => metrics.rateLimited.inc({ by }),
+    room,
   });
+  room?.start(gate.admission);
   metrics.watchAdmission(() => gate.admission.state());
   const app = createApp({
     redis,
@@ -257,6 +261,7 @@ export async function startApi(rt: Runtime): Promise<Server> {
     adminToken: config.ADMIN_TOKEN,
     maxOrderQuantity: config.MAX_ORDER_QUANTITY,
     gate,
+    room,
     failedJobsOf: (productId) => failedJobsOf(queues, productId),
     bench: config.BENCH_ENDPOINTS
       ? { redis, catalog, handOff, maxOrderQuantity: config.MAX_ORDER_QUANTITY }
@@ -277,6 +282,7 @@ export async function startApi(rt: Runtime): Promise<Server> {
     async () => subscriber.disconnect(),
     () => lifecycle.expiry.close(),
     async () => lag.close(),
+    async () => room?.stop(),
     async () => clock.stop(),
     async () => replicas?.close(),
     async () => void (await Promise.all(queues.map(closeBull))),

@@ -1,5 +1,6 @@
-// Admission control on the real order path (private Redis and Postgres): an order refused because
-// the process is at its limit is answered 429 busy with Retry-After and changes nothing (no
+// Admission control on the real order path (private Redis and Postgres), with WAITING_ROOM=off: an
+// order refused because the process is at its limit is answered 429 busy with Retry-After and changes
+// nothing (no
 // Idempotency-Key record, no per-user claim, no reservation, no row); its retry with the same key is
 // placed exactly once; and the adaptive limit, cut by slow orders, climbs back to its initial value
 // on fast ones. Shedding is forced by configuration (a limit of 1 and no queue), and slow orders by
@@ -10,6 +11,7 @@ import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LockClient } from '../src/lock/index.ts';
 import { lockKeys } from '../src/lock/keys.ts';
+import { until } from './support/async.ts';
 import { diffSnapshots, snapshotRedis } from './support/redis-snapshot.ts';
 import { admin, call, createSale, drained, type Reply } from './support/service.ts';
 import { useService } from './support/suite.ts';
@@ -56,6 +58,7 @@ describe('a shed order', () => {
     ADMISSION_QUEUE_MS: '0',
     ADMISSION_MAX_LAG_MS: '0',
     LOCK_WAIT_MS: '30000',
+    WAITING_ROOM: 'off',
   });
 
   it('changes nothing, and its retry with the same Idempotency-Key is placed exactly once', async () => {
@@ -114,6 +117,7 @@ describe('the adaptive limit', () => {
     ADMISSION_TARGET_MS: '1000',
     ADMISSION_QUEUE_MS: '0',
     ADMISSION_MAX_LAG_MS: '0',
+    WAITING_ROOM: 'off',
     LOCK_WAIT_MS: '1200',
   });
 
@@ -151,5 +155,55 @@ describe('the adaptive limit', () => {
     // Idle, it does not climb past the initial limit: growth above it needs the limit in use.
     for (let i = 0; i < 5; i++) await order(svc.url, 'fast', `idle-${i}`);
     assert.equal(await limit(), 4);
+  });
+});
+
+describe('a shed order with the waiting room', () => {
+  // As above (one order at a time, no waiting), with WAITING_ROOM on: refused buyers are queued.
+  const { infra, svc } = useService({
+    ADMISSION_LIMIT: '1',
+    ADMISSION_MIN_LIMIT: '1',
+    ADMISSION_MAX_LIMIT: '1',
+    ADMISSION_QUEUE_MS: '0',
+    ADMISSION_MAX_LAG_MS: '0',
+    LOCK_WAIT_MS: '30000',
+  });
+
+  it('is queued with a ticket, changes nothing, and is placed once the line reaches it', async () => {
+    await createSale(svc.url, 'held-q', { stock: 5, shards: 1 });
+    await createSale(svc.url, 'wanted-q', { stock: 5, shards: 2 });
+    const name = await shardLock(svc.url, 'held-q');
+    const locks = new LockClient(infra.redis.client());
+    const hold = await locks.acquire(name, { leaseMs: 60_000 });
+    const tickets: Record<string, string> = {};
+    let stuck: Promise<Reply> | undefined;
+    try {
+      stuck = order(svc.url, 'held-q', 'first');
+      await queuedOn(infra.client, name, 1);
+      const exclude = (key: string) => key.includes('held-q') || key.startsWith('queue:{');
+      const before = await snapshotRedis(infra.client, { exclude });
+      for (const user of ['bob', 'carol']) {
+        const r = await order(svc.url, 'wanted-q', user);
+        assert.deepEqual([r.status, r.body.error], [429, 'queued'], JSON.stringify(r.body));
+        assert.equal(r.body.available, 5);
+        tickets[user] = String(r.body.ticket);
+      }
+      assert.deepEqual(diffSnapshots(before, await snapshotRedis(infra.client, { exclude })), []);
+    } finally {
+      await hold.release();
+      await locks.close();
+    }
+    assert.equal((await stuck).status, 202);
+    const orderIds = new Set<unknown>();
+    for (const user of ['bob', 'carol']) {
+      const placed = await until(`${user}'s turn`, async () => {
+        const r = await order(svc.url, 'wanted-q', user, { 'queue-ticket': tickets[user] as string });
+        assert.ok(r.status === 202 || r.body.error === 'queued', JSON.stringify(r.body));
+        return r.status === 202 ? r : undefined;
+      });
+      orderIds.add(placed.body.orderId);
+    }
+    assert.equal(orderIds.size, 2);
+    assert.equal((await drained(svc.url, 'wanted-q')).sold, 2);
   });
 });

@@ -5,7 +5,13 @@ import { after, before, describe, it } from 'node:test';
 import { withTimeout } from './support/async.ts';
 import { signalGroup, spawnOwned } from './support/cleanup.ts';
 import { freePort } from './support/redis-server.ts';
-import { ADMIN_TOKEN, type Infra, NO_LOAD_SHEDDING, startInfra } from './support/service.ts';
+import {
+  ADMIN_TOKEN,
+  BASE_SERVICE_ENV,
+  type Infra,
+  NO_LOAD_SHEDDING,
+  startInfra,
+} from './support/service.ts';
 
 interface Exit {
   code: number | null;
@@ -26,7 +32,8 @@ function baseEnv(): NodeJS.ProcessEnv {
       delete env[name];
     }
   }
-  return env;
+  // Every spawned service of the suite shares the tests' ticket key, unless a case says otherwise.
+  return { ...env, QUEUE_SECRET: BASE_SERVICE_ENV.QUEUE_SECRET };
 }
 
 /** Runs src/main.ts to its exit (it must exit on its own within timeoutMs, or it is killed). */
@@ -197,6 +204,21 @@ describe('refusing to start', { concurrency: 2 }, () => {
       ),
     );
     for (const exit of exits) assertRefused(exit, /ADMIN_TOKEN/);
+  });
+
+  it('outside a development run, a missing or short QUEUE_SECRET: refuses, naming QUEUE_SECRET', async () => {
+    const exits = await Promise.all(
+      [undefined, 'short-secret'].map((secret) =>
+        runMain({
+          REDIS_URL: infra.env.REDIS_URL as string,
+          DATABASE_URL: infra.env.DATABASE_URL as string,
+          ADMIN_TOKEN,
+          PORT: '0',
+          ...(secret === undefined ? { QUEUE_SECRET: '' } : { QUEUE_SECRET: secret }),
+        }),
+      ),
+    );
+    for (const exit of exits) assertRefused(exit, /QUEUE_SECRET/);
   });
 
   after(async () => {

@@ -90,6 +90,8 @@ const DEMAND_MEMORY_MS = 1000;
 export class AdmissionControl {
   private limitValue: number;
   private inflight = 0;
+  /** Orders answered since start: the waiting room paces its line by this throughput. */
+  private completedCount = 0;
   private readonly waiters: Waiter[] = [];
   /** clock() of the last cut: only orders admitted after it may cut again. */
   private lastCut = Number.NEGATIVE_INFINITY;
@@ -116,6 +118,16 @@ export class AdmissionControl {
   /** The current limit (whole orders). */
   get limit(): number {
     return Math.floor(this.limitValue);
+  }
+
+  /** Orders admitted and answered since start (monotonic). */
+  get completed(): number {
+    return this.completedCount;
+  }
+
+  /** Orders admitted and not yet answered. */
+  get running(): number {
+    return this.inflight;
   }
 
   state(): AdmissionState {
@@ -205,6 +217,7 @@ export class AdmissionControl {
       if (released) return;
       released = true;
       this.inflight -= 1;
+      this.completedCount += 1;
       this.sample(admittedAt, this.clock());
       this.wake();
     };

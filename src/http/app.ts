@@ -19,6 +19,7 @@ import { orderStatus } from '../orders/order-status.ts';
 import type { OrderPayments } from '../orders/payments.ts';
 import type { PlacedOrder, PlaceOrder } from '../orders/place-order.ts';
 import type { RedisClient } from '../redis/connection.ts';
+import type { WaitingRoom } from '../waiting-room/room.ts';
 import { adminAuth } from './admin-auth.ts';
 import { type BenchDeps, benchRouter } from './bench-routes.ts';
 import { dashboardPage, liveRoutes } from './dashboard-routes.ts';
@@ -50,6 +51,8 @@ export interface AppDeps {
   maxOrderQuantity: number;
   /** Rate limits and admission control of POST /api/orders, before any RedisClient round trip. */
   gate: OrderGate;
+  /** The waiting room (WAITING_ROOM=on): its line is shown on GET /api/products/:productId. */
+  room?: WaitingRoom | undefined;
   /** The order queue's failed jobs of a product, shown on GET /admin/products/:productId. */
   failedJobsOf: FailedJobsOf;
   /** Benchmark-only /bench endpoints (BENCH_ENDPOINTS=1); absent: not mounted. */
@@ -96,8 +99,11 @@ export function createApp(deps: AppDeps): express.Express {
       const key = req.get('idempotency-key');
       const idempotencyKey =
         key === undefined ? undefined : parse(idempotencyKeyHeader, key, 'Idempotency-Key');
-      release = await deps.gate.enter(body, req.ip);
-      const placed = await orders.place(body, { idempotencyKey });
+      const entry = await deps.gate.enter(body, req.ip, req.get('queue-ticket'));
+      release = entry.release;
+      // A ticket that placed an order answers that order again, as an Idempotency-Key would.
+      const ticketKey = entry.ticketId === undefined ? undefined : `ticket:${entry.ticketId}`;
+      const placed = await orders.place(body, { idempotencyKey: idempotencyKey ?? ticketKey });
       answer = accepted(placed);
       outcome = placed.replayed ? 'replayed' : 'accepted';
     } catch (err) {
@@ -128,10 +134,12 @@ export function createApp(deps: AppDeps): express.Express {
     const sale = await catalog.get(productId);
     if (!sale) throw new UnknownProductError(productId);
     const available = await availableStock(redis, sale);
+    const queue = deps.room?.view(productId);
     res.json({
       productId,
       available,
       soldOut: available === 0,
+      ...(queue && { queue }),
       ...windowView(sale.window),
       ...(sale.paymentTimeoutSec > 0 && { paymentTimeoutSec: sale.paymentTimeoutSec }),
     });

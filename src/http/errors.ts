@@ -15,6 +15,8 @@ const STATUS: Record<string, number> = {
   limit_exceeded: 409,
   insufficient_stock: 409,
   request_in_progress: 409,
+  invalid_ticket: 400,
+  queued: 429,
   order_expired: 409,
   order_cancelled: 409,
   already_paid: 409,
@@ -54,7 +56,7 @@ export interface ErrorAnswer extends Answer {
 export function errorAnswer(err: unknown): ErrorAnswer {
   if (err instanceof FlashsaleError) {
     const status = STATUS[err.code] ?? 500;
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = { ...(err as { headers?: Record<string, string> }).headers };
     if (status === 429 || status === 503)
       headers['Retry-After'] = String((err as { retryAfterSeconds?: number }).retryAfterSeconds ?? 1);
     return { status, body: { error: err.code, message: err.message, ...err.details }, headers };

@@ -1,7 +1,8 @@
 // The door of POST /api/orders, in process memory and before any Redis round trip: the sold-out fast
 // path passes free, then the per-address and per-buyer rate limits, then admission control.
 import { performance } from 'node:perf_hooks';
-import { BusyError } from '../inventory/errors.ts';
+import { BusyError, SoldOutError } from '../inventory/errors.ts';
+import type { Arrival, WaitingRoom } from '../waiting-room/room.ts';
 import {
   AdmissionControl,
   type AdmissionOptions,
@@ -26,6 +27,22 @@ export interface OrderGateOptions {
   onRateLimited?: (by: 'user' | 'address') => void;
   /** [0, 1): spreads Retry-After so refused clients do not come back in one wave. */
   random?: () => number;
+  /** First come, first served under excess demand (WAITING_ROOM=on); without it, 429 busy. */
+  room?: WaitingRoom;
+  onQueued?: () => void;
+}
+
+/** An order let through the gate: free its slot when answered; a ticket's id keys its idempotency. */
+export interface Entry {
+  release: Release;
+  ticketId?: string;
+}
+
+/** What the gate reads of an order. */
+export interface GateOrder {
+  productId: string;
+  userId: string;
+  quantity: number;
 }
 
 /** Refused orders come back after 1..(1 + RETRY_SPREAD_S) seconds, spread at random. */
@@ -53,14 +70,34 @@ export class OrderGate {
     this.random = o.random ?? Math.random;
   }
 
-  async enter(order: { productId: string; userId: string }, address: string | undefined): Promise<Release> {
-    if (this.o.isSoldOut(order.productId)) return NOTHING;
+  async enter(order: GateOrder, address: string | undefined, ticket?: string): Promise<Entry> {
+    const arrival = this.o.room?.arrival(order, ticket);
+    if (this.o.isSoldOut(order.productId)) return { release: NOTHING };
     const now = performance.now();
     if (this.addresses && address !== undefined) this.limit(this.addresses.take(address, now), 'address');
     if (this.users) this.limit(this.users.take(order.userId, now), 'user');
+    if (this.o.room && arrival) return this.wait(this.o.room, arrival, order.quantity);
     const admitted = await this.admission.acquire();
-    if (typeof admitted === 'function') return admitted;
+    if (typeof admitted === 'function') return { release: admitted };
     throw this.shed(admitted, order.productId);
+  }
+
+  /**
+   * The waiting room's door: while buyers wait, only those whose first request the line has reached
+   * go on to admission control; anyone else, and anyone it refuses, is answered 429 queued.
+   */
+  private async wait(room: WaitingRoom, arrival: Arrival, quantity: number): Promise<Entry> {
+    const line = await room.line(arrival.productId);
+    const waiting = line.active || arrival.ticket !== undefined;
+    if (waiting && line.available < quantity) {
+      throw new SoldOutError(arrival.productId, quantity, Math.max(0, line.available));
+    }
+    if (!line.active || line.admits(arrival.firstSeen)) {
+      const admitted = await this.admission.acquire();
+      if (typeof admitted === 'function') return { release: admitted, ticketId: arrival.ticket?.id };
+    }
+    this.o.onQueued?.();
+    throw room.queue(arrival, line);
   }
 
   /**
@@ -69,6 +106,8 @@ export class OrderGate {
    * Undefined: let it in. No error is built: under a herd this runs thousands of times a second.
    */
   refuseOnArrival(): number | undefined {
+    // A queued answer names the buyer and product, so it needs the request read: no early refusal.
+    if (this.o.room) return undefined;
     const reason = this.admission.refusalOnArrival();
     if (reason === undefined) return undefined;
     this.o.onShed?.(reason);

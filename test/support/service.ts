@@ -17,6 +17,7 @@ export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 /** What a service on a test infrastructure runs with, beside where its Redis and Postgres are. */
 export const BASE_SERVICE_ENV: Record<string, string> = {
   ADMIN_TOKEN,
+  QUEUE_SECRET: 'test-queue-secret-0123456789abcdefghij',
   LOG_LEVEL: 'silent',
   PORT: '0',
   HOST: '127.0.0.1',
@@ -214,7 +215,8 @@ export async function call(
 }
 
 /**
- * POST /api/orders as a well-behaved client: an order answered 429 busy (a lock wait past LOCK_WAIT_MS
+ * POST /api/orders as a well-behaved client: an order answered 429 queued comes back with its ticket
+ * after retryAfterMs; one answered 429 busy (a lock wait past LOCK_WAIT_MS
  * on a busy machine, or admission control where a test turns it on) is sent again after a jittered,
  * growing pause, up to `tries` times; returns the final answer. A busy order touched nothing, so
  * sending it again is safe.
@@ -225,8 +227,15 @@ export async function placeOrder(
   headers: Record<string, string> = {},
   tries = 200,
 ): Promise<Reply> {
+  let ticket: Record<string, string> = {};
   for (let attempt = 1; ; attempt++) {
-    const r = await call(url, 'POST', '/api/orders', body, headers);
+    const r = await call(url, 'POST', '/api/orders', body, { ...headers, ...ticket });
+    if (r.status === 429 && r.body.error === 'queued' && attempt < tries) {
+      // The waiting room's protocol: keep the ticket, come back when told.
+      ticket = { 'queue-ticket': String(r.body.ticket) };
+      await sleep(Number(r.body.retryAfterMs));
+      continue;
+    }
     if (r.status !== 429 || r.body.error !== 'busy' || attempt >= tries) return r;
     // Exponential back-off with jitter, as the README tells clients (shorter than Retry-After, to keep
     // tests quick): a storm of buyers retrying at a fixed pace would keep a loaded machine shedding.

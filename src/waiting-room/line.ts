@@ -1,0 +1,119 @@
+// One product's waiting line as this process sees it: the serving point and the counts ahead from
+// the last report to Redis, plus the first requests queued here since then (reported in a batch).
+
+/** A line's state as the sync script answers it. */
+export interface LineView {
+  /** Bucket being served, and buyers let in from it so far. */
+  cur: number;
+  used: number;
+  /** Buyers let in per second (smoothed, all processes). */
+  rate: number;
+  /** Buckets from `cur` on, ascending, with their counts of first requests. */
+  buckets: number[];
+  counts: number[];
+}
+
+/** Where a buyer stands: buyers ahead, and how long until served at the current rate. */
+export interface Standing {
+  position: number;
+  etaMs: number;
+}
+
+const EMPTY: LineView = { cur: -1, used: 0, rate: 0, buckets: [], counts: [] };
+
+export class WaitingLine {
+  private view: LineView = EMPTY;
+  /** First requests queued here and not yet reported: bucket → count. */
+  private arrivals = new Map<number, number>();
+  /** Units still on sale, as last read. */
+  available = Number.POSITIVE_INFINITY;
+  /** Last time (local ms) an order of this product was seen here: idle lines stop syncing. */
+  lastUsed = 0;
+  /** Capacity short of a whole buyer, carried to the next report so small shares add up. */
+  private carry = 0;
+
+  constructor(
+    readonly productId: string,
+    private readonly bucketMs: number,
+  ) {}
+
+  /** True while buyers are waiting: a new buyer then goes to the back of the line. */
+  get active(): boolean {
+    return this.view.buckets.length > 0 || this.arrivals.size > 0;
+  }
+
+  /** The first-seen time up to which buyers are let in (Redis' clock, ms). */
+  get servingPoint(): number {
+    const { cur, used, buckets, counts } = this.view;
+    if (cur < 0) return Number.NEGATIVE_INFINITY;
+    const count = buckets[0] === cur ? (counts[0] ?? 0) : 0;
+    const within = count > 0 ? (used / count) * this.bucketMs : 0;
+    return cur * this.bucketMs + within;
+  }
+
+  /** Buyers waiting, across every process (as of the last report, plus this process's since). */
+  get waiting(): number {
+    let n = -this.view.used;
+    for (const c of this.view.counts) n += c;
+    for (const c of this.arrivals.values()) n += c;
+    return Math.max(0, n);
+  }
+
+  /** Buyers let in per second, across every process. */
+  get rate(): number {
+    return this.view.rate;
+  }
+
+  admits(firstSeen: number): boolean {
+    return firstSeen < this.servingPoint;
+  }
+
+  /** Counts a first request queued here; it is reported with the next sync. */
+  arrive(firstSeen: number): void {
+    const bucket = Math.floor(firstSeen / this.bucketMs);
+    this.arrivals.set(bucket, (this.arrivals.get(bucket) ?? 0) + 1);
+  }
+
+  /** The arrivals to report, as the sync script takes them ("bucket:count,..."), and forgets them. */
+  takeArrivals(): string {
+    const report = [...this.arrivals].map(([b, c]) => `${b}:${c}`).join(',');
+    this.arrivals = new Map();
+    return report;
+  }
+
+  /** Arrivals whose report failed, to go with the next one. */
+  putBack(report: string): void {
+    for (const pair of report.split(',').filter(Boolean)) {
+      const [b, c] = pair.split(':').map(Number) as [number, number];
+      this.arrivals.set(b, (this.arrivals.get(b) ?? 0) + c);
+    }
+  }
+
+  /** Whole buyers to let in out of `capacity` (plus what earlier reports left over). */
+  share(capacity: number): number {
+    const total = capacity + this.carry;
+    const whole = Math.floor(total);
+    this.carry = total - whole;
+    return whole;
+  }
+
+  update(view: LineView): void {
+    this.view = view;
+  }
+
+  /** Buyers ahead of one first seen at `firstSeen`, and when it should be served. */
+  standing(firstSeen: number): Standing {
+    const bucket = Math.floor(firstSeen / this.bucketMs);
+    const { buckets, counts, used } = this.view;
+    let ahead = 0;
+    for (let i = 0; i < buckets.length && (buckets[i] ?? 0) <= bucket; i++) {
+      const count = (counts[i] ?? 0) - (i === 0 ? used : 0);
+      // Within its own bucket a buyer is taken to be in the middle.
+      ahead += buckets[i] === bucket ? count / 2 : count;
+    }
+    for (const [b, c] of this.arrivals) if (b < bucket) ahead += c;
+    const position = Math.max(0, Math.round(ahead));
+    const etaMs = this.rate > 0 ? Math.round((position * 1000) / this.rate) : Number.POSITIVE_INFINITY;
+    return { position, etaMs };
+  }
+}

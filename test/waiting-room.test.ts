@@ -1,0 +1,213 @@
+// The waiting room: tickets that cannot be forged or moved, admission in the order of first requests
+// across processes, abandoned tickets that do not stall the line, and every waiting ticket told of the
+// sell-out. Lines are driven by hand (tick() with a set capacity), so no test depends on timing.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { InvalidTicketError, TicketSigner, WaitingRoom } from '../src/waiting-room/index.ts';
+import { TICKET_LIFETIME_MS } from '../src/waiting-room/ticket.ts';
+import { until } from './support/async.ts';
+import { diffSnapshots, snapshotRedis } from './support/redis-snapshot.ts';
+import { admin, BASE_SERVICE_ENV, call, createSale, drained } from './support/service.ts';
+import { useService } from './support/suite.ts';
+
+const { infra, svc } = useService();
+const SECRET = BASE_SERVICE_ENV.QUEUE_SECRET as string;
+/** Lines are reported to on their own clock (every process, every tick): not what a request changed. */
+const LINES_TICK = { exclude: (key: string) => key.startsWith('queue:{') };
+/**
+ * Buyers a stand-in process puts in a line: so many that the service's own idle capacity (it offers
+ * about a tenth of its limit per tick) cannot drain the line while a test looks at it.
+ */
+const LONG_LINE = 100_000;
+
+/** A stand-in for one API process's admission control: the capacity a test hands out. */
+class Capacity {
+  completed = 0;
+  limit = 0;
+  running = 0;
+}
+
+/** A waiting room as an API process runs it, on the test's clock and capacity. */
+function room(now: { ms: number }, available = 100) {
+  const capacity = new Capacity();
+  const r = new WaitingRoom({
+    redis: infra.client,
+    now: () => now.ms,
+    signer: new TicketSigner(SECRET),
+    available: async () => available,
+  });
+  r.start(capacity);
+  return { room: r, capacity };
+}
+
+describe('waiting-room tickets', () => {
+  const signer = new TicketSigner(SECRET);
+  const good = signer.issue('shoe', 'alice', 1_000_000);
+
+  it('a ticket proves its product, buyer and first-seen time', () => {
+    const t = signer.verify(good, 'shoe', 'alice', 1_000_500);
+    assert.deepEqual([t.productId, t.userId, t.firstSeen], ['shoe', 'alice', 1_000_000]);
+  });
+
+  it('a forged, moved, expired or malformed ticket is refused', () => {
+    const [v, p, u, seen, sig] = good.split('.') as [string, string, string, string, string];
+    const earlier = [v, p, u, (1).toString(36), sig].join('.');
+    const cases: Array<[string, string, string, number]> = [
+      ['forged signature', `${good.slice(0, -2)}AA`, 'alice', 1_000_500],
+      ['earlier first-seen', earlier, 'alice', 1_000_500],
+      ['another product', good.replace('.shoe.', '.boot.'), 'alice', 1_000_500],
+      ['another buyer', good, 'bob', 1_000_500],
+      ['expired', good, 'alice', 1_000_001 + TICKET_LIFETIME_MS],
+      ['malformed', 'not-a-ticket', 'alice', 1_000_500],
+      ['another key', new TicketSigner(`${SECRET}x`).issue('shoe', 'alice', 1_000_000), 'alice', 1_000_500],
+      ['too long', `${good}${'a'.repeat(500)}`, 'alice', 1_000_500],
+    ];
+    for (const [what, header, user, now] of cases) {
+      assert.throws(() => signer.verify(header, 'shoe', user, now), InvalidTicketError, what);
+    }
+    assert.ok(seen);
+  });
+});
+
+describe('waiting-room line', () => {
+  it('admits in the order of first requests across two processes', async () => {
+    const now = { ms: 50_000_000 };
+    const a = room(now);
+    const b = room(now);
+    const product = 'wr-fifo';
+    const [lineA, lineB] = [await a.room.line(product), await b.room.line(product)];
+    const seen: number[] = [];
+    // 40 buyers, alternating processes, 7 ms apart: each joins the line at its process.
+    for (let i = 0; i < 40; i++) {
+      now.ms += 7;
+      const at = i % 2 === 0 ? a : b;
+      const arrival = at.room.arrival({ productId: product, userId: `u${i}` }, undefined);
+      at.room.queue(arrival, i % 2 === 0 ? lineA : lineB);
+      seen.push(arrival.firstSeen);
+    }
+    await a.room.tick();
+    await b.room.tick();
+    assert.equal(lineA.admits(seen[0] as number), false);
+    // Process A finished 10 orders: the line moves on by 10, and both processes see the same point.
+    a.capacity.completed += 10;
+    await a.room.tick();
+    await b.room.tick();
+    for (const line of [lineA, lineB]) {
+      const admitted = seen.filter((t) => line.admits(t)).length;
+      assert.ok(admitted >= 9 && admitted <= 11, `about 10 admitted, got ${admitted}`);
+      // Whoever is admitted came before everyone who is not.
+      const firstWaiting = seen.findIndex((t) => !line.admits(t));
+      assert.ok(seen.slice(firstWaiting).every((t) => !line.admits(t)));
+    }
+    const standing = lineB.standing(seen[30] as number);
+    assert.ok(standing.position >= 18 && standing.position <= 22, `position ${standing.position}`);
+    await a.room.stop();
+    await b.room.stop();
+  });
+
+  it('abandoned tickets do not stall the line: idle capacity moves it on', async () => {
+    const now = { ms: 60_000_000 };
+    const a = room(now);
+    const product = 'wr-abandon';
+    const line = await a.room.line(product);
+    const seen: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      now.ms += 3;
+      const arrival = a.room.arrival({ productId: product, userId: `u${i}` }, undefined);
+      a.room.queue(arrival, line);
+      seen.push(arrival.firstSeen);
+    }
+    // Nobody admitted ever comes back (no order completes), but slots stand idle.
+    a.capacity.limit = 20;
+    await until('the line to pass every abandoned ticket', async () => {
+      await a.room.tick();
+      return line.admits(seen[29] as number);
+    });
+    await a.room.stop();
+  });
+});
+
+describe('waiting room over HTTP', () => {
+  /** Another API process whose line holds `buyers`: the service's own line turns active from it. */
+  async function crowd(productId: string, buyers: number) {
+    const now = { ms: Date.now() };
+    const other = room(now);
+    const line = await other.room.line(productId);
+    for (let i = 0; i < buyers; i++) line.arrive(now.ms);
+    await other.room.tick();
+    return other;
+  }
+
+  const order = (productId: string, userId: string, headers: Record<string, string> = {}) =>
+    call(svc.url, 'POST', '/api/orders', { productId, userId }, headers);
+
+  async function queued(productId: string, userId: string) {
+    return until(`a queued answer for ${userId}`, async () => {
+      const r = await order(productId, userId);
+      assert.ok(r.status === 202 || r.status === 429, JSON.stringify(r.body));
+      return r.body.error === 'queued' ? r : undefined;
+    });
+  }
+
+  it('a buyer behind a line is queued with a ticket, place and stock; bad tickets change nothing', async () => {
+    await createSale(svc.url, 'wr-http', { stock: 10, shards: 2 });
+    const other = await crowd('wr-http', LONG_LINE);
+    const r = await queued('wr-http', 'late');
+    assert.equal(r.headers.get('queue-ticket'), r.body.ticket);
+    assert.ok(Number(r.headers.get('retry-after')) >= 1);
+    assert.ok((r.body.position as number) >= 40, JSON.stringify(r.body));
+    assert.equal(r.body.available, 10);
+    assert.ok((r.body.retryAfterMs as number) > 0);
+    const ticket = String(r.body.ticket);
+    const before = await snapshotRedis(infra.client, LINES_TICK);
+    for (const [userId, header] of [
+      ['late', `${ticket.slice(0, -3)}abc`],
+      ['someone-else', ticket],
+      ['late', 'garbage'],
+    ] as const) {
+      const bad = await order('wr-http', userId, { 'queue-ticket': header });
+      assert.deepEqual([bad.status, bad.body.error], [400, 'invalid_ticket']);
+    }
+    assert.deepEqual(diffSnapshots(before, await snapshotRedis(infra.client, LINES_TICK)), []);
+    const product = await call(svc.url, 'GET', '/api/products/wr-http');
+    assert.ok((product.body.queue as { waiting: number }).waiting >= 50, JSON.stringify(product.body));
+    await other.room.stop();
+  });
+
+  it('once the line reaches a ticket it places one order, and the ticket answers that order again', async () => {
+    await createSale(svc.url, 'wr-served', { stock: 10, shards: 2 });
+    const other = await crowd('wr-served', LONG_LINE);
+    const r = await queued('wr-served', 'patient');
+    const ticket = { 'queue-ticket': String(r.body.ticket) };
+    // The other process finishes enough orders to pass the whole line, this buyer included.
+    other.capacity.completed += 2 * LONG_LINE;
+    await other.room.tick();
+    const first = await until('the line to reach the ticket', async () => {
+      const again = await order('wr-served', 'patient', ticket);
+      assert.ok([202, 429].includes(again.status), JSON.stringify(again.body));
+      return again.status === 202 ? again : undefined;
+    });
+    const replay = await order('wr-served', 'patient', ticket);
+    assert.deepEqual([replay.status, replay.body.orderId], [202, first.body.orderId]);
+    assert.equal((await drained(svc.url, 'wr-served')).sold, 1);
+    await other.room.stop();
+  });
+
+  it('sold out while buyers wait: every waiting ticket gets 409 sold_out', async () => {
+    await createSale(svc.url, 'wr-gone', { stock: 3, shards: 1 });
+    const other = await crowd('wr-gone', LONG_LINE);
+    const tickets: Array<[string, string]> = [];
+    for (const user of ['w1', 'w2', 'w3'])
+      tickets.push([user, String((await queued('wr-gone', user)).body.ticket)]);
+    const r = await call(svc.url, 'POST', '/admin/products/wr-gone/restock', { delta: -3 }, admin);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    for (const [user, ticket] of tickets) {
+      await until(`${user} to learn of the sell-out`, async () => {
+        const again = await order('wr-gone', user, { 'queue-ticket': ticket });
+        assert.ok([409, 429].includes(again.status), JSON.stringify(again.body));
+        return again.body.error === 'sold_out';
+      });
+    }
+    await other.room.stop();
+  });
+});

@@ -2,8 +2,10 @@
 // across processes, abandoned tickets that do not stall the line, and every waiting ticket told of the
 // sell-out. Lines are driven by hand (tick() with a set capacity), so no test depends on timing.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { InvalidTicketError, TicketSigner, WaitingRoom } from '../src/waiting-room/index.ts';
+import { type Arrival, InvalidTicketError, TicketSigner, WaitingRoom } from '../src/waiting-room/index.ts';
+import { drawRank } from '../src/waiting-room/lottery.ts';
 import { TICKET_LIFETIME_MS } from '../src/waiting-room/ticket.ts';
 import { until } from './support/async.ts';
 import { diffSnapshots, snapshotRedis } from './support/redis-snapshot.ts';
@@ -35,6 +37,7 @@ function room(now: { ms: number }, available = 100) {
     now: () => now.ms,
     signer: new TicketSigner(SECRET),
     available: async () => available,
+    soldOut: () => false,
   });
   r.start(capacity);
   return { room: r, capacity };
@@ -76,18 +79,18 @@ describe('waiting-room line', () => {
     const b = room(now);
     const product = 'wr-fifo';
     const [lineA, lineB] = [await a.room.line(product), await b.room.line(product)];
-    const seen: number[] = [];
+    const seen: Arrival[] = [];
     // 40 buyers, alternating processes, 7 ms apart: each joins the line at its process.
     for (let i = 0; i < 40; i++) {
       now.ms += 7;
       const at = i % 2 === 0 ? a : b;
       const arrival = at.room.arrival({ productId: product, userId: `u${i}` }, undefined);
       at.room.queue(arrival, i % 2 === 0 ? lineA : lineB);
-      seen.push(arrival.firstSeen);
+      seen.push(arrival);
     }
     await a.room.tick();
     await b.room.tick();
-    assert.equal(lineA.admits(seen[0] as number), false);
+    assert.equal(lineA.admits(seen[0] as Arrival), false);
     // Process A finished 10 orders: the line moves on by 10, and both processes see the same point.
     a.capacity.completed += 10;
     await a.room.tick();
@@ -99,7 +102,7 @@ describe('waiting-room line', () => {
       const firstWaiting = seen.findIndex((t) => !line.admits(t));
       assert.ok(seen.slice(firstWaiting).every((t) => !line.admits(t)));
     }
-    const standing = lineB.standing(seen[30] as number);
+    const standing = lineB.standing(seen[30] as Arrival);
     assert.ok(standing.position >= 18 && standing.position <= 22, `position ${standing.position}`);
     await a.room.stop();
     await b.room.stop();
@@ -110,20 +113,63 @@ describe('waiting-room line', () => {
     const a = room(now);
     const product = 'wr-abandon';
     const line = await a.room.line(product);
-    const seen: number[] = [];
+    const seen: Arrival[] = [];
     for (let i = 0; i < 30; i++) {
       now.ms += 3;
       const arrival = a.room.arrival({ productId: product, userId: `u${i}` }, undefined);
       a.room.queue(arrival, line);
-      seen.push(arrival.firstSeen);
+      seen.push(arrival);
     }
     // Nobody admitted ever comes back (no order completes), but slots stand idle.
     a.capacity.limit = 20;
     await until('the line to pass every abandoned ticket', async () => {
       await a.room.tick();
-      return line.admits(seen[29] as number);
+      return line.admits(seen[29] as Arrival);
     });
     await a.room.stop();
+  });
+});
+
+describe('waiting-room lottery', () => {
+  it('serves a window in the order drawn from the seed published after it, nobody before it closes', async () => {
+    const now = { ms: 70_000_000 };
+    const a = room(now);
+    const b = room(now);
+    const product = 'wr-lottery';
+    const before = await a.room.configureLottery(product, 10, now.ms);
+    assert.ok(
+      before?.seedSha256 && before.seed === undefined,
+      'the seed stays secret until the window closes',
+    );
+    const [lineA, lineB] = [await a.room.line(product), await b.room.line(product)];
+    const buyers: Arrival[] = [];
+    for (let i = 0; i < 30; i++) {
+      now.ms += 100;
+      const at = i % 2 === 0 ? a : b;
+      const arrival = at.room.arrival({ productId: product, userId: `l${i}` }, undefined);
+      const answer = at.room.queue(arrival, i % 2 === 0 ? lineA : lineB);
+      assert.ok(answer.place.retryAfterMs >= 70_010_000 - now.ms, 'come back after the draw');
+      buyers.push(arrival);
+    }
+    a.capacity.completed += 100;
+    await a.room.tick();
+    await b.room.tick();
+    assert.equal(buyers.filter((x) => lineA.lets(x, now.ms)).length, 0, 'nobody is let in during the window');
+    now.ms = 70_010_001;
+    a.capacity.completed += 10;
+    await a.room.tick();
+    await b.room.tick();
+    const published = (await a.room.view(product))?.lottery;
+    const seed = String(published?.seed);
+    assert.equal(createHash('sha256').update(seed).digest('hex'), before.seedSha256);
+    // Anyone can re-compute the draw: the buyers let in are the first by SHA-256(seed:userId).
+    const drawn = [...buyers].sort((x, y) => drawRank(seed, x.userId) - drawRank(seed, y.userId));
+    const admitted = drawn.filter((x) => lineB.lets(x, now.ms)).length;
+    assert.ok(admitted >= 9 && admitted <= 11, `about 10 admitted, got ${admitted}`);
+    assert.ok(drawn.slice(0, admitted).every((x) => lineB.lets(x, now.ms)));
+    assert.ok(drawn.slice(admitted).every((x) => !lineB.lets(x, now.ms)));
+    await a.room.stop();
+    await b.room.stop();
   });
 });
 
@@ -133,8 +179,13 @@ describe('waiting room over HTTP', () => {
     const now = { ms: Date.now() };
     const other = room(now);
     const line = await other.room.line(productId);
-    for (let i = 0; i < buyers; i++) line.arrive(now.ms);
+    for (let i = 0; i < buyers; i++) line.arrive({ userId: `crowd-${i}`, firstSeen: now.ms });
     await other.room.tick();
+    // The service reads its line once a tick: wait until it shows the crowd.
+    await until('the service to see the line', async () => {
+      const product = await call(svc.url, 'GET', `/api/products/${productId}`);
+      return ((product.body.queue as { waiting?: number } | undefined)?.waiting ?? 0) >= buyers;
+    });
     return other;
   }
 
@@ -191,6 +242,37 @@ describe('waiting room over HTTP', () => {
     assert.deepEqual([replay.status, replay.body.orderId], [202, first.body.orderId]);
     assert.equal((await drained(svc.url, 'wr-served')).sold, 1);
     await other.room.stop();
+  });
+
+  it('a lottery window: its seed is committed before, every buyer in it waits for the draw', async () => {
+    const bad = await call(
+      svc.url,
+      'PUT',
+      '/admin/products/wr-draw',
+      { stock: 5, shards: 1, queue: { lotterySeconds: -1 } },
+      admin,
+    );
+    assert.deepEqual([bad.status, bad.body.error], [400, 'invalid_request']);
+    const put = await call(
+      svc.url,
+      'PUT',
+      '/admin/products/wr-draw',
+      { stock: 5, shards: 1, queue: { lotterySeconds: 600 } },
+      admin,
+    );
+    assert.equal(put.status, 201, JSON.stringify(put.body));
+    const committed = (put.body.queue as { lottery: { seedSha256: string; seed?: string } }).lottery;
+    assert.match(committed.seedSha256, /^[0-9a-f]{64}$/);
+    assert.equal(committed.seed, undefined);
+    const r = await order('wr-draw', 'early-bird');
+    assert.deepEqual([r.status, r.body.error], [429, 'queued'], JSON.stringify(r.body));
+    assert.ok((r.body.retryAfterMs as number) > 500_000, 'come back once the window has closed');
+    const product = await call(svc.url, 'GET', '/api/products/wr-draw');
+    const shown = (product.body.queue as { lottery: { seedSha256: string; seed?: string } }).lottery;
+    assert.deepEqual([shown.seedSha256, shown.seed], [committed.seedSha256, undefined]);
+    // A sale put again without a lottery has none: its buyers are served at once.
+    await call(svc.url, 'PUT', '/admin/products/wr-draw', { stock: 5, shards: 1 }, admin);
+    await until('the lottery to be gone', async () => (await order('wr-draw', 'early-bird')).status === 202);
   });
 
   it('sold out while buyers wait: every waiting ticket gets 409 sold_out', async () => {

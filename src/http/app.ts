@@ -134,7 +134,7 @@ export function createApp(deps: AppDeps): express.Express {
     const sale = await catalog.get(productId);
     if (!sale) throw new UnknownProductError(productId);
     const available = await availableStock(redis, sale);
-    const queue = deps.room?.view(productId);
+    const queue = await deps.room?.view(productId);
     res.json({
       productId,
       available,
@@ -180,6 +180,12 @@ export function createApp(deps: AppDeps): express.Express {
     );
     // Postgres' backstop for the per-user limit (migrations/0002) follows the sale's limit.
     await upsertSaleLimit(db, productId, r.sale.perUserLimit);
+    // A (re)created sale has the lottery window its PUT names, or none.
+    const lottery = await deps.room?.configureLottery(
+      productId,
+      spec.queue?.lotterySeconds ?? 0,
+      spec.startsAt ?? null,
+    );
     res.status(r.created ? 201 : 200).json({
       productId,
       total: r.sale.total,
@@ -189,6 +195,7 @@ export function createApp(deps: AppDeps): express.Express {
       perUserLimit: r.sale.perUserLimit || null,
       ...windowView(r.sale.window),
       ...(r.sale.paymentTimeoutSec > 0 && { paymentTimeoutSec: r.sale.paymentTimeoutSec }),
+      ...(lottery && { queue: { lottery } }),
     });
   });
   adminRouter.post('/products/:productId/restock', async (req, res) => {

@@ -92,7 +92,7 @@ export class OrderGate {
     if (waiting && line.available < quantity) {
       throw new SoldOutError(arrival.productId, quantity, Math.max(0, line.available));
     }
-    if (!line.active || line.admits(arrival.firstSeen)) {
+    if (room.lets(line, arrival)) {
       const admitted = await this.admission.acquire();
       if (typeof admitted === 'function') return { release: admitted, ticketId: arrival.ticket?.id };
     }

@@ -17,6 +17,7 @@ const MAX_STOCK = 1_000_000_000;
 /** A week: a payment window longer than a sale is surely a mistake. */
 const MAX_PAYMENT_TIMEOUT_SEC = 7 * 24 * 60 * 60;
 export const MAX_SHARDS = 1024;
+const MAX_LOTTERY_SECONDS = 3600;
 
 /** An ISO 8601 time with a zone (`Z` or an offset), as epoch ms. */
 const isoTime = z.iso.datetime({ offset: true }).transform((s) => Date.parse(s));
@@ -30,6 +31,12 @@ export const saleBody = z
     endsAt: isoTime.nullable().optional(),
     /** Seconds an accepted order has to be paid before it expires (0 or absent: no payment needed). */
     paymentTimeoutSec: count(0, MAX_PAYMENT_TIMEOUT_SEC).nullable().optional(),
+    /** The waiting room: a lottery over the buyers of the sale's first `lotterySeconds` (at most an hour). */
+    queue: z
+      .object({ lotterySeconds: count(0, MAX_LOTTERY_SECONDS).optional() })
+      .strict()
+      .nullable()
+      .optional(),
   })
   .refine((s) => s.startsAt == null || s.endsAt == null || s.startsAt < s.endsAt, {
     message: 'must be after startsAt',

@@ -31,6 +31,7 @@ export function createWaitingRoom(
     redis,
     now,
     signer: new TicketSigner(config.QUEUE_SECRET),
+    soldOut: (productId) => catalog.isSoldOut(productId),
     available: async (productId) => {
       const sale = await catalog.get(productId);
       return sale ? availableStock(redis, sale) : 0;

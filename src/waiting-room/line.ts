@@ -1,5 +1,6 @@
 // One product's waiting line as this process sees it: the serving point and the counts ahead from
 // the last report to Redis, plus the first requests queued here since then (reported in a batch).
+import { type Draw, placeInLine } from './lottery.ts';
 
 /** A line's state as the sync script answers it. */
 export interface LineView {
@@ -19,6 +20,13 @@ export interface Standing {
   etaMs: number;
 }
 
+/** A buyer as the line orders it. */
+export interface Buyer {
+  userId: string;
+  /** The first request, ms on Redis' clock. */
+  firstSeen: number;
+}
+
 const EMPTY: LineView = { cur: -1, used: 0, rate: 0, buckets: [], counts: [] };
 
 export class WaitingLine {
@@ -29,6 +37,8 @@ export class WaitingLine {
   available = Number.POSITIVE_INFINITY;
   /** Last time (local ms) an order of this product was seen here: idle lines stop syncing. */
   lastUsed = 0;
+  /** The sale's lottery window, if it has one. */
+  draw: Draw | undefined;
   /** Capacity short of a whole buyer, carried to the next report so small shares add up. */
   private carry = 0;
 
@@ -64,13 +74,29 @@ export class WaitingLine {
     return this.view.rate;
   }
 
-  admits(firstSeen: number): boolean {
-    return firstSeen < this.servingPoint;
+  /** True while a lottery window is open: its buyers wait for the draw, nobody is let in. */
+  drawing(now: number): boolean {
+    return this.draw !== undefined && now < this.draw.closesAt;
+  }
+
+  /** A buyer's place in the line: the first request, or its drawn place in a lottery window. */
+  placeOf(buyer: Buyer): number {
+    return placeInLine(this.draw, buyer.userId, buyer.firstSeen);
+  }
+
+  /** True when the line lets this buyer in now. */
+  lets(buyer: Buyer, now: number): boolean {
+    if (this.drawing(now)) return false;
+    return !this.active || this.admits(buyer);
+  }
+
+  admits(buyer: Buyer): boolean {
+    return this.placeOf(buyer) < this.servingPoint;
   }
 
   /** Counts a first request queued here; it is reported with the next sync. */
-  arrive(firstSeen: number): void {
-    const bucket = Math.floor(firstSeen / this.bucketMs);
+  arrive(buyer: Buyer): void {
+    const bucket = Math.floor(this.placeOf(buyer) / this.bucketMs);
     this.arrivals.set(bucket, (this.arrivals.get(bucket) ?? 0) + 1);
   }
 
@@ -101,9 +127,9 @@ export class WaitingLine {
     this.view = view;
   }
 
-  /** Buyers ahead of one first seen at `firstSeen`, and when it should be served. */
-  standing(firstSeen: number): Standing {
-    const bucket = Math.floor(firstSeen / this.bucketMs);
+  /** Buyers ahead of this one, and when it should be served. */
+  standing(buyer: Buyer): Standing {
+    const bucket = Math.floor(this.placeOf(buyer) / this.bucketMs);
     const { buckets, counts, used } = this.view;
     let ahead = 0;
     for (let i = 0; i < buckets.length && (buckets[i] ?? 0) <= bucket; i++) {

@@ -3,6 +3,7 @@
 import type { RedisClient } from '../redis/connection.ts';
 import { QueuedError } from './errors.ts';
 import { WaitingLine } from './line.ts';
+import { configureDraw, type DrawView, drawView, loadDraw } from './lottery.ts';
 import { syncLine } from './sync.ts';
 import type { Ticket, TicketSigner } from './ticket.ts';
 
@@ -20,8 +21,10 @@ export interface WaitingRoomOptions {
   /** Redis' clock as estimated here (RedisClock.now): first-seen times and the line share it. */
   now: () => number;
   signer: TicketSigner;
-  /** Units of a product still on sale (read once per tick for lines in use). */
+  /** Units of a product still on sale (read once per tick for lines with buyers waiting). */
   available: (productId: string) => Promise<number>;
+  /** True when this process knows the product sold out (its orders are then answered from memory). */
+  soldOut: (productId: string) => boolean;
   /** Width of a line's time bucket (ms); admission within a bucket is in arrival order. Default 20. */
   bucketMs?: number;
   /** How often each line is reported and read back (ms). Default 100. */
@@ -34,6 +37,13 @@ export interface Arrival {
   userId: string;
   firstSeen: number;
   ticket?: Ticket;
+}
+
+/** What GET /api/products/:id shows of a product's queue. */
+export interface QueueView {
+  waiting: number;
+  servingLagMs: number;
+  lottery?: DrawView;
 }
 
 /** Waiting buyers come back at the earliest this soon, at the latest this late. */
@@ -70,9 +80,7 @@ export class WaitingRoom {
     this.capacity = capacity;
     this.lastCompleted = capacity.completed;
     this.timer = setInterval(() => {
-      this.ticking ??= this.tick().finally(() => {
-        this.ticking = undefined;
-      });
+      if (!this.ticking) void this.tick();
     }, this.tickMs);
     this.timer.unref();
   }
@@ -93,19 +101,20 @@ export class WaitingRoom {
   /** The product's line in this process (created on first use, read from Redis once). */
   async line(productId: string): Promise<WaitingLine> {
     let line = this.lines.get(productId);
-    if (!line) {
-      line = new WaitingLine(productId, this.bucketMs);
-      this.lines.set(productId, line);
-      await this.sync(line, 0);
+    if (line) {
+      line.lastUsed = Date.now();
+      return line;
     }
+    line = new WaitingLine(productId, this.bucketMs);
     line.lastUsed = Date.now();
+    this.lines.set(productId, line);
+    await this.sync(line, 0);
     return line;
   }
 
   /** True when the line lets this buyer in now: there is none, or the buyer's time has come. */
-  async mayEnter(arrival: Arrival): Promise<boolean> {
-    const line = await this.line(arrival.productId);
-    return !line.active || line.admits(arrival.firstSeen);
+  lets(line: WaitingLine, arrival: Arrival): boolean {
+    return line.lets(arrival, this.o.now());
   }
 
   /** Units on sale as last read, or undefined when not known yet. */
@@ -118,29 +127,63 @@ export class WaitingRoom {
   queue(arrival: Arrival, line: WaitingLine): QueuedError {
     // Signing is deterministic: a returning buyer gets back the very ticket it holds.
     const ticket = this.o.signer.issue(arrival.productId, arrival.userId, arrival.firstSeen);
-    if (!arrival.ticket) line.arrive(arrival.firstSeen);
-    const { position, etaMs } = line.admits(arrival.firstSeen)
-      ? { position: 0, etaMs: 0 }
-      : line.standing(arrival.firstSeen);
-    const finite = Number.isFinite(etaMs) ? etaMs : MAX_RETRY_MS;
+    if (!arrival.ticket) line.arrive(arrival);
+    const now = this.o.now();
+    const { position, etaMs } = line.lets(arrival, now) ? { position: 0, etaMs: 0 } : line.standing(arrival);
+    // In a lottery window nobody is served before the draw: come back once it has closed.
+    const drawMs = line.drawing(now) ? (line.draw?.closesAt ?? now) - now : 0;
+    const finite = Math.max(drawMs, Number.isFinite(etaMs) ? etaMs : MAX_RETRY_MS);
     return new QueuedError(arrival.productId, {
       ticket,
       position,
       etaMs: finite,
-      retryAfterMs: Math.min(MAX_RETRY_MS, Math.max(MIN_RETRY_MS, finite)),
+      retryAfterMs: Math.max(drawMs, Math.min(MAX_RETRY_MS, Math.max(MIN_RETRY_MS, finite))),
       available: Number.isFinite(line.available) ? line.available : 0,
     });
   }
 
-  /** Lines waiting and how far behind now each one serves, for the product page and the metrics. */
-  view(productId: string): { waiting: number; servingLagMs: number } | undefined {
-    const line = this.lines.get(productId);
-    if (!line?.active) return undefined;
-    return { waiting: line.waiting, servingLagMs: Math.max(0, Math.round(this.o.now() - line.servingPoint)) };
+  /** A product's line (buyers waiting, how far behind now it serves) and lottery, for its page. */
+  async view(productId: string): Promise<QueueView | undefined> {
+    const line = await this.line(productId);
+    const now = this.o.now();
+    const draw = line.draw && drawView(line.draw, now);
+    if (!line.active && !draw) return undefined;
+    return {
+      waiting: line.waiting,
+      servingLagMs: line.active ? Math.max(0, Math.round(now - line.servingPoint)) : 0,
+      ...(draw && { lottery: draw }),
+    };
   }
 
-  /** One report per line in use: arrivals and this process's share of spare capacity. */
-  async tick(): Promise<void> {
+  /**
+   * Sets or clears a product's lottery window (a sale PUT): it opens at the sale's start, or now.
+   * Answers what the product page will show of it; other processes read it with their next report.
+   */
+  async configureLottery(
+    productId: string,
+    lotterySeconds: number,
+    startsAt: number | null,
+  ): Promise<DrawView | undefined> {
+    const draw = await configureDraw(this.o.redis, productId, lotterySeconds, startsAt ?? this.o.now());
+    const line = this.lines.get(productId);
+    if (line) line.draw = draw;
+    return draw && drawView(draw, this.o.now());
+  }
+
+  /** One report per line in use, after any report under way (reports never overlap). */
+  tick(): Promise<void> {
+    const run = (this.ticking ?? Promise.resolve()).then(() => this.report());
+    const tracked: Promise<void> = run
+      .catch(() => {})
+      .finally(() => {
+        if (this.ticking === tracked) this.ticking = undefined;
+      });
+    this.ticking = tracked;
+    return run;
+  }
+
+  /** Reports each line's arrivals and its share of this process's spare capacity. */
+  private async report(): Promise<void> {
     const capacity = this.capacity;
     if (!capacity) return;
     const throughput = capacity.completed - this.lastCompleted;
@@ -148,20 +191,28 @@ export class WaitingRoom {
     const idle = Math.max(0, capacity.limit - capacity.running);
     const spare = throughput + (idle * this.tickMs) / RETURN_MS;
     const now = Date.now();
-    const inUse = [...this.lines.values()].filter((l) => now - l.lastUsed < IDLE_MS);
+    // A sold-out product's orders are answered from memory, with no Redis command: its line rests.
+    const inUse = [...this.lines.values()].filter(
+      (l) => now - l.lastUsed < IDLE_MS && !this.o.soldOut(l.productId),
+    );
     for (const [id, line] of this.lines) if (now - line.lastUsed >= IDLE_MS) this.lines.delete(id);
-    const waiting = inUse.filter((l) => l.active).length;
-    await Promise.all(inUse.map((l) => this.sync(l, l.active ? l.share(spare / waiting) : 0)));
+    const serving = inUse.filter((l) => l.active && !l.drawing(this.o.now()));
+    await Promise.all(
+      inUse.map((l) => this.sync(l, serving.includes(l) ? l.share(spare / serving.length) : 0)),
+    );
   }
 
   private async sync(line: WaitingLine, advance: number): Promise<void> {
     const arrivals = line.takeArrivals();
     try {
-      const [view, available] = await Promise.all([
+      // The stock is read every tick too, so that the first queued answer already shows it.
+      const [view, draw, available] = await Promise.all([
         syncLine(this.o.redis, line.productId, arrivals, advance),
+        loadDraw(this.o.redis, line.productId),
         this.o.available(line.productId),
       ]);
       line.update(view ?? { cur: -1, used: 0, rate: 0, buckets: [], counts: [] });
+      line.draw = draw;
       line.available = available;
     } catch {
       // Redis unreachable: the line keeps its last view and reports these arrivals next time.

@@ -4,7 +4,8 @@
 -- in in the order of their first request, and tickets whose holders left cost only their count.
 --
 -- KEYS[1] line: queue:{P}, hash: cur (bucket being served), used (buyers let in from it), rate
---   (buyers let in per second x 1000, smoothed), at (ms of the last report), b<bucket> (first requests)
+--   (buyers let in per second x 1000, smoothed), at (ms of the last report), started (1 once anyone
+--   was let in), b<bucket> (first requests)
 -- ARGV[1] arrivals: "<bucket>:<count>,..." first requests this process queued since its last report
 -- ARGV[2] advance: buyers this process can take in now (its spare capacity since its last report)
 -- ARGV[3] ttlSeconds: the line is forgotten this long after its last report
@@ -17,12 +18,12 @@ local now = now_ms()
 local cur = tonumber(redis.call('hget', line, 'cur') or '-1')
 local used = tonumber(redis.call('hget', line, 'used') or '0')
 
+-- A line starts at its earliest report until it first lets someone in (a lottery's drawn places
+-- arrive in any order); after that, a late report of a bucket already passed is simply let in.
+local started = redis.call('hget', line, 'started') == '1'
 for b, c in string.gmatch(ARGV[1], '(%d+):(%d+)') do
   b = tonumber(b)
-  if cur < 0 or b < cur then
-    -- A new line starts at its first request; a late report of a bucket already passed is let in.
-    if cur < 0 then cur = b end
-  end
+  if cur < 0 or (b < cur and not started) then cur, used = b, 0 end
   if b >= cur then redis.call('hincrby', line, 'b' .. b, c) end
 end
 if cur < 0 then return {} end
@@ -68,6 +69,7 @@ if elapsed > 0 then
   rate = rate + (passed * 1000000 / elapsed - rate) * weight
 end
 redis.call('hset', line, 'cur', cur, 'used', used, 'rate', math.floor(rate), 'at', now)
+if passed > 0 then redis.call('hset', line, 'started', '1') end
 redis.call('expire', line, ARGV[3])
 
 local reply = {cur, used, math.floor(rate)}

@@ -19,19 +19,13 @@ const COMMANDS: Record<string, Command> = {
     const body = saleBody(options);
     return (ctx) => salePut(ctx, id, body);
   },
-  restock([productId, delta, ...extra], options) {
-    onlyOptions('restock', options, []);
-    const id = product(productId, extra);
-    if (delta === undefined) throw new CliError('usage', 'restock needs <productId> <delta>');
-    const n = integer('delta', delta);
-    return (ctx) => restock(ctx, id, n);
+  restock(args, options) {
+    const [id, delta] = productAndInteger('restock', 'delta', args, options);
+    return (ctx) => restock(ctx, id, delta);
   },
-  reshard([productId, shards, ...extra], options) {
-    onlyOptions('reshard', options, []);
-    const id = product(productId, extra);
-    if (shards === undefined) throw new CliError('usage', 'reshard needs <productId> <shards>');
-    const n = integer('shards', shards);
-    return (ctx) => reshard(ctx, id, n);
+  reshard(args, options) {
+    const [id, shards] = productAndInteger('reshard', 'shards', args, options);
+    return (ctx) => reshard(ctx, id, shards);
   },
   status([productId, ...extra], options) {
     onlyOptions('status', options, []);
@@ -50,6 +44,19 @@ export function command([name = '', ...args]: string[], options: CommandLine['sa
   const parse = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!parse) throw new CliError('usage', `unknown command "${name}" (see flashsale --help)`);
   return parse(args, options);
+}
+
+/** The arguments `<productId> <name>` of a command taking a whole number, and no option. */
+function productAndInteger(
+  command: string,
+  name: string,
+  [productId, raw, ...extra]: string[],
+  options: CommandLine['sale'],
+): [string, number] {
+  onlyOptions(command, options, []);
+  const id = product(productId, extra);
+  if (raw === undefined) throw new CliError('usage', `${command} needs <productId> <${name}>`);
+  return [id, integer(name, raw)];
 }
 
 /** The PUT body of `sale put`: DESIGN.md §4's sale, times passed on for the service to check. */

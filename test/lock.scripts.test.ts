@@ -488,6 +488,22 @@ describe('release.lua', () => {
     assert.equal(await redis.exists(name, k.handed, k.ours), 0, 'nothing left behind');
   });
 
+  it('regression: a release by an owner that does not hold the lock leaves the hand-off marker (checked before any write)', async () => {
+    const name = 'r:handed-intruder';
+    const k = lockKeys(name);
+    await acquire({ name, owner: 'holder' });
+    await wait({ name, owner: 'o1', waitId: 'c1:w1' });
+    assert.equal(await release(name, 'holder'), 1, 'handed to o1');
+    const handed = await token(name);
+    assert.equal(await release(name, 'intruder', { waitId: 'c1:w1' }), null, 'not held by the intruder');
+    assert.deepEqual(await redis.hgetall(k.handed), { 'c1:w1': String(handed) }, 'o1’s marker kept');
+    assert.deepEqual(await redis.hgetall(name), { o1: '1' });
+    // o1 missed its wake message: its retry still collects the hand-off (count 1), not a re-entry.
+    assert.deepEqual(await acquire({ name, owner: 'o1', mode: 'retry', waitId: 'c1:w1' }), [handed, 1]);
+    assert.equal(await release(name, 'o1', { waitId: 'c1:w1' }), 1);
+    assert.equal(await redis.exists(name, k.handed, k.ours), 0, 'nothing left behind');
+  });
+
   it('waits past their eligibility (and entries without info) are skipped and removed', async () => {
     const name = 'r:skip';
     const k = lockKeys(name);

@@ -1,6 +1,5 @@
 // The reentrant lock client: Redisson's lock layout plus fencing tokens, a per-client watchdog, and
 // waiting without polling (a release hands the lock to one queued waiter and tells only its process).
-import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { isConnectionError } from './coded-error.ts';
 import type { LockCore } from './core.ts';
@@ -15,7 +14,7 @@ import {
 import { type HandleOwner, LockHandle } from './handle.ts';
 import { lockKeys } from './keys.ts';
 import { defineScripts } from './lua.ts';
-import { currentOwner } from './owner.ts';
+import { currentOwner, newClientId } from './owner.ts';
 import { isCluster, type RedisClient } from './redis-client.ts';
 import {
   type AcquireReply,
@@ -37,7 +36,7 @@ export type { AcquireOptions, LockEvent } from './front-end.ts';
 
 /** Options of a LockClient; every one is optional. */
 export interface LockClientOptions {
-  /** Identifies this client in owner ids (`<clientId>:<n>`); a random UUID by default. */
+  /** Readable prefix of this client's id `<clientId>-<uuid>` (owner ids `<id>:<n>`): never shared. */
   clientId?: string;
   /** Lease kept alive by the watchdog when acquire() is given no leaseMs (Redisson: 30 s). */
   watchdogLeaseMs?: number;
@@ -109,7 +108,7 @@ export class LockClient extends LockFrontEnd implements HandleOwner {
   private readonly sharded: boolean;
 
   constructor(redis: RedisClient, options: LockClientOptions = {}) {
-    super(options.clientId ?? randomUUID(), options.watchdogLeaseMs ?? 30_000, options.onEvent);
+    super(newClientId(options.clientId), options.watchdogLeaseMs ?? 30_000, options.onEvent);
     this.watchdogLeaseMs = this.defaultLeaseMs;
     checkLease(this.watchdogLeaseMs);
     this.redis = redis;

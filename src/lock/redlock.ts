@@ -1,6 +1,5 @@
 // Multi-master lock (RedLock) over N independent Redis masters: a majority round per acquisition on the
 // reentrant lock's layout, with fencing tokens, watchdog and one woken waiter per release.
-import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
@@ -16,6 +15,7 @@ import {
 import { LockFrontEnd, type ObtainRequest } from './front-end.ts';
 import { type HandleOwner, LockHandle } from './handle.ts';
 import { defineScripts } from './lua.ts';
+import { newClientId } from './owner.ts';
 import { type AcquireMode, type AcquireReply, LOCK_SCRIPTS, renewInput, renewScript } from './scripts.ts';
 import { type TurnReply, waitTurn, withDeadline } from './waiting.ts';
 import { type WaitEvent, type Waiter, WakeHub } from './wake-hub.ts';
@@ -23,7 +23,7 @@ import { type BatchRenewer, type RenewOutcome, Watchdog } from './watchdog.ts';
 
 /** Options of a RedLock; every one is optional. */
 export interface RedLockOptions {
-  /** Identifies this instance in owner ids (`<clientId>:<n>`); a random UUID by default. */
+  /** Readable prefix of this instance's id `<clientId>-<uuid>` (owner ids `<id>:<n>`): never shared. */
   clientId?: string;
   /** Lease kept alive by the watchdog when acquire() is given no leaseMs (default 30 s). */
   watchdogLeaseMs?: number;
@@ -85,7 +85,7 @@ export class RedLock extends LockFrontEnd implements HandleOwner {
   private requestSeq = 0;
 
   constructor(masters: Redis[], options: RedLockOptions = {}) {
-    super(options.clientId ?? randomUUID(), options.watchdogLeaseMs ?? 30_000);
+    super(newClientId(options.clientId), options.watchdogLeaseMs ?? 30_000);
     if (masters.length === 0) throw new RangeError('RedLock needs at least one master');
     this.watchdogLeaseMs = this.defaultLeaseMs;
     if (!(this.watchdogLeaseMs > 0)) throw new RangeError('watchdogLeaseMs must be > 0');

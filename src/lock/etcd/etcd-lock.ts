@@ -1,10 +1,11 @@
 // Reentrant distributed locks on etcd: one lease per client shared by all its keys, a key per waiting
 // owner under the lock's prefix, the oldest create revision holds, each waiter watches its predecessor.
-import { randomUUID } from 'node:crypto';
+
 import { performance } from 'node:perf_hooks';
 import type { Etcd3, ICompare, IKeyValue, Lease, Watcher } from 'etcd3';
 import { LockUnavailableError } from '../errors.ts';
 import type { LockEventObserver, ObtainRequest } from '../front-end.ts';
+import { newClientId } from '../owner.ts';
 import { type Queued, SessionLock } from '../session-lock.ts';
 import { wakeableSleep, withDeadline } from '../waiting.ts';
 
@@ -14,7 +15,7 @@ type EtcdModule = typeof import('etcd3');
 export interface EtcdLockOptions {
   /** etcd endpoints, with their scheme (default `http://127.0.0.1:2379`). */
   endpoints?: string | readonly string[];
-  /** Identifies this client in owner ids (`<clientId>:<n>`); a random UUID by default. */
+  /** Readable prefix of this client's id `<clientId>-<uuid>` (owner ids `<id>:<n>`): never shared. */
   clientId?: string;
   /**
    * TTL of the client's one lease, in whole seconds (default 10). Every key of this client lives
@@ -101,7 +102,7 @@ export class EtcdLock extends SessionLock<EtcdKey> {
     if (!Number.isInteger(ttlSeconds) || ttlSeconds < 1) {
       throw new RangeError(`leaseTtlSeconds must be a whole number of seconds >= 1, got ${ttlSeconds}`);
     }
-    super(options.clientId ?? randomUUID(), ttlSeconds * 1000, 'etcd', options.onEvent);
+    super(newClientId(options.clientId), ttlSeconds * 1000, 'etcd', options.onEvent);
     this.ttlSeconds = ttlSeconds;
     this.prefix = options.prefix ?? 'flashsale-lock/';
     this.heartbeatMs = options.heartbeatMs ?? 1000;

@@ -1,11 +1,13 @@
 // Reentrant distributed locks on ZooKeeper, Curator's InterProcessMutex recipe: an ephemeral sequential
 // node per waiting owner, the lowest holds, each waiter watches its predecessor; the session is the lease.
+
 import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Client, Event, Stat } from 'node-zookeeper-client';
 import { LockUnavailableError } from '../errors.ts';
 import type { LockEventObserver, ObtainRequest } from '../front-end.ts';
+import { newClientId } from '../owner.ts';
 import { type Queued, SessionLock } from '../session-lock.ts';
 import { wakeableSleep, withDeadline } from '../waiting.ts';
 
@@ -15,7 +17,7 @@ type ZkModule = typeof import('node-zookeeper-client');
 export interface ZooKeeperLockOptions {
   /** ZooKeeper connect string `host:port[,host:port...]` (default `127.0.0.1:2181`). */
   connect?: string;
-  /** Identifies this client in owner ids (`<clientId>:<n>`); a random UUID by default. */
+  /** Readable prefix of this client's id `<clientId>-<uuid>` (owner ids `<id>:<n>`): never shared. */
   clientId?: string;
   /**
    * Session timeout asked for (default 10 s; the server may grant less, within its min/max). The
@@ -90,7 +92,7 @@ export class ZooKeeperLock extends SessionLock<ZkNode> {
     private readonly options: ZooKeeperLockOptions,
     sessionTimeoutMs: number,
   ) {
-    super(options.clientId ?? randomUUID(), sessionTimeoutMs, 'zookeeper', options.onEvent);
+    super(newClientId(options.clientId), sessionTimeoutMs, 'zookeeper', options.onEvent);
     this.root = (options.root ?? '/flashsale-lock').replace(/\/+$/, '');
     this.heartbeatMs = options.heartbeatMs ?? 5000;
     this.watchSession(zk);

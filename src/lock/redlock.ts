@@ -8,7 +8,7 @@ import { redlockAcquireInput, redlockAcquireScript } from './family-scripts.ts';
 import { LockFrontEnd, type ObtainRequest } from './front-end.ts';
 import { type HandleOwner, LockHandle } from './handle.ts';
 import { newClientId } from './owner.ts';
-import { RedlockMasters } from './redlock-masters.ts';
+import { type Poll, RedlockMasters } from './redlock-masters.ts';
 import { type AcquireMode, type AcquireReply, renewInput, renewScript } from './scripts.ts';
 import { type TurnReply, waitTurn } from './waiting.ts';
 import { Watchdog } from './watchdog.ts';
@@ -31,6 +31,14 @@ export interface RedLockOptions {
 }
 
 type Refusal = 'held' | 'split' | 'unavailable';
+
+/** Why a round did not acquire, and when to ask again. */
+interface Refused {
+  refusal: Refusal;
+  reachable: number;
+  retryInMs: number;
+  reason?: string;
+}
 
 /** Pause before asking again when too few masters answered. */
 const UNAVAILABLE_RETRY_MS = 100;
@@ -184,61 +192,57 @@ export class RedLock extends LockFrontEnd implements HandleOwner {
     watchdog: boolean,
     mode: AcquireMode,
     eligibleMs: number,
-  ): Promise<
-    { handle: LockHandle } | { refusal: Refusal; reachable: number; retryInMs: number; reason?: string }
-  > {
+  ): Promise<{ handle: LockHandle } | Refused> {
     const start = performance.now();
-    const { answers, yes } = await this.masters.poll(
-      (m) =>
-        redlockAcquireScript.run(
-          m.redis,
-          redlockAcquireInput({
-            name,
-            owner,
-            leaseMs,
-            mode,
-            clientId: this.clientId,
-            eligibleMs,
-            heartbeatMs: this.heartbeatMs,
-          }),
-        ),
+    const input = redlockAcquireInput({
+      name,
+      owner,
+      leaseMs,
+      mode,
+      clientId: this.clientId,
+      eligibleMs,
+      heartbeatMs: this.heartbeatMs,
+    });
+    const poll = await this.masters.poll(
+      (m) => redlockAcquireScript.run(m.redis, input),
       (r) => r.acquired,
       true,
       leaseMs,
     );
     const drift = this.drift(leaseMs);
     const validity = leaseMs - (performance.now() - start) - drift;
-    const replies = answers.flatMap((a) => (a?.ok ? [a.value] : []));
-    if (yes >= this.quorum && validity > 0) {
-      const granted = replies.filter((r): r is Extract<AcquireReply, { acquired: true }> => r.acquired);
-      const token = Math.max(...granted.map((r) => r.token));
-      const holdCount = Math.min(...granted.map((r) => r.holdCount));
-      // Known valid until start + lease − drift: every master set its lease after we sent at start.
-      const handle = new LockHandle(
-        this,
-        name,
-        owner,
-        token,
-        holdCount,
-        leaseMs,
-        watchdog,
-        start - drift,
-        'redlock',
-      );
-      if (watchdog) this.watchdog.add(handle);
-      return { handle };
-    }
+    if (poll.yes < this.quorum || validity <= 0) return this.refused(name, owner, leaseMs, poll, validity);
+    const granted = poll.answers.flatMap((a) => (a?.ok && a.value.acquired ? [a.value] : []));
+    const token = Math.max(...granted.map((r) => r.token));
+    const holdCount = Math.min(...granted.map((r) => r.holdCount));
+    // Known valid until start + lease − drift: every master set its lease after we sent at start.
+    const from = start - drift;
+    const handle = new LockHandle(this, name, owner, token, holdCount, leaseMs, watchdog, from, 'redlock');
+    if (watchdog) this.watchdog.add(handle);
+    return { handle };
+  }
+
+  /** A refused round: rolled back on the masters, and why it was refused. */
+  private async refused(
+    name: string,
+    owner: string,
+    leaseMs: number,
+    { answers, yes }: Poll<AcquireReply>,
+    validity: number,
+  ): Promise<Refused> {
     // Undo the round: wait for the masters that granted it or have not answered (each runs the
     // rollback after the attempt); masters that refused or failed are told too, not waited for.
     await this.masters.release({ name, owner, leaseMs, mode: 'rollback' }, (i) => {
       const a = answers[i];
       return a === undefined || (a.ok && a.value.acquired);
     });
+    const replies = answers.flatMap((a) => (a?.ok ? [a.value] : []));
     const reachable = replies.length;
     const held = replies.flatMap((r) => (r.acquired ? [] : [Math.max(r.pttl, 1)]));
     const retryInMs = UNAVAILABLE_RETRY_MS * (1 + Math.random());
     if (reachable < this.quorum) return { refusal: 'unavailable', reachable, retryInMs };
     if (yes >= this.quorum) {
+      const drift = this.drift(leaseMs);
       const reason = `a majority granted the lock but no validity was left (lease ${leaseMs} ms − ${Math.round(leaseMs - drift - validity)} ms elapsed − ${drift} ms drift)`;
       return { refusal: 'unavailable', reachable, retryInMs, reason };
     }

@@ -17,11 +17,11 @@ import {
   rwRenewScript,
 } from '../src/lock/family-scripts.ts';
 import { lockKeys } from '../src/lock/keys.ts';
+import { parseAcquireReply } from '../src/lock/replies.ts';
 import {
   type AcquireRequest,
   acquireInput,
   acquireScript,
-  parseAcquireReply,
   type ReleaseMode,
   releaseInput,
   releaseScript,

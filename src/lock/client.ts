@@ -12,6 +12,7 @@ import { lockKeys } from './keys.ts';
 import { defineScripts } from './lua.ts';
 import { currentOwner, newClientId } from './owner.ts';
 import { isCluster, type RedisClient } from './redis-client.ts';
+import { ownerTtl, Refusal, ReleaseCode, refusalError, released } from './replies.ts';
 import {
   acquireInput,
   acquireScript,
@@ -157,7 +158,7 @@ export class LockClient extends LockFrontEnd implements HandleOwner {
         releaseInput({ name, owner: '', leaseMs: 0, mode: 'force', requestId, sharded: this.sharded }),
       ),
     );
-    return reply === 1;
+    return reply === ReleaseCode.Released;
   }
 
   /**
@@ -214,7 +215,7 @@ export class LockClient extends LockFrontEnd implements HandleOwner {
     const reply = await this.call(handle.name, () =>
       releaseScript.run(this.redis, releaseInput({ ...request, sharded: this.sharded })),
     );
-    if (reply === null) throw new LockNotHeldError(handle.name);
+    released(handle.name, reply);
     this.reportRelease(handle);
   }
 
@@ -227,7 +228,7 @@ export class LockClient extends LockFrontEnd implements HandleOwner {
     );
     if (!renewed) {
       handle.markLost('lock no longer held at extend');
-      throw new LockNotHeldError(handle.name);
+      throw refusalError(handle.name, Refusal.NotHeld);
     }
     handle.confirm(sentAt, leaseMs);
   }
@@ -236,8 +237,7 @@ export class LockClient extends LockFrontEnd implements HandleOwner {
     const replies = await this.call(handle.name, () =>
       this.redis.pipeline().hexists(handle.name, handle.owner).pttl(handle.name).exec(),
     );
-    const [held, pttl] = (replies ?? []).map(([, v]) => Number(v));
-    return held === 1 && pttl !== undefined && pttl > 0 ? pttl : 0;
+    return ownerTtl(replies);
   }
 
   // --- internals ---

@@ -2,39 +2,11 @@
 // from a request. Their shared Lua (queue.lua, rw-lib.lua, latch.lua) comes in by --- @include.
 
 import { fairKeys, redlockKeys, rwKeys, wakeChannelPrefix } from './keys.ts';
-import { type InputOf, replyInt, typedScript } from './lua.ts';
-import {
-  type AcquireMode,
-  parseAcquireReply,
-  parseReleaseReply,
-  type ReleaseMode,
-  UNLOCK_LATCH_MS,
-} from './scripts.ts';
+import { type InputOf, typedScript } from './lua.ts';
+import { parseAcquireReply, parseQueuedReply, parseReleaseReply, parseRenewReply } from './replies.ts';
+import { type AcquireMode, type ReleaseMode, UNLOCK_LATCH_MS } from './scripts.ts';
 
 const file = (name: string) => new URL(`./scripts/${name}`, import.meta.url);
-
-export type QueuedReply =
-  | { acquired: true; token: number; holdCount: number; grantedMs: number }
-  | { acquired: false; blockedMs: number; wakeInMs: number }
-  | { acquired: false; upgrade: true };
-
-/** {1, token, holdCount, grantedMs} | {0, blockedMs, wakeInMs} | {-1, 0, 0}. */
-function parseQueuedReply(reply: unknown): QueuedReply {
-  if (!Array.isArray(reply)) throw new TypeError(`unexpected lock reply ${String(reply)}`);
-  const status = replyInt(reply[0]);
-  if (status === 1) {
-    return {
-      acquired: true,
-      token: replyInt(reply[1]),
-      holdCount: replyInt(reply[2]),
-      grantedMs: replyInt(reply[3]),
-    };
-  }
-  if (status === -1) return { acquired: false, upgrade: true };
-  return { acquired: false, blockedMs: replyInt(reply[1]), wakeInMs: replyInt(reply[2]) };
-}
-
-const parseRenewed = (reply: unknown): boolean => replyInt(reply) === 1;
 
 export const fairAcquireScript = typedScript({
   name: 'flashsaleFairAcquire',
@@ -73,7 +45,7 @@ export const rwRenewScript = typedScript({
   file: file('rw-renew.lua'),
   keys: ['lock', 'holds'],
   args: ['leaseMs', 'hold'],
-  parse: parseRenewed,
+  parse: parseRenewReply,
 });
 
 export const redlockAcquireScript = typedScript({

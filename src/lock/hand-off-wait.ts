@@ -4,7 +4,8 @@ import { performance } from 'node:perf_hooks';
 import type { LockCore } from './core.ts';
 import type { AcquireOptions } from './front-end.ts';
 import { isCluster } from './redis-client.ts';
-import { type AcquireReply, type AcquireRequest, releaseInput, releaseScript } from './scripts.ts';
+import type { AcquireReply } from './replies.ts';
+import { type AcquireRequest, releaseInput, releaseScript } from './scripts.ts';
 import { waitTurn, withDeadline } from './waiting.ts';
 
 /** A successful acquire: viaAttempt 0 means the lock was handed to wait `waitId` by a release. */

@@ -9,6 +9,7 @@ import {
   redlockReleaseScript,
 } from './family-scripts.ts';
 import { defineScripts } from './lua.ts';
+import { type ReleaseCode, RenewCode } from './replies.ts';
 import { LOCK_SCRIPTS, renewInput, renewScript } from './scripts.ts';
 import { type WaitSource, withDeadline } from './waiting.ts';
 import { type WaitEvent, type Waiter, WakeHub } from './wake-hub.ts';
@@ -111,10 +112,12 @@ export class RedlockMasters {
   async release(
     request: { name: string; owner: string; leaseMs: number; mode: RedlockReleaseMode },
     wait: (index: number) => boolean,
-  ): Promise<Array<Answer<unknown> | undefined>> {
+  ): Promise<Array<Answer<ReleaseCode | null> | undefined>> {
     const timeoutMs = this.timeout(request.leaseMs);
     const reservationMs = this.timings.reservationMs ?? 2 * timeoutMs;
-    const answers: Array<Answer<unknown> | undefined> = new Array(this.list.length).fill(undefined);
+    const answers: Array<Answer<ReleaseCode | null> | undefined> = new Array(this.list.length).fill(
+      undefined,
+    );
     await Promise.all(
       this.list.map((m) => {
         const requestId = this.nextRequestId();
@@ -186,7 +189,7 @@ export class RedlockMasters {
         for (const replies of perMaster) {
           const [err, reply] = replies?.[i] ?? [new Error('no reply'), null];
           if (err) continue;
-          if (Number(reply) === 1) yes += 1;
+          if (Number(reply) === RenewCode.Renewed) yes += 1;
           else lost += 1;
         }
         if (yes >= this.quorum && inTime) return { from: start - skew };

@@ -9,7 +9,8 @@ import { LockFrontEnd, type ObtainRequest } from './front-end.ts';
 import { type HandleOwner, LockHandle } from './handle.ts';
 import { newClientId } from './owner.ts';
 import { type Poll, RedlockMasters } from './redlock-masters.ts';
-import { type AcquireMode, type AcquireReply, renewInput, renewScript } from './scripts.ts';
+import { type AcquireReply, ownerTtl } from './replies.ts';
+import { type AcquireMode, renewInput, renewScript } from './scripts.ts';
 import { type TurnReply, waitTurn } from './waiting.ts';
 import { Watchdog } from './watchdog.ts';
 
@@ -132,7 +133,7 @@ export class RedLock extends LockFrontEnd implements HandleOwner {
       { name: handle.name, owner: handle.owner, leaseMs: handle.leaseMs, mode: 'release' },
       () => true,
     );
-    const notHeld = answers.filter((a) => a?.ok && (a.value === null || a.value === undefined)).length;
+    const notHeld = answers.filter((a) => a?.ok && a.value === null).length;
     if (notHeld > this.masters.size - this.quorum) throw new LockNotHeldError(handle.name);
   }
 
@@ -168,13 +169,7 @@ export class RedLock extends LockFrontEnd implements HandleOwner {
       false,
       this.watchdogLeaseMs,
     );
-    const ttls = answers
-      .map((a) => {
-        if (!a?.ok || !a.value) return 0;
-        const [held, pttl] = a.value.map(([, v]) => Number(v));
-        return held === 1 && pttl !== undefined && pttl > 0 ? pttl : 0;
-      })
-      .sort((x, y) => y - x);
+    const ttls = answers.map((a) => (a?.ok ? ownerTtl(a.value) : 0)).sort((x, y) => y - x);
     return ttls[this.quorum - 1] ?? 0;
   }
 

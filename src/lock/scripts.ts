@@ -2,7 +2,8 @@
 // the single-call path (LockClient) and the pipelined guarded round trip.
 import type { ChainableCommander } from 'ioredis';
 import { lockKeys, wakeChannelPrefix } from './keys.ts';
-import { type InputOf, replyInt, typedScript } from './lua.ts';
+import { type InputOf, typedScript } from './lua.ts';
+import { parseAcquireReply, parseReleaseReply, parseRenewReply } from './replies.ts';
 
 /** A pipeline the lock scripts can be queued on (created from a client they are defined on). */
 export type LockPipeline = ChainableCommander;
@@ -11,30 +12,6 @@ export type AcquireMode = 'try' | 'wait' | 'retry';
 export type ReleaseMode = 'release' | 'cancel' | 'force';
 
 const file = (name: string) => new URL(`./scripts/${name}`, import.meta.url);
-
-export type AcquireReply =
-  | { acquired: true; token: number; holdCount: number }
-  /** handOffExpected: the holder is one of ours, so its release will hand the lock to our queue. */
-  | { acquired: false; pttl: number; handOffExpected: boolean };
-
-export function parseAcquireReply(reply: unknown): AcquireReply {
-  if (Array.isArray(reply)) {
-    const first = replyInt(reply[0]);
-    // Tokens start at 1: {0, pttl} is "held by one of ours".
-    if (first === 0) return { acquired: false, pttl: replyInt(reply[1]), handOffExpected: true };
-    return { acquired: true, token: first, holdCount: replyInt(reply[1]) };
-  }
-  return { acquired: false, pttl: replyInt(reply), handOffExpected: false };
-}
-
-/** null: not held by the owner; 0: holds remain; 1: released (freed or handed to the next waiter). */
-export function parseReleaseReply(reply: unknown): 0 | 1 | null {
-  if (reply === null || reply === undefined) return null;
-  return replyInt(reply) === 0 ? 0 : 1;
-}
-
-/** 1 when renewed, 0 when the owner no longer holds the lock. */
-const parseRenewed = (reply: unknown): boolean => replyInt(reply) === 1;
 
 export const acquireScript = typedScript({
   name: 'flashsaleLockAcquire',
@@ -57,7 +34,7 @@ export const renewScript = typedScript({
   file: file('renew.lua'),
   keys: ['lock', 'ours'],
   args: ['leaseMs', 'owner'],
-  parse: parseRenewed,
+  parse: parseRenewReply,
 });
 
 export const LOCK_SCRIPTS = [acquireScript, releaseScript, renewScript] as const;

@@ -19,6 +19,7 @@
 -- Returns {1, token, holdCount, grantedMs} when acquired (grantedMs: the lease in force, shorter than
 -- asked only for a grant found by a retry), else {0, pttl, wakeInMs}: the holder's PTTL and when the
 -- caller should ask again (the head: when the holder's lease may lapse; the others: their heartbeat).
+-- (QueuedCode in replies.ts: 1 Acquired, 0 Waiting.)
 --- @include "queue.lua"
 local Q = {queue = KEYS[3], deadlines = KEYS[5], info = KEYS[4], wake = ARGV[7], name = ARGV[8]}
 local lease = tonumber(ARGV[1])

@@ -20,6 +20,7 @@
 -- ARGV[6] leaseMs: lease in ms to keep while re-entry holds remain
 -- ARGV[7] sharded: "1" on a Redis Cluster (the unlock notice is an SPUBLISH), else ""
 -- Returns nil when the owner does not hold the lock, 0 when holds remain, 1 when released.
+-- (ReleaseCode in replies.ts: 0 HoldsRemain, 1 Released.)
 --- @include "queue.lua"
 --- @include "latch.lua"
 --- @include "unlock-notice.lua"

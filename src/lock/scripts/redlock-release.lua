@@ -23,6 +23,7 @@
 -- ARGV[6] leaseMs: lease in ms to keep while re-entry holds remain
 -- ARGV[7] reservationMs: reservation in ms
 -- Returns nil when the owner does not hold the lock here, 0 when holds remain, 1 when released.
+-- (ReleaseCode in replies.ts: 0 HoldsRemain, 1 Released.)
 --- @include "queue.lua"
 --- @include "latch.lua"
 local owner = ARGV[1]

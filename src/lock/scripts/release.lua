@@ -23,6 +23,7 @@
 -- ARGV[7] sharded: "1" on a Redis Cluster (the unlock notice is an SPUBLISH), else ""
 -- ARGV[8] waitId: wait id the hold was handed to ('' when it was not a hand-off; required in cancel mode)
 -- Returns nil when the owner does not hold the lock, 0 when holds remain, 1 when released.
+-- (ReleaseCode in replies.ts: 0 HoldsRemain, 1 Released.)
 --- @include "time.lua"
 --- @include "latch.lua"
 --- @include "unlock-notice.lua"

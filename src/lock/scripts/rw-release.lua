@@ -20,6 +20,7 @@
 -- ARGV[6] kind: "r" or "w"
 -- ARGV[7] sharded: "1" on a Redis Cluster (the unlock notice is an SPUBLISH), else ""
 -- Returns nil when the owner does not hold that kind, 0 when holds of it remain, 1 when released.
+-- (ReleaseCode in replies.ts: 0 HoldsRemain, 1 Released.)
 --- @include "rw-lib.lua"
 --- @include "latch.lua"
 --- @include "unlock-notice.lua"

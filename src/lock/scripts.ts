@@ -11,11 +11,12 @@ export type LockPipeline = ChainableCommander;
 export type AcquireMode = 'try' | 'wait' | 'retry';
 export type ReleaseMode = 'release' | 'cancel' | 'force';
 
-const file = (name: string) => new URL(`./scripts/${name}`, import.meta.url);
+/** A file of scripts/, the lock's Lua. */
+export const scriptFile = (name: string) => new URL(`./scripts/${name}`, import.meta.url);
 
 export const acquireScript = typedScript({
   name: 'flashsaleLockAcquire',
-  file: file('acquire.lua'),
+  file: scriptFile('acquire.lua'),
   keys: ['lock', 'token', 'queue', 'waiters', 'handed', 'ours', 'latch'],
   args: ['leaseMs', 'owner', 'mode', 'clientId', 'eligibleMs', 'waitId', 'paired'],
   parse: parseAcquireReply,
@@ -23,7 +24,7 @@ export const acquireScript = typedScript({
 
 export const releaseScript = typedScript({
   name: 'flashsaleLockRelease',
-  file: file('release.lua'),
+  file: scriptFile('release.lua'),
   keys: ['lock', 'channel', 'latch', 'token', 'queue', 'waiters', 'handed', 'ours'],
   args: ['owner', 'mode', 'latchTtlMs', 'wakePrefix', 'name', 'leaseMs', 'sharded', 'waitId'],
   parse: parseReleaseReply,
@@ -31,7 +32,7 @@ export const releaseScript = typedScript({
 
 export const renewScript = typedScript({
   name: 'flashsaleLockRenew',
-  file: file('renew.lua'),
+  file: scriptFile('renew.lua'),
   keys: ['lock', 'ours'],
   args: ['leaseMs', 'owner'],
   parse: parseRenewReply,

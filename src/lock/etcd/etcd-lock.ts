@@ -77,7 +77,6 @@ export class EtcdLock extends SessionLock<EtcdKey> {
   private lease: Lease | undefined;
   private leaseFrom = 0;
   private keySeq = 0;
-  private closed = false;
 
   private constructor(
     private readonly etcd3: EtcdModule,
@@ -128,12 +127,10 @@ export class EtcdLock extends SessionLock<EtcdKey> {
     );
   }
 
+  // --- SessionLock ---
+
   /** Revokes the lease (every key of this client goes at once) and closes the connection. */
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.stopRenewing();
-    this.loseAll('lock client closed');
+  protected async disconnect(): Promise<void> {
     try {
       if (this.lease) await withDeadline(this.lease.revoke(), 2000);
     } catch {
@@ -141,8 +138,6 @@ export class EtcdLock extends SessionLock<EtcdKey> {
     }
     this.etcd.close();
   }
-
-  // --- SessionLock ---
 
   protected async enqueue(request: ObtainRequest): Promise<Queued<EtcdKey> | null> {
     const { name, signal } = request;

@@ -63,7 +63,6 @@ export class ZooKeeperLock extends SessionLock<ZkNode> {
   private readonly root: string;
   private readonly heartbeatMs: number;
   private readonly session: ZkSession;
-  private closed = false;
 
   private constructor(
     private readonly zookeeper: ZkModule,
@@ -109,16 +108,12 @@ export class ZooKeeperLock extends SessionLock<ZkNode> {
     }
   }
 
+  // --- SessionLock ---
+
   /** Closes the session: every node of this client goes at once. */
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.stopRenewing();
-    this.loseAll('lock client closed');
+  protected async disconnect(): Promise<void> {
     this.session.close();
   }
-
-  // --- SessionLock ---
 
   protected async enqueue(request: ObtainRequest): Promise<Queued<ZkNode> | null> {
     const { name, signal } = request;

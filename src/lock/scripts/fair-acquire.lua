@@ -61,12 +61,7 @@ end
 
 local pttl = redis.call('pttl', KEYS[1])
 if mode ~= 'try' then
-  local heartbeat = tonumber(ARGV[6])
-  local first = q_head(Q)
-  local wakeIn = heartbeat
-  if (not first or first == owner) and pttl >= 0 then
-    wakeIn = math.min(math.max(pttl, 1), heartbeat)
-  end
+  local wakeIn = q_wake_in(Q, owner, pttl, tonumber(ARGV[6]))
   q_enqueue(Q, owner, 'x', ARGV[4], lease, tonumber(ARGV[5]), now + wakeIn, now)
   q_wake_head(Q, pttl, now)
   return {0, pttl, wakeIn}

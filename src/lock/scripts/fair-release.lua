@@ -32,6 +32,8 @@ if latched then
   return latched
 end
 
+-- Before the owner check only waiters past their deadlines go (as at every acquire), and in cancel
+-- mode the caller's own queue entry: nothing of another owner's.
 local Q = {queue = KEYS[5], deadlines = KEYS[7], info = KEYS[6], wake = ARGV[4], name = ARGV[5]}
 local now = now_ms()
 q_purge(Q, now)

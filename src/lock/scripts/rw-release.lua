@@ -36,6 +36,8 @@ end
 local L = {lock = KEYS[1], holds = KEYS[8], token = KEYS[4]}
 local Q = {queue = KEYS[5], deadlines = KEYS[7], info = KEYS[6], wake = ARGV[4], name = ARGV[5]}
 local now = now_ms()
+-- Lapsed holds go first: the owner check below must not count one. Then waiters past their deadlines
+-- (as at every acquire), and in cancel mode the caller's own queue entry: nothing of another owner's.
 rw_purge(L, now)
 q_purge(Q, now)
 

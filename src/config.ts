@@ -4,7 +4,8 @@ import { isIP } from 'node:net';
 import os from 'node:os';
 import { z } from 'zod';
 
-const DEV_ADMIN_TOKEN = 'dev-admin-token';
+/** The admin token of a development run (`npm start`); the CLI sends it when ADMIN_TOKEN is unset. */
+export const DEV_ADMIN_TOKEN = 'dev-admin-token';
 /** Signs waiting-room tickets in a development run only; any real deployment sets QUEUE_SECRET. */
 const DEV_QUEUE_SECRET = 'dev-queue-secret-not-for-production';
 /** A ticket signing key shorter than this is guessable. */

@@ -1,12 +1,15 @@
-// The operator CLI against a running service: each command's output and exit status, server errors
-// as one `error: <code>: <message>` line with exit 2, reconcile's exit 1 on a difference, and the
-// launchers (bin/flashsale.js, npx flashsale, tsx src/cli.ts).
+// The operator CLI against a running service: each command's output and exit status (status's sold
+// with paid units, sale put's window, payment and lottery options, the development token without
+// ADMIN_TOKEN), server errors as one `error: <code>: <message>` line with exit 2, reconcile's exit 1
+// on a difference, and the launchers (bin/flashsale.js, npx flashsale, tsx src/cli.ts).
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { type CliIo, main } from '../src/cli.ts';
+import { DEV_ADMIN_TOKEN } from '../src/config.ts';
+import { pay } from './support/lifecycle.ts';
 import { freePort } from './support/redis-server.ts';
-import { ADMIN_TOKEN, drained } from './support/service.ts';
+import { ADMIN_TOKEN, drained, placeOrder } from './support/service.ts';
 import { useService } from './support/suite.ts';
 
 const { infra, svc } = useService();
@@ -18,7 +21,11 @@ interface Run {
 }
 
 /** Runs the CLI in this process (fast): what it prints and its exit status. */
-async function cli(args: string[], env: Record<string, string | undefined> = {}): Promise<Run> {
+async function cli(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  send: typeof fetch = (...a) => fetch(...a),
+): Promise<Run> {
   let out = '';
   let err = '';
   const io: CliIo = {
@@ -29,10 +36,27 @@ async function cli(args: string[], env: Record<string, string | undefined> = {})
       err += t;
     },
     env: { BASE_URL: svc.url, ADMIN_TOKEN, ...env },
-    fetch: (...a) => fetch(...a),
+    fetch: send,
   };
   const code = await main(args, io);
   return { code, out, err };
+}
+
+interface Sent {
+  url: string;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+/** A stand-in service answering `answer` to every request, and the requests it was sent. */
+function recorder(answer: Record<string, unknown> = {}): { fetch: typeof fetch; sent: Sent[] } {
+  const sent: Sent[] = [];
+  const stand: typeof fetch = async (input, init) => {
+    const body = typeof init?.body === 'string' ? JSON.parse(init.body) : undefined;
+    sent.push({ url: String(input), headers: init?.headers as Record<string, string>, body });
+    return Response.json(answer, { status: 201 });
+  };
+  return { fetch: stand, sent };
 }
 
 /** Runs a real process (the launchers), from the repository root. */
@@ -102,7 +126,8 @@ describe('flashsale CLI', () => {
     assert.match(st.out, /^generation +6$/m);
     assert.match(st.out, /^total +60$/m);
     assert.match(st.out, /^available +60$/m);
-    assert.match(st.out, /^sold +0 \(reserved 0 \+ confirmed 0\)$/m);
+    assert.match(st.out, /^returning +0$/m);
+    assert.match(st.out, /^sold +0 \(reserved 0 \+ confirmed 0 \+ paid 0\)$/m);
     assert.match(st.out, /^shards +3$/m);
     assert.match(st.out, /^index +key +stock +sold$/m);
     for (const i of [0, 1, 2])
@@ -110,6 +135,119 @@ describe('flashsale CLI', () => {
     const sj = JSON.parse((await cli(['status', 'cli-b', '--json'])).out);
     assert.equal(sj.available, 60);
     assert.equal(sj.shards.length, 3);
+  });
+
+  it('status and reconcile count paid units in sold: reserved + confirmed + paid', async () => {
+    const put = await cli([
+      'sale',
+      'put',
+      'cli-paid',
+      '--stock',
+      '10',
+      '--shards',
+      '2',
+      '--payment-timeout',
+      '3600',
+    ]);
+    assert.equal(put.code, 0, put.err);
+    const orders: string[] = [];
+    for (const userId of ['p', 'q', 'r']) {
+      const r = await placeOrder(svc.url, { productId: 'cli-paid', userId });
+      assert.equal(r.status, 202, JSON.stringify(r.body));
+      orders.push(r.body.orderId as string);
+    }
+    await drained(svc.url, 'cli-paid');
+    for (const [i, userId] of ['p', 'q'].entries()) {
+      assert.equal((await pay(svc.url, orders[i] as string, userId)).status, 200);
+    }
+    const st = await cli(['status', 'cli-paid']);
+    assert.equal(st.code, 0, st.err);
+    assert.match(st.out, /^total +10$/m);
+    assert.match(st.out, /^available +7$/m);
+    assert.match(st.out, /^returning +0$/m);
+    assert.match(st.out, /^sold +3 \(reserved 0 \+ confirmed 1 \+ paid 2\)$/m);
+    const ok = await cli(['reconcile', 'cli-paid']);
+    assert.equal(ok.code, 0, ok.err);
+    assert.equal(
+      ok.out,
+      'ok "cli-paid": available 7 + returning 0 + sold 3 == total 10; sold 3 == reserved 0 + confirmed 1 + paid 2\n',
+    );
+  });
+
+  it('sale put sets the sale window, the payment timeout and the lottery window', async () => {
+    const window = ['--starts-at', '2030-01-01T00:00:00Z', '--ends-at', '2030-01-02T00:00:00Z'];
+    const put = await cli([
+      'sale',
+      'put',
+      'cli-win',
+      '--stock',
+      '4',
+      '--shards',
+      '1',
+      ...window,
+      '--payment-timeout',
+      '600',
+    ]);
+    assert.equal(put.code, 0, put.err);
+    assert.equal(
+      put.out,
+      'created sale "cli-win": total 4, available 4, 1 shards, generation 1, per-user limit none, ' +
+        'starts 2030-01-01T00:00:00.000Z, ends 2030-01-02T00:00:00.000Z, payment within 600 s\n',
+    );
+    const order = await placeOrder(svc.url, { productId: 'cli-win', userId: 'early' });
+    assert.deepEqual([order.status, order.body.error], [409, 'not_started']);
+    const product = (await fetch(`${svc.url}/api/products/cli-win`).then((r) => r.json())) as Record<
+      string,
+      unknown
+    >;
+    assert.equal(product.paymentTimeoutSec, 600);
+
+    // The queue's lottery goes into the PUT body as DESIGN.md §4's queue: {lotterySeconds}.
+    const stand = recorder({ productId: 'cli-lot', total: 4, queue: { lotterySeconds: 30 } });
+    const lot = await cli(
+      ['sale', 'put', 'cli-lot', '--stock', '4', '--shards', '1', '--lottery-seconds', '30'],
+      {},
+      stand.fetch,
+    );
+    assert.equal(lot.code, 0, lot.err);
+    assert.match(lot.out, /, lottery 30 s\n$/);
+    assert.deepEqual(stand.sent[0]?.body, { stock: 4, shards: 1, queue: { lotterySeconds: 30 } });
+
+    const cases: Array<[string[], RegExp]> = [
+      [['--payment-timeout', 'soon'], /^error: invalid_request: --payment-timeout must be an integer/],
+      [['--lottery-seconds', '1.5'], /^error: invalid_request: --lottery-seconds must be an integer/],
+      [['--starts-at', 'tomorrow'], /^error: invalid_request: startsAt: /],
+      [
+        ['--starts-at', '2030-01-02T00:00:00Z', '--ends-at', '2030-01-01T00:00:00Z'],
+        /^error: invalid_request: endsAt: must be after startsAt/,
+      ],
+    ];
+    for (const [options, pattern] of cases) {
+      const r = await cli(['sale', 'put', 'cli-win', '--stock', '4', '--shards', '1', ...options]);
+      assert.equal(r.code, 2, `${options.join(' ')}: ${r.out}${r.err}`);
+      assert.match(r.err, errorLine, r.err);
+      assert.match(r.err, pattern);
+    }
+    const stray = await cli(['status', 'cli-win', '--ends-at', '2030-01-01T00:00:00Z']);
+    assert.match(stray.err, /^error: usage: --ends-at does not apply to "status"/);
+  });
+
+  it('without ADMIN_TOKEN, the development token (and a hint when the service refuses it)', async () => {
+    const stand = recorder({ productId: 'cli-dev', ok: true });
+    const r = await cli(['reconcile', 'cli-dev'], { ADMIN_TOKEN: undefined }, stand.fetch);
+    assert.equal(r.code, 0, r.err);
+    assert.equal(stand.sent[0]?.headers.authorization, `Bearer ${DEV_ADMIN_TOKEN}`);
+    const set = recorder({ ok: true });
+    await cli(['reconcile', 'cli-dev'], { ADMIN_TOKEN: 'a-real-token-0123456789' }, set.fetch);
+    assert.equal(set.sent[0]?.headers.authorization, 'Bearer a-real-token-0123456789');
+    // This service runs with its own token: it refuses the development one, and the CLI says why.
+    const refused = await cli(['status', 'cli-d'], { ADMIN_TOKEN: undefined });
+    assert.equal(refused.code, 2);
+    assert.match(refused.err, errorLine, refused.err);
+    assert.match(
+      refused.err,
+      /^error: forbidden: wrong admin token .*ADMIN_TOKEN is not set, so the CLI sent the development token/,
+    );
   });
 
   it('reconcile: exit 0 when the books balance, 1 with each difference listed', async () => {
@@ -126,7 +264,7 @@ describe('flashsale CLI', () => {
     assert.equal(ok.code, 0, ok.err);
     assert.equal(
       ok.out,
-      'ok "cli-c": available 28 + sold 2 == total 30; sold 2 == reserved 0 + confirmed 2\n',
+      'ok "cli-c": available 28 + returning 0 + sold 2 == total 30; sold 2 == reserved 0 + confirmed 2 + paid 0\n',
     );
 
     // Units appear from nowhere in one shard: available + returning + sold no longer equals total.
@@ -182,7 +320,7 @@ describe('flashsale CLI', () => {
     assert.equal(st.shards.length, 1);
   });
 
-  it('local errors: usage, bad numbers, missing token, unreachable service — exit 2, one line', async () => {
+  it('local errors: usage, bad numbers, unreachable service — exit 2, one line', async () => {
     const port = await freePort();
     const cases: Array<[string[], RegExp, Record<string, string | undefined>?]> = [
       [['frobnicate', 'x'], /^error: usage: unknown command "frobnicate"/],
@@ -198,7 +336,6 @@ describe('flashsale CLI', () => {
       [['status', 'cli-d', '--stock', '3'], /^error: usage: --stock does not apply to "status"/],
       [['status', 'cli-d', '--bogus'], /^error: usage: Unknown option '--bogus'/],
       [['status', 'bad.id'], /^error: invalid_request: productId must match/],
-      [['status', 'cli-d'], /^error: missing_token: set ADMIN_TOKEN/, { ADMIN_TOKEN: undefined }],
       [
         ['status', 'cli-d'],
         /^error: usage: BASE_URL\/--url must be an http\(s\) URL/,

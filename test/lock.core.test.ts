@@ -100,6 +100,25 @@ describe('re-entry and owners', () => {
     assert.deepEqual(order, ['a-in', 'a-out', 'b-in']);
   });
 
+  it('two clients given the same clientId exclude each other (their ids share only the prefix)', async () => {
+    const a = newClient({ clientId: 'same' }).client;
+    const b = newClient({ clientId: 'same' }).client;
+    assert.notEqual(a.clientId, b.clientId, 'a random part per client');
+    assert.ok(a.clientId.startsWith('same-') && b.clientId.startsWith('same-'));
+    await a.withLock('same-client-id', { leaseMs: 5000 }, async (held) => {
+      assert.ok(held.owner.startsWith(`${a.clientId}:`), 'owner ids are <clientUuid>:<n>');
+      // In a's chain: were the ids equal, b would take a's owner for its own and re-enter.
+      assert.equal(await b.tryAcquire('same-client-id', { leaseMs: 5000 }), null);
+      await assert.rejects(
+        b.acquire('same-client-id', { leaseMs: 5000, waitMs: 0 }),
+        LockAcquireTimeoutError,
+      );
+    });
+    const after = await b.acquire('same-client-id', { leaseMs: 5000, waitMs: 5000 });
+    assert.equal(after.holdCount, 1);
+    await after.release();
+  });
+
   it('an explicit owner id hands a lock between clients', async () => {
     const a = newClient().client;
     const b = newClient().client;

@@ -11,12 +11,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import type { LockHandle } from '../src/lock/index.ts';
 import { lockKeys } from '../src/lock/keys.ts';
+import { parseAcquireReply, parseReleaseReply } from '../src/lock/replies.ts';
 import {
   acquireInput,
   acquireScript,
   LOCK_SCRIPTS,
-  parseAcquireReply,
-  parseReleaseReply,
   releaseInput,
   releaseScript,
   renewInput,

@@ -8,20 +8,27 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import {
+  fairAcquireInput,
   fairAcquireScript,
+  fairReleaseInput,
   fairReleaseScript,
+  type QueuedAcquire,
+  redlockAcquireInput,
   redlockAcquireScript,
+  redlockReleaseInput,
   redlockReleaseScript,
+  rwAcquireInput,
   rwAcquireScript,
+  rwReleaseInput,
   rwReleaseScript,
   rwRenewScript,
 } from '../src/lock/family-scripts.ts';
 import { lockKeys } from '../src/lock/keys.ts';
+import { parseAcquireReply } from '../src/lock/replies.ts';
 import {
   type AcquireRequest,
   acquireInput,
   acquireScript,
-  parseAcquireReply,
   type ReleaseMode,
   releaseInput,
   releaseScript,
@@ -488,6 +495,22 @@ describe('release.lua', () => {
     assert.equal(await redis.exists(name, k.handed, k.ours), 0, 'nothing left behind');
   });
 
+  it('regression: a release by an owner that does not hold the lock leaves the hand-off marker (checked before any write)', async () => {
+    const name = 'r:handed-intruder';
+    const k = lockKeys(name);
+    await acquire({ name, owner: 'holder' });
+    await wait({ name, owner: 'o1', waitId: 'c1:w1' });
+    assert.equal(await release(name, 'holder'), 1, 'handed to o1');
+    const handed = await token(name);
+    assert.equal(await release(name, 'intruder', { waitId: 'c1:w1' }), null, 'not held by the intruder');
+    assert.deepEqual(await redis.hgetall(k.handed), { 'c1:w1': String(handed) }, 'o1’s marker kept');
+    assert.deepEqual(await redis.hgetall(name), { o1: '1' });
+    // o1 missed its wake message: its retry still collects the hand-off (count 1), not a re-entry.
+    assert.deepEqual(await acquire({ name, owner: 'o1', mode: 'retry', waitId: 'c1:w1' }), [handed, 1]);
+    assert.equal(await release(name, 'o1', { waitId: 'c1:w1' }), 1);
+    assert.equal(await redis.exists(name, k.handed, k.ours), 0, 'nothing left behind');
+  });
+
   it('waits past their eligibility (and entries without info) are skipped and removed', async () => {
     const name = 'r:skip';
     const k = lockKeys(name);
@@ -705,6 +728,70 @@ describe('fencing counter', () => {
     await grab('d');
     assert.deepEqual(seen, [1, 2, 3, 4, 5]);
   });
+});
+
+describe('every release script checks the owner before it writes', () => {
+  /** Every key of lock `name` with its value (DUMP) and TTL. */
+  async function state(name: string): Promise<Record<string, unknown>> {
+    const keys = (await redis.keys(`*${name}*`)).sort();
+    const out: Record<string, unknown> = {};
+    for (const key of keys) {
+      out[key] = [await redis.dumpBuffer(key), (await redis.pttl(key)) > 0];
+    }
+    return out;
+  }
+  const queued = (name: string, owner: string, mode: 'try' | 'wait'): QueuedAcquire => ({
+    name,
+    owner,
+    leaseMs: 60_000,
+    mode,
+    clientId: `c-${owner}`,
+    eligibleMs: 10_000,
+    heartbeatMs: 5_000,
+  });
+  const kinds = {
+    fair: {
+      acquire: (name: string, owner: string, mode: 'try' | 'wait') =>
+        raw(fairAcquireScript, fairAcquireInput(queued(name, owner, mode))),
+      release: (name: string, owner: string) =>
+        raw(
+          fairReleaseScript,
+          fairReleaseInput({ name, owner, leaseMs: 60_000, mode: 'release', requestId: 'x' }),
+        ),
+    },
+    rw: {
+      acquire: (name: string, owner: string, mode: 'try' | 'wait') =>
+        raw(rwAcquireScript, rwAcquireInput({ ...queued(name, owner, mode), kind: 'w' })),
+      release: (name: string, owner: string) =>
+        raw(rwReleaseScript, rwReleaseInput({ name, owner, kind: 'w', mode: 'release', requestId: 'x' })),
+    },
+    redlock: {
+      acquire: (name: string, owner: string, mode: 'try' | 'wait') =>
+        raw(redlockAcquireScript, redlockAcquireInput(queued(name, owner, mode))),
+      release: (name: string, owner: string) =>
+        raw(
+          redlockReleaseScript,
+          redlockReleaseInput({
+            name,
+            owner,
+            leaseMs: 60_000,
+            mode: 'release',
+            requestId: 'x',
+            reservationMs: 100,
+          }),
+        ),
+    },
+  };
+  for (const [kind, k] of Object.entries(kinds)) {
+    it(`${kind}: a release by a non-owner answers nil and leaves every key of the lock as it was`, async () => {
+      const name = `owner-first:${kind}`;
+      await k.acquire(name, 'holder', 'try');
+      await k.acquire(name, 'waiter', 'wait');
+      const before = await state(name);
+      assert.equal(await k.release(name, 'intruder'), null);
+      assert.deepEqual(await state(name), before);
+    });
+  }
 });
 
 describe('sibling scripts take their arguments in one order', () => {

@@ -231,7 +231,8 @@ export function createApp(deps: AppDeps): express.Express {
   });
   adminRouter.get('/products/:productId/reconcile', async (req, res) => {
     const status = await saleStatus(redis, db, productParam(req));
-    res.json({ ...reconcile(status), ...summary(status) });
+    // The units of both sums checked (returning and paid are not in the audit's summary).
+    res.json({ ...reconcile(status), ...summary(status), returning: status.returning, paid: status.paid });
   });
   adminRouter.use(liveRoutes({ redis, db, metrics, failedJobsOf }));
   app.use('/admin', adminRouter);

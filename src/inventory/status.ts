@@ -3,7 +3,7 @@
 // == total, sold == reserved + confirmed + paid.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
-import type { Database } from '../db/database.ts';
+import type { Database, OrderRowStatus } from '../db/database.ts';
 import { existingOrderIds, rowStatuses, unitsByStatus } from '../db/orders-repo.ts';
 import { type BatchCommand, isCluster, masterOf, type RedisClient, runBatch } from '../redis/connection.ts';
 import { type PendingChange, parsePending } from './admin.ts';
@@ -92,46 +92,26 @@ interface Snapshot {
   pending: PendingChange | null;
   /** Fates decided in Redis and not yet recorded in Postgres: orderId → {status, quantity}. */
   settling: Map<string, { status: string; quantity: number }>;
-  counters: { returning: number; returned: number; paid: number; expired: number; cancelled: number };
+  counters: Record<(typeof COUNTERS)[number], number>;
   awaitingPayment: number;
 }
+
+/** The sale hash's unit and order counters of returns and fates. */
+const COUNTERS = ['returning', 'returned', 'paid', 'expired', 'cancelled'] as const;
+
+/** The sale hash's fields a snapshot reads, in this order: the change markers, then the counters. */
+const SALE_FIELDS = ['gen', 'total', 'retiredSold', 'pending', ...COUNTERS] as const;
 
 /** The RedisClient side of the status, or null when an admin change ran while it was being read. */
 async function readSnapshot(redis: RedisClient, productId: string): Promise<Snapshot | null> {
   const sale = await loadSale(redis, productId);
   if (!sale) throw new UnknownProductError(productId);
   const retired = await redis.smembers(retiredShardsKey(productId));
-  const commands: BatchCommand[] = sale.shardKeys.map((key) => ({
-    key,
-    queue: (p) => p.mget(key, shardKeys(key).sold, shardKeys(key).retired),
-  }));
-  // A switch cut off after adding the current shards to the retired set lists them twice.
-  for (const key of new Set([...sale.shardKeys, ...retired])) {
-    commands.push({ key, queue: (p) => p.hvals(shardKeys(key).reservations) });
-  }
-  const fates = lifecycleKeys(productId);
-  commands.push({ key: fates.due, queue: (p) => p.zcard(fates.due) });
-  commands.push({ key: fates.settle, queue: (p) => p.hgetall(fates.settle) });
-  commands.push({
-    key: saleKey(productId),
-    queue: (p) =>
-      p.hmget(
-        saleKey(productId),
-        'gen',
-        'total',
-        'retiredSold',
-        'pending',
-        'returning',
-        'returned',
-        'paid',
-        'expired',
-        'cancelled',
-      ),
-  });
-  const replies = (await runBatch(redis, commands)).map(([err, v]) => {
+  const replies = (await runBatch(redis, snapshotCommands(sale, retired))).map(([err, v]) => {
     if (err) throw err;
     return v;
   });
+  // Replies in the order of snapshotCommands: shards, reservation hashes, due, settle, sale hash.
   const n = sale.shardKeys.length;
   const shards = (replies.slice(0, n) as (string | null)[][]).map((values, index) => {
     const key = sale.shardKeys[index] as string;
@@ -139,7 +119,6 @@ async function readSnapshot(redis: RedisClient, productId: string): Promise<Snap
     return view && isCluster(redis) ? { ...view, master: masterOf(redis, key) } : view;
   });
   const [gen, total, retiredSold, pending, ...counts] = replies.at(-1) as (string | null)[];
-  const [returning, returned, paid, expired, cancelled] = counts.map((c) => Number(c ?? 0)) as number[];
   if (
     Number(gen ?? 0) !== sale.generation ||
     Number(total ?? 0) !== sale.total ||
@@ -149,30 +128,49 @@ async function readSnapshot(redis: RedisClient, productId: string): Promise<Snap
   }
   // Retired with no marker: the shard left the list, and was pruned, after we read the list.
   if (!shards.every((s): s is ShardView => s !== null)) return null;
-  const reservations = (replies.slice(n, -3) as string[][]).flatMap((vals) =>
-    vals.map((v) => JSON.parse(v) as { orderId: string; quantity: number }),
-  );
-  const settling = new Map(
-    Object.entries(replies.at(-2) as Record<string, string>).map(([orderId, v]) => {
+  return {
+    sale,
+    shards,
+    reservations: (replies.slice(n, -3) as string[][]).flatMap((vals) =>
+      vals.map((v) => JSON.parse(v) as { orderId: string; quantity: number }),
+    ),
+    pending: parsePending(pending),
+    settling: settlingFates(replies.at(-2) as Record<string, string>),
+    awaitingPayment: Number(replies.at(-3) ?? 0),
+    counters: Object.fromEntries(COUNTERS.map((c, i) => [c, Number(counts[i] ?? 0)])) as Snapshot['counters'],
+  };
+}
+
+/**
+ * One batch for the whole snapshot: each current shard's stock, sold and retired marker (one MGET in
+ * its slot), the reservation hash of every shard current or retired, the payment deadlines, the
+ * fates to settle, and last the sale hash, read again to see whether a change ran meanwhile.
+ */
+function snapshotCommands(sale: Sale, retired: string[]): BatchCommand[] {
+  const commands: BatchCommand[] = sale.shardKeys.map((key) => ({
+    key,
+    queue: (p) => p.mget(key, shardKeys(key).sold, shardKeys(key).retired),
+  }));
+  // A switch cut off after adding the current shards to the retired set lists them twice.
+  for (const key of new Set([...sale.shardKeys, ...retired])) {
+    commands.push({ key, queue: (p) => p.hvals(shardKeys(key).reservations) });
+  }
+  const fates = lifecycleKeys(sale.productId);
+  const saleHash = saleKey(sale.productId);
+  commands.push({ key: fates.due, queue: (p) => p.zcard(fates.due) });
+  commands.push({ key: fates.settle, queue: (p) => p.hgetall(fates.settle) });
+  commands.push({ key: saleHash, queue: (p) => p.hmget(saleHash, ...SALE_FIELDS) });
+  return commands;
+}
+
+/** The settle hash (orderId → JSON {status, quantity}) as a map. */
+function settlingFates(hash: Record<string, string>): Snapshot['settling'] {
+  return new Map(
+    Object.entries(hash).map(([orderId, v]) => {
       const { status, quantity } = JSON.parse(v) as { status: string; quantity: number };
       return [orderId, { status, quantity }] as const;
     }),
   );
-  return {
-    sale,
-    shards,
-    reservations,
-    pending: parsePending(pending),
-    settling,
-    awaitingPayment: Number(replies.at(-3) ?? 0),
-    counters: {
-      returning: returning ?? 0,
-      returned: returned ?? 0,
-      paid: paid ?? 0,
-      expired: expired ?? 0,
-      cancelled: cancelled ?? 0,
-    },
-  };
 }
 
 /** A current shard from its stock, sold and retired marker; null when it has neither stock nor marker. */
@@ -200,27 +198,16 @@ async function withPostgres(
       return [byStatus, ids, await rowStatuses(trx, [...settling.keys()])] as const;
     });
   const unpersisted = reservations.filter((r) => !persisted.has(r.orderId));
-  // A fate decided in Redis but not yet on its row: an expired or cancelled order still counts where
-  // Postgres shows it (reserved, or a confirmed row) although its units left `sold`; a paid one is
-  // still a confirmed row. Counted where the decision put it.
-  let reserved = unpersisted.reduce((a, r) => a + r.quantity, 0);
-  let { confirmed, paid } = units;
-  for (const [orderId, fate] of settling) {
-    const row = rows.get(orderId);
-    if (row !== undefined && row !== 'confirmed') continue;
-    const unpersistedHere = row === undefined && unpersisted.some((r) => r.orderId === orderId);
-    if (row === undefined && !unpersistedHere) continue;
-    if (fate.status === 'paid') {
-      if (row === 'confirmed') {
-        confirmed -= fate.quantity;
-        paid += fate.quantity;
-      } else {
-        reserved -= fate.quantity;
-        paid += fate.quantity;
-      }
-    } else if (row === 'confirmed') confirmed -= fate.quantity;
-    else reserved -= fate.quantity;
-  }
+  const { reserved, confirmed, paid } = placeFates(
+    {
+      reserved: unpersisted.reduce((a, r) => a + r.quantity, 0),
+      confirmed: units.confirmed,
+      paid: units.paid,
+    },
+    settling,
+    rows,
+    new Set(unpersisted.map((r) => r.orderId)),
+  );
   return {
     productId: sale.productId,
     generation: sale.generation,
@@ -239,6 +226,29 @@ async function withPostgres(
     shards,
     pending,
   };
+}
+
+/**
+ * Units by state with the fates decided in Redis but not yet on their rows placed where the decision
+ * put them: an expired or cancelled order still counts where Postgres shows it (reserved, or a
+ * confirmed row) although its units left `sold`; a paid one is still a confirmed row.
+ */
+function placeFates(
+  units: { reserved: number; confirmed: number; paid: number },
+  settling: Snapshot['settling'],
+  rows: Map<string, OrderRowStatus>,
+  unpersisted: Set<string>,
+): { reserved: number; confirmed: number; paid: number } {
+  let { reserved, confirmed, paid } = units;
+  for (const [orderId, fate] of settling) {
+    const row = rows.get(orderId);
+    if (row !== undefined && row !== 'confirmed') continue;
+    if (row === undefined && !unpersisted.has(orderId)) continue;
+    if (row === 'confirmed') confirmed -= fate.quantity;
+    else reserved -= fate.quantity;
+    if (fate.status === 'paid') paid += fate.quantity;
+  }
+  return { reserved, confirmed, paid };
 }
 
 export function reconcile(status: SaleStatus): { ok: boolean; differences: Difference[] } {

@@ -1,43 +1,36 @@
 // The reentrant lock client: Redisson's lock layout plus fencing tokens, a per-client watchdog, and
 // waiting without polling (a release hands the lock to one queued waiter and tells only its process).
-import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { isConnectionError } from './coded-error.ts';
 import type { LockCore } from './core.ts';
 import { LockAcquireTimeoutError, LockNotHeldError, LockUnavailableError } from './errors.ts';
-import {
-  type AcquireOptions,
-  checkLease,
-  type LockEventObserver,
-  LockFrontEnd,
-  type ObtainRequest,
-} from './front-end.ts';
+import { checkLease, type LockEventObserver, LockFrontEnd, type ObtainRequest } from './front-end.ts';
+import { execGuarded, type GuardedBuild, type GuardedOptions } from './guarded.ts';
+import { type Attempt, type Obtained, type WaitRequest, waitInQueue } from './hand-off-wait.ts';
 import { type HandleOwner, LockHandle } from './handle.ts';
 import { lockKeys } from './keys.ts';
 import { defineScripts } from './lua.ts';
-import { currentOwner } from './owner.ts';
+import { currentOwner, newClientId } from './owner.ts';
 import { isCluster, type RedisClient } from './redis-client.ts';
+import { ownerTtl, Refusal, ReleaseCode, refusalError, released } from './replies.ts';
 import {
-  type AcquireReply,
-  type AcquireRequest,
   acquireInput,
   acquireScript,
   LOCK_SCRIPTS,
-  type LockPipeline,
   releaseInput,
   releaseScript,
   renewInput,
   renewScript,
 } from './scripts.ts';
-import { waitTurn, withDeadline } from './waiting.ts';
 import { WakeHub } from './wake-hub.ts';
 import { Watchdog } from './watchdog.ts';
 
 export type { AcquireOptions, LockEvent } from './front-end.ts';
+export type { GuardedOptions, Hold } from './guarded.ts';
 
 /** Options of a LockClient; every one is optional. */
 export interface LockClientOptions {
-  /** Identifies this client in owner ids (`<clientId>:<n>`); a random UUID by default. */
+  /** Readable prefix of this client's id `<clientId>-<uuid>` (owner ids `<id>:<n>`): never shared. */
   clientId?: string;
   /** Lease kept alive by the watchdog when acquire() is given no leaseMs (Redisson: 30 s). */
   watchdogLeaseMs?: number;
@@ -50,35 +43,8 @@ export interface LockClientOptions {
   onEvent?: LockEventObserver;
 }
 
-/** Options of runGuarded: an explicit lease is required (the hold is not renewed). */
-export interface GuardedOptions extends AcquireOptions {
-  leaseMs: number;
-  /**
-   * Whether the guarded commands' replies show their work done even though the acquire sent with
-   * them failed. An idempotent script can answer so when ioredis re-sent a pipeline whose reply was
-   * lost: the first send did the work under the lock, the re-sent acquire found the lock taken by
-   * someone else since. Then runGuarded returns those replies instead of waiting for the lock.
-   */
-  settled?: (replies: unknown[]) => boolean;
-}
-
 /** Thrown inside a guarded call's wait to end it when `settled` says the work is done. */
 const SETTLED_WITHOUT_HOLD = Symbol('settled without hold');
-
-/** What a guarded command sees: who holds the lock and, once known, the fencing token of the hold. */
-export interface Hold {
-  owner: string;
-  /** null in the first, optimistic round trip: the guarded script reads the token from RedisClient. */
-  token: number | null;
-}
-
-/** A successful acquire: viaAttempt 0 means the lock was handed to wait `waitId` by a release. */
-interface Obtained {
-  token: number;
-  holdCount: number;
-  viaAttempt: number;
-  waitId: string;
-}
 
 /**
  * Reentrant distributed locks on one Redis, compatible with Redisson's `getLock(name)` (same hash layout,
@@ -109,7 +75,7 @@ export class LockClient extends LockFrontEnd implements HandleOwner {
   private readonly sharded: boolean;
 
   constructor(redis: RedisClient, options: LockClientOptions = {}) {
-    super(options.clientId ?? randomUUID(), options.watchdogLeaseMs ?? 30_000, options.onEvent);
+    super(newClientId(options.clientId), options.watchdogLeaseMs ?? 30_000, options.onEvent);
     this.watchdogLeaseMs = this.defaultLeaseMs;
     checkLease(this.watchdogLeaseMs);
     this.redis = redis;
@@ -123,7 +89,7 @@ export class LockClient extends LockFrontEnd implements HandleOwner {
   protected async obtain(request: ObtainRequest): Promise<LockHandle | null> {
     const { name, owner, leaseMs } = request;
     let sentAt = 0;
-    const got = await this.waitFor(name, owner, leaseMs, request, (req) => {
+    const got = await this.waitFor({ name, owner, leaseMs, options: request }, (req) => {
       sentAt = performance.now();
       return this.call(name, () => acquireScript.run(this.redis, acquireInput(req)));
     });
@@ -148,27 +114,18 @@ export class LockClient extends LockFrontEnd implements HandleOwner {
    *   decrementScript.run(p, { lock: 'stock:7', owner: hold.owner, token: hold.token ?? '' });
    * });
    */
-  async runGuarded(
-    name: string,
-    options: GuardedOptions,
-    build: (pipeline: LockPipeline, hold: Hold) => void,
-  ): Promise<unknown[]> {
+  async runGuarded(name: string, options: GuardedOptions, build: GuardedBuild): Promise<unknown[]> {
     const owner = this.ownerFor(options);
+    const { leaseMs } = options;
     let firstReplies: unknown[] | undefined;
     let firstSentAt = 0;
-    const got = await this.waitFor(name, owner, options.leaseMs, options, async (req) => {
+    const got = await this.waitFor({ name, owner, leaseMs, options }, async (req) => {
       if (firstReplies !== undefined) {
         return this.call(name, () => acquireScript.run(this.redis, acquireInput(req)));
       }
       firstSentAt = performance.now();
-      const replies = await this.execPipeline(
-        name,
-        owner,
-        options.leaseMs,
-        { owner, token: null },
-        build,
-        req,
-      );
+      const hold = { owner, token: null };
+      const replies = await execGuarded(this.core, { name, leaseMs, hold, build, acquire: req });
       firstReplies = replies.slice(1, -1);
       const reply = acquireScript.parse(replies[0]);
       // Ends the wait (withdrawing from the queue) rather than returning: there is nothing to wait for.
@@ -187,7 +144,7 @@ export class LockClient extends LockFrontEnd implements HandleOwner {
     const heldFrom = performance.now();
     const hold = { owner, token: got.token };
     const handedTo = got.viaAttempt === 0 ? got.waitId : '';
-    const replies = await this.execPipeline(name, owner, options.leaseMs, hold, build, undefined, handedTo);
+    const replies = await execGuarded(this.core, { name, leaseMs, hold, build, handedTo });
     this.emit({ type: 'released', name, heldMs: performance.now() - heldFrom });
     return replies.slice(0, -1);
   }
@@ -201,7 +158,7 @@ export class LockClient extends LockFrontEnd implements HandleOwner {
         releaseInput({ name, owner: '', leaseMs: 0, mode: 'force', requestId, sharded: this.sharded }),
       ),
     );
-    return reply === 1;
+    return reply === ReleaseCode.Released;
   }
 
   /**
@@ -258,7 +215,7 @@ export class LockClient extends LockFrontEnd implements HandleOwner {
     const reply = await this.call(handle.name, () =>
       releaseScript.run(this.redis, releaseInput({ ...request, sharded: this.sharded })),
     );
-    if (reply === null) throw new LockNotHeldError(handle.name);
+    released(handle.name, reply);
     this.reportRelease(handle);
   }
 
@@ -271,7 +228,7 @@ export class LockClient extends LockFrontEnd implements HandleOwner {
     );
     if (!renewed) {
       handle.markLost('lock no longer held at extend');
-      throw new LockNotHeldError(handle.name);
+      throw refusalError(handle.name, Refusal.NotHeld);
     }
     handle.confirm(sentAt, leaseMs);
   }
@@ -280,8 +237,7 @@ export class LockClient extends LockFrontEnd implements HandleOwner {
     const replies = await this.call(handle.name, () =>
       this.redis.pipeline().hexists(handle.name, handle.owner).pttl(handle.name).exec(),
     );
-    const [held, pttl] = (replies ?? []).map(([, v]) => Number(v));
-    return held === 1 && pttl !== undefined && pttl > 0 ? pttl : 0;
+    return ownerTtl(replies);
   }
 
   // --- internals ---
@@ -307,117 +263,19 @@ export class LockClient extends LockFrontEnd implements HandleOwner {
   }
 
   /** waitInQueue(), reporting the wait (acquired, handed off, or timed out) to onEvent. */
-  private async waitFor(
-    name: string,
-    owner: string,
-    leaseMs: number,
-    options: Pick<AcquireOptions, 'waitMs' | 'signal'>,
-    attempt: (req: AcquireRequest) => Promise<AcquireReply>,
-  ): Promise<Obtained | null> {
-    if (!this.onEvent) return this.waitInQueue(name, owner, leaseMs, options, attempt);
+  private async waitFor(wait: WaitRequest, attempt: Attempt): Promise<Obtained | null> {
+    checkLease(wait.leaseMs);
+    if (!this.onEvent) return waitInQueue(this.core, wait, attempt);
     const started = performance.now();
-    const got = await this.waitInQueue(name, owner, leaseMs, options, attempt);
+    const got = await waitInQueue(this.core, wait, attempt);
     const waitMs = performance.now() - started;
+    const { name } = wait;
     this.emit(
       got
         ? { type: 'acquired', name, waitMs, handoff: got.viaAttempt === 0 }
         : { type: 'timeout', name, waitMs },
     );
     return got;
-  }
-
-  /**
-   * The waiting loop shared by every acquire form. `attempt` performs one acquire in the given mode;
-   * between attempts we sleep until a hand-off, a foreign release or the holder's PTTL, whichever
-   * first. On timeout or abort the queue entry is withdrawn (and a lock handed to us meanwhile is
-   * passed on) before the promise settles.
-   */
-  private async waitInQueue(
-    name: string,
-    owner: string,
-    leaseMs: number,
-    options: Pick<AcquireOptions, 'waitMs' | 'signal'>,
-    attempt: (req: AcquireRequest) => Promise<AcquireReply>,
-  ): Promise<Obtained | null> {
-    checkLease(leaseMs);
-    // Each wait has its own id: two waits of one owner (re-entrant chains) never stand for each other.
-    const waitId = `${this.nextRequestId()}:w`;
-    const base = { name, owner, leaseMs, clientId: this.clientId, waitId };
-    let attempts = 0;
-    return waitTurn({
-      waitMs: options.waitMs ?? 0,
-      signal: options.signal,
-      attempt: async (mode, eligibleMs) => {
-        const reply = await attempt({ ...base, mode, eligibleMs });
-        attempts += 1;
-        if (reply.acquired) return { acquired: true, value: { ...reply, viaAttempt: attempts, waitId } };
-        return {
-          acquired: false,
-          // PTTL -1: a lock without a TTL can only end by a release, so wait for its message (up to
-          // the heartbeat), not a timer; 0 or -2: it is lapsing right now, so ask again at once.
-          retryInMs: reply.pttl === -1 ? Number.POSITIVE_INFINITY : Math.max(reply.pttl, 1),
-          handOffExpected: reply.handOffExpected,
-        };
-      },
-      open: async (deadline) => {
-        if (!this.hub.started) {
-          await this.call(name, () => withDeadline(this.hub.start(), deadline - performance.now()));
-        }
-        const waiter = this.hub.register(name, waitId);
-        return {
-          next: (ms, signal) => waiter.next(ms, signal),
-          listen: () => this.hub.watchForeign(name),
-          close: () => this.hub.unregister(waiter),
-        };
-      },
-      handedOff: async (event) => ({ token: event.token, holdCount: 1, viaAttempt: 0, waitId }),
-      withdraw: () => this.withdraw(name, owner, leaseMs, waitId),
-    });
-  }
-
-  /** A waiter gives up: leave the queue; if the lock was handed to this wait meanwhile, pass it on. */
-  private async withdraw(name: string, owner: string, leaseMs: number, waitId: string): Promise<void> {
-    try {
-      const requestId = this.nextRequestId();
-      await releaseScript.run(
-        this.redis,
-        releaseInput({ name, owner, leaseMs, mode: 'cancel', requestId, waitId, sharded: this.sharded }),
-      );
-    } catch {
-      // Redis unreachable: the queue entry lapses after its eligibility, a handed lock after its lease.
-    }
-  }
-
-  private async execPipeline(
-    name: string,
-    owner: string,
-    leaseMs: number,
-    hold: Hold,
-    build: (pipeline: LockPipeline, hold: Hold) => void,
-    acquire?: AcquireRequest,
-    handedTo = '',
-  ): Promise<unknown[]> {
-    const pipeline = this.redis.pipeline();
-    const requestId = this.nextRequestId();
-    if (acquire) acquireScript.run(pipeline, acquireInput({ ...acquire, pairedRelease: requestId }));
-    build(pipeline, hold);
-    releaseScript.run(
-      pipeline,
-      releaseInput({
-        name,
-        owner,
-        leaseMs,
-        mode: 'release',
-        requestId,
-        waitId: handedTo,
-        sharded: this.sharded,
-      }),
-    );
-    const replies = await this.call(name, () => pipeline.exec());
-    return (replies ?? []).map(([err, value]) => {
-      if (err) throw err;
-      return value;
-    });
   }
 
   private async call<T>(name: string, op: () => Promise<T>): Promise<T> {

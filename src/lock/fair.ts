@@ -8,12 +8,12 @@ import {
   fairReleaseScript,
   type QueuedAcquire,
   type QueuedRelease,
-  type QueuedReply,
 } from './family-scripts.ts';
 import type { LockHandle } from './handle.ts';
 import { fairKeys } from './keys.ts';
 import { QueuedLock } from './queued.ts';
 import { isCluster } from './redis-client.ts';
+import { ownerTtl, type QueuedReply, ReleaseCode } from './replies.ts';
 import { type LockPipeline, renewInput, renewScript } from './scripts.ts';
 
 /**
@@ -36,7 +36,7 @@ export class FairLock extends QueuedLock {
     const reply = await this.core.call(name, () =>
       this.releaseOnce({ name, owner: '', leaseMs: 0, mode: 'force', requestId }),
     );
-    return reply === 1;
+    return reply === ReleaseCode.Released;
   }
 
   async isLocked(name: string): Promise<boolean> {
@@ -52,7 +52,7 @@ export class FairLock extends QueuedLock {
     return fairAcquireScript.run(this.redis, fairAcquireInput(request));
   }
 
-  protected releaseOnce(request: QueuedRelease): Promise<0 | 1 | null> {
+  protected releaseOnce(request: QueuedRelease): Promise<ReleaseCode | null> {
     return fairReleaseScript.run(
       this.redis,
       fairReleaseInput({ ...request, sharded: isCluster(this.redis) }),
@@ -71,7 +71,6 @@ export class FairLock extends QueuedLock {
     const replies = await this.core.call(handle.name, () =>
       this.redis.pipeline().hexists(handle.name, handle.owner).pttl(handle.name).exec(),
     );
-    const [held, pttl] = (replies ?? []).map(([, v]) => Number(v));
-    return held === 1 && pttl !== undefined && pttl > 0 ? pttl : 0;
+    return ownerTtl(replies);
   }
 }

@@ -2,43 +2,13 @@
 // from a request. Their shared Lua (queue.lua, rw-lib.lua, latch.lua) comes in by --- @include.
 
 import { fairKeys, redlockKeys, rwKeys, wakeChannelPrefix } from './keys.ts';
-import { type InputOf, replyInt, typedScript } from './lua.ts';
-import {
-  type AcquireMode,
-  parseAcquireReply,
-  parseReleaseReply,
-  type ReleaseMode,
-  UNLOCK_LATCH_MS,
-} from './scripts.ts';
-
-const file = (name: string) => new URL(`./scripts/${name}`, import.meta.url);
-
-export type QueuedReply =
-  | { acquired: true; token: number; holdCount: number; grantedMs: number }
-  | { acquired: false; blockedMs: number; wakeInMs: number }
-  | { acquired: false; upgrade: true };
-
-/** {1, token, holdCount, grantedMs} | {0, blockedMs, wakeInMs} | {-1, 0, 0}. */
-function parseQueuedReply(reply: unknown): QueuedReply {
-  if (!Array.isArray(reply)) throw new TypeError(`unexpected lock reply ${String(reply)}`);
-  const status = replyInt(reply[0]);
-  if (status === 1) {
-    return {
-      acquired: true,
-      token: replyInt(reply[1]),
-      holdCount: replyInt(reply[2]),
-      grantedMs: replyInt(reply[3]),
-    };
-  }
-  if (status === -1) return { acquired: false, upgrade: true };
-  return { acquired: false, blockedMs: replyInt(reply[1]), wakeInMs: replyInt(reply[2]) };
-}
-
-const parseRenewed = (reply: unknown): boolean => replyInt(reply) === 1;
+import { type InputOf, typedScript } from './lua.ts';
+import { parseAcquireReply, parseQueuedReply, parseReleaseReply, parseRenewReply } from './replies.ts';
+import { type AcquireMode, type ReleaseMode, scriptFile, UNLOCK_LATCH_MS } from './scripts.ts';
 
 export const fairAcquireScript = typedScript({
   name: 'flashsaleFairAcquire',
-  file: file('fair-acquire.lua'),
+  file: scriptFile('fair-acquire.lua'),
   keys: ['lock', 'token', 'queue', 'waiters', 'deadlines'],
   args: ['leaseMs', 'owner', 'mode', 'clientId', 'eligibleMs', 'heartbeatMs', 'wakePrefix', 'name'],
   parse: parseQueuedReply,
@@ -46,7 +16,7 @@ export const fairAcquireScript = typedScript({
 
 export const fairReleaseScript = typedScript({
   name: 'flashsaleFairRelease',
-  file: file('fair-release.lua'),
+  file: scriptFile('fair-release.lua'),
   keys: ['lock', 'channel', 'latch', 'token', 'queue', 'waiters', 'deadlines'],
   args: ['owner', 'mode', 'latchTtlMs', 'wakePrefix', 'name', 'leaseMs', 'sharded'],
   parse: parseReleaseReply,
@@ -54,7 +24,7 @@ export const fairReleaseScript = typedScript({
 
 export const rwAcquireScript = typedScript({
   name: 'flashsaleRwAcquire',
-  file: file('rw-acquire.lua'),
+  file: scriptFile('rw-acquire.lua'),
   keys: ['lock', 'token', 'queue', 'waiters', 'deadlines', 'holds'],
   args: ['leaseMs', 'owner', 'mode', 'clientId', 'eligibleMs', 'heartbeatMs', 'wakePrefix', 'name', 'kind'],
   parse: parseQueuedReply,
@@ -62,7 +32,7 @@ export const rwAcquireScript = typedScript({
 
 export const rwReleaseScript = typedScript({
   name: 'flashsaleRwRelease',
-  file: file('rw-release.lua'),
+  file: scriptFile('rw-release.lua'),
   keys: ['lock', 'channel', 'latch', 'token', 'queue', 'waiters', 'deadlines', 'holds'],
   args: ['owner', 'mode', 'latchTtlMs', 'wakePrefix', 'name', 'kind', 'sharded'],
   parse: parseReleaseReply,
@@ -70,15 +40,15 @@ export const rwReleaseScript = typedScript({
 
 export const rwRenewScript = typedScript({
   name: 'flashsaleRwRenew',
-  file: file('rw-renew.lua'),
+  file: scriptFile('rw-renew.lua'),
   keys: ['lock', 'holds'],
   args: ['leaseMs', 'hold'],
-  parse: parseRenewed,
+  parse: parseRenewReply,
 });
 
 export const redlockAcquireScript = typedScript({
   name: 'flashsaleRedlockAcquire',
-  file: file('redlock-acquire.lua'),
+  file: scriptFile('redlock-acquire.lua'),
   keys: ['lock', 'token', 'queue', 'waiters', 'deadlines', 'reservation'],
   args: ['leaseMs', 'owner', 'mode', 'clientId', 'eligibleMs', 'heartbeatMs', 'wakePrefix', 'name'],
   parse: parseAcquireReply,
@@ -86,7 +56,7 @@ export const redlockAcquireScript = typedScript({
 
 export const redlockReleaseScript = typedScript({
   name: 'flashsaleRedlockRelease',
-  file: file('redlock-release.lua'),
+  file: scriptFile('redlock-release.lua'),
   keys: ['lock', 'channel', 'latch', 'queue', 'waiters', 'deadlines', 'reservation'],
   args: ['owner', 'mode', 'latchTtlMs', 'wakePrefix', 'name', 'leaseMs', 'reservationMs'],
   parse: parseReleaseReply,

@@ -22,46 +22,34 @@ export function lockKeys(name: string) {
 /** Channel on which a client is told that a lock was handed to one of its waiters. */
 export const wakeChannelPrefix = 'flashsale_lock__wake:';
 
-/** Keys of the fair lock: the lock itself is the reentrant lock's hash (Redisson layout). */
-export function fairKeys(name: string) {
+/**
+ * The keys every queued lock kind shares: the reentrant lock's hash (Redisson layout), channel, token
+ * counter and latch, and a waiter queue of its own kind (`flashsale_<kind>__queue` ...).
+ */
+function queuedKeys(kind: string, name: string) {
   const k = lockKeys(name);
   return {
     lock: name,
     channel: k.channel,
     token: k.token,
-    queue: prefixName('flashsale_fair__queue', name),
-    deadlines: prefixName('flashsale_fair__deadlines', name),
-    waiters: prefixName('flashsale_fair__waiters', name),
+    queue: prefixName(`flashsale_${kind}__queue`, name),
+    deadlines: prefixName(`flashsale_${kind}__deadlines`, name),
+    waiters: prefixName(`flashsale_${kind}__waiters`, name),
     latch: k.latch,
   };
+}
+
+/** Keys of the fair lock: the lock itself is the reentrant lock's hash (Redisson layout). */
+export function fairKeys(name: string) {
+  return queuedKeys('fair', name);
 }
 
 /** Keys of the read-write lock: the lock hash (mode, counts) and the per-hold lapse times. */
 export function rwKeys(name: string) {
-  const k = lockKeys(name);
-  return {
-    lock: name,
-    holds: prefixName('flashsale_rw__holds', name),
-    channel: k.channel,
-    token: k.token,
-    queue: prefixName('flashsale_rw__queue', name),
-    deadlines: prefixName('flashsale_rw__deadlines', name),
-    waiters: prefixName('flashsale_rw__waiters', name),
-    latch: k.latch,
-  };
+  return { ...queuedKeys('rw', name), holds: prefixName('flashsale_rw__holds', name) };
 }
 
 /** Per-master keys of the multi-master lock: the reentrant lock's hash, plus its waiter queue. */
 export function redlockKeys(name: string) {
-  const k = lockKeys(name);
-  return {
-    lock: name,
-    channel: k.channel,
-    token: k.token,
-    queue: prefixName('flashsale_redlock__queue', name),
-    deadlines: prefixName('flashsale_redlock__deadlines', name),
-    waiters: prefixName('flashsale_redlock__waiters', name),
-    reservation: prefixName('flashsale_redlock__reserved', name),
-    latch: k.latch,
-  };
+  return { ...queuedKeys('redlock', name), reservation: prefixName('flashsale_redlock__reserved', name) };
 }

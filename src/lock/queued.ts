@@ -3,17 +3,13 @@
 import { performance } from 'node:perf_hooks';
 import type { LockClient } from './client.ts';
 import type { LockCore } from './core.ts';
-import { LockNotHeldError, LockUpgradeError } from './errors.ts';
-import {
-  FAMILY_SCRIPTS,
-  type QueuedAcquire,
-  type QueuedRelease,
-  type QueuedReply,
-} from './family-scripts.ts';
+import { LockNotHeldError } from './errors.ts';
+import { FAMILY_SCRIPTS, type QueuedAcquire, type QueuedRelease } from './family-scripts.ts';
 import { type AcquireOptions, LockFrontEnd, type ObtainRequest } from './front-end.ts';
 import { type HandleOwner, LockHandle } from './handle.ts';
 import { defineScripts } from './lua.ts';
 import type { RedisClient } from './redis-client.ts';
+import { type QueuedReply, Refusal, type ReleaseCode, refusalError, released } from './replies.ts';
 import type { LockPipeline } from './scripts.ts';
 import { ELIGIBLE_CAP_MS, RETRY_CAP_MS, type TurnReply, waitTurn, withDeadline } from './waiting.ts';
 
@@ -71,7 +67,7 @@ export abstract class QueuedLock extends LockFrontEnd implements HandleOwner {
   protected abstract readonly holdKind: string;
   protected abstract acquireOnce(request: QueuedAcquire): Promise<QueuedReply>;
   /** null when the owner did not hold the lock, 0 when holds remain, 1 when released. */
-  protected abstract releaseOnce(request: QueuedRelease): Promise<0 | 1 | null>;
+  protected abstract releaseOnce(request: QueuedRelease): Promise<ReleaseCode | null>;
   /** Whether the owner's hold was renewed to leaseMs from now (false: it is gone). */
   protected abstract renewOnce(name: string, owner: string, leaseMs: number): Promise<boolean>;
   abstract queueRenewal(pipeline: LockPipeline, handle: LockHandle, leaseMs: number): void;
@@ -100,7 +96,7 @@ export abstract class QueuedLock extends LockFrontEnd implements HandleOwner {
           const handle = await this.claim(name, owner, leaseMs, watchdog, { ...reply, sentAt });
           return handle ? { acquired: true, value: handle } : { acquired: false, retryInMs: 1 };
         }
-        if ('upgrade' in reply) throw new LockUpgradeError(name);
+        if ('refused' in reply) throw refusalError(name, reply.refused);
         return { acquired: false, retryInMs: Math.max(reply.wakeInMs, 1) };
       },
       open: async (deadline) => {
@@ -140,7 +136,7 @@ export abstract class QueuedLock extends LockFrontEnd implements HandleOwner {
     const reply = await this.core.call(name, () =>
       this.releaseOnce({ name, owner, leaseMs, mode: 'release', requestId }),
     );
-    if (reply === null) throw new LockNotHeldError(name);
+    released(name, reply);
   }
 
   async extendHandle(handle: LockHandle, leaseMs: number): Promise<void> {
@@ -151,7 +147,7 @@ export abstract class QueuedLock extends LockFrontEnd implements HandleOwner {
     );
     if (!renewed) {
       handle.markLost('lock no longer held at extend');
-      throw new LockNotHeldError(handle.name);
+      throw refusalError(handle.name, Refusal.NotHeld);
     }
     handle.confirm(sentAt, leaseMs);
   }

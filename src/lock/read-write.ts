@@ -6,7 +6,6 @@ import type { LockCore } from './core.ts';
 import {
   type QueuedAcquire,
   type QueuedRelease,
-  type QueuedReply,
   type RwKind,
   rwAcquireInput,
   rwAcquireScript,
@@ -20,6 +19,7 @@ import { rwKeys } from './keys.ts';
 import { currentOwner } from './owner.ts';
 import { QueuedLock, type QueuedLockOptions } from './queued.ts';
 import { isCluster, type RedisClient } from './redis-client.ts';
+import { type QueuedReply, ReleaseCode } from './replies.ts';
 import type { LockPipeline } from './scripts.ts';
 
 /** One side of a read-write lock (`rw.read` or `rw.write`), with the queued locks' acquire forms. */
@@ -46,7 +46,7 @@ export class ReadWriteSide extends QueuedLock {
     return rwAcquireScript.run(this.redis, rwAcquireInput({ ...request, kind: this.kind }));
   }
 
-  protected releaseOnce(request: QueuedRelease): Promise<0 | 1 | null> {
+  protected releaseOnce(request: QueuedRelease): Promise<ReleaseCode | null> {
     return rwReleaseScript.run(
       this.redis,
       rwReleaseInput({ ...request, kind: this.kind, sharded: isCluster(this.redis) }),
@@ -120,6 +120,6 @@ export class ReadWriteLock {
         }),
       ),
     );
-    return reply === 1;
+    return reply === ReleaseCode.Released;
   }
 }

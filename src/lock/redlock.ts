@@ -1,29 +1,22 @@
 // Multi-master lock (RedLock) over N independent Redis masters: a majority round per acquisition on the
 // reentrant lock's layout, with fencing tokens, watchdog and one woken waiter per release.
-import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { LockNotHeldError, LockQuorumUnavailableError } from './errors.ts';
-import {
-  FAMILY_SCRIPTS,
-  type RedlockReleaseMode,
-  redlockAcquireInput,
-  redlockAcquireScript,
-  redlockReleaseInput,
-  redlockReleaseScript,
-} from './family-scripts.ts';
+import { redlockAcquireInput, redlockAcquireScript } from './family-scripts.ts';
 import { LockFrontEnd, type ObtainRequest } from './front-end.ts';
 import { type HandleOwner, LockHandle } from './handle.ts';
-import { defineScripts } from './lua.ts';
-import { type AcquireMode, type AcquireReply, LOCK_SCRIPTS, renewInput, renewScript } from './scripts.ts';
-import { type TurnReply, waitTurn, withDeadline } from './waiting.ts';
-import { type WaitEvent, type Waiter, WakeHub } from './wake-hub.ts';
-import { type BatchRenewer, type RenewOutcome, Watchdog } from './watchdog.ts';
+import { newClientId } from './owner.ts';
+import { type Poll, RedlockMasters } from './redlock-masters.ts';
+import { type AcquireReply, ownerTtl } from './replies.ts';
+import { type AcquireMode, renewInput, renewScript } from './scripts.ts';
+import { type TurnReply, waitTurn } from './waiting.ts';
+import { Watchdog } from './watchdog.ts';
 
 /** Options of a RedLock; every one is optional. */
 export interface RedLockOptions {
-  /** Identifies this instance in owner ids (`<clientId>:<n>`); a random UUID by default. */
+  /** Readable prefix of this instance's id `<clientId>-<uuid>` (owner ids `<id>:<n>`): never shared. */
   clientId?: string;
   /** Lease kept alive by the watchdog when acquire() is given no leaseMs (default 30 s). */
   watchdogLeaseMs?: number;
@@ -38,20 +31,15 @@ export interface RedLockOptions {
   heartbeatMs?: number;
 }
 
-interface Master {
-  index: number;
-  redis: Redis;
-  hub: WakeHub;
-}
-
-type Answer<R> = { ok: true; value: R } | { ok: false; error: unknown };
-
-interface Poll<R> {
-  answers: Array<Answer<R> | undefined>;
-  yes: number;
-}
-
 type Refusal = 'held' | 'split' | 'unavailable';
+
+/** Why a round did not acquire, and when to ask again. */
+interface Refused {
+  refusal: Refusal;
+  reachable: number;
+  retryInMs: number;
+  reason?: string;
+}
 
 /** Pause before asking again when too few masters answered. */
 const UNAVAILABLE_RETRY_MS = 100;
@@ -78,25 +66,21 @@ export class RedLock extends LockFrontEnd implements HandleOwner {
   readonly watchdogLeaseMs: number;
   /** Masters that must agree: ⌊N/2⌋ + 1. */
   readonly quorum: number;
-  private readonly masters: Master[];
+  private readonly masters: RedlockMasters;
   private readonly watchdog: Watchdog;
   private readonly options: RedLockOptions;
   private readonly heartbeatMs: number;
-  private requestSeq = 0;
 
   constructor(masters: Redis[], options: RedLockOptions = {}) {
-    super(options.clientId ?? randomUUID(), options.watchdogLeaseMs ?? 30_000);
-    if (masters.length === 0) throw new RangeError('RedLock needs at least one master');
+    super(newClientId(options.clientId), options.watchdogLeaseMs ?? 30_000);
     this.watchdogLeaseMs = this.defaultLeaseMs;
     if (!(this.watchdogLeaseMs > 0)) throw new RangeError('watchdogLeaseMs must be > 0');
     this.options = options;
     this.heartbeatMs = options.heartbeatMs ?? 1000;
-    this.quorum = Math.floor(masters.length / 2) + 1;
-    this.masters = masters.map((redis, index) => {
-      defineScripts(redis, [...LOCK_SCRIPTS, ...FAMILY_SCRIPTS]);
-      return { index, redis, hub: new WakeHub(redis, this.clientId) };
-    });
-    this.watchdog = new Watchdog(this.batchRenewer(), this.watchdogLeaseMs);
+    this.masters = new RedlockMasters(masters, this.clientId, options);
+    this.quorum = this.masters.quorum;
+    const renewer = this.masters.batchRenewer((leaseMs) => this.drift(leaseMs));
+    this.watchdog = new Watchdog(renewer, this.watchdogLeaseMs);
   }
 
   /**
@@ -107,7 +91,7 @@ export class RedLock extends LockFrontEnd implements HandleOwner {
     const { name, owner, leaseMs, keepAlive } = request;
     let last: { refusal: Refusal; reachable: number; reason?: string } = {
       refusal: 'held',
-      reachable: this.masters.length,
+      reachable: this.masters.size,
     };
     let splits = 0;
     const handle = await waitTurn<LockHandle>({
@@ -123,19 +107,13 @@ export class RedLock extends LockFrontEnd implements HandleOwner {
         splits = round.refusal === 'split' ? splits + 1 : 0;
         return { acquired: false, retryInMs: round.retryInMs };
       },
-      open: async (deadline) => this.listenAll(name, owner, leaseMs, deadline),
+      open: async (deadline) => this.masters.listen(name, owner, leaseMs, deadline),
       withdraw: async () => {
-        await this.everywhere(name, owner, leaseMs, 'cancel', () => true);
+        await this.masters.release({ name, owner, leaseMs, mode: 'cancel' }, () => true);
       },
     });
     if (!handle && last.refusal === 'unavailable') {
-      throw new LockQuorumUnavailableError(
-        name,
-        last.reachable,
-        this.quorum,
-        this.masters.length,
-        last.reason,
-      );
+      throw new LockQuorumUnavailableError(name, last.reachable, this.quorum, this.masters.size, last.reason);
     }
     return handle;
   }
@@ -143,7 +121,7 @@ export class RedLock extends LockFrontEnd implements HandleOwner {
   /** Stops the watchdog and the subscribers; held locks then lapse with their lease. */
   async close(): Promise<void> {
     this.watchdog.stop();
-    await Promise.all(this.masters.map((m) => m.hub.close()));
+    await this.masters.close();
   }
 
   // --- HandleOwner ---
@@ -151,19 +129,23 @@ export class RedLock extends LockFrontEnd implements HandleOwner {
   /** Drops our hold on every master; throws LockNotHeldError when a majority no longer had it. */
   async releaseHandle(handle: LockHandle): Promise<void> {
     if (handle.watchdog) this.watchdog.remove(handle);
-    const answers = await this.everywhere(handle.name, handle.owner, handle.leaseMs, 'release', () => true);
-    const notHeld = answers.filter((a) => a?.ok && (a.value === null || a.value === undefined)).length;
-    if (notHeld > this.masters.length - this.quorum) throw new LockNotHeldError(handle.name);
+    const answers = await this.masters.release(
+      { name: handle.name, owner: handle.owner, leaseMs: handle.leaseMs, mode: 'release' },
+      () => true,
+    );
+    const notHeld = answers.filter((a) => a?.ok && a.value === null).length;
+    if (notHeld > this.masters.size - this.quorum) throw new LockNotHeldError(handle.name);
   }
 
   /** Renews on every master; keeps the hold only with a majority (validity as for acquire). */
   async extendHandle(handle: LockHandle, leaseMs: number): Promise<void> {
     if (handle.released) throw new LockNotHeldError(handle.name);
     const start = performance.now();
-    const { answers, yes } = await this.poll(
+    const { answers, yes } = await this.masters.poll(
       (m) => renewScript.run(m.redis, renewInput(handle.name, handle.owner, leaseMs)),
       (renewed) => renewed,
       true,
+      this.watchdogLeaseMs,
     );
     const drift = this.drift(leaseMs);
     if (yes >= this.quorum && performance.now() - start < leaseMs - drift) {
@@ -171,28 +153,23 @@ export class RedLock extends LockFrontEnd implements HandleOwner {
       return;
     }
     const lost = answers.filter((a) => a?.ok && !a.value).length;
-    if (lost > this.masters.length - this.quorum) {
+    if (lost > this.masters.size - this.quorum) {
       handle.markLost('a majority of masters no longer hold the lock');
       throw new LockNotHeldError(handle.name);
     }
     const reachable = answers.filter((a) => a?.ok).length;
-    throw new LockQuorumUnavailableError(handle.name, reachable, this.quorum, this.masters.length);
+    throw new LockQuorumUnavailableError(handle.name, reachable, this.quorum, this.masters.size);
   }
 
   /** Time until fewer than a majority of masters hold the lock for this owner (0 if they already don't). */
   async remainingTtl(handle: LockHandle): Promise<number> {
-    const { answers } = await this.poll(
+    const { answers } = await this.masters.poll(
       (m) => m.redis.pipeline().hexists(handle.name, handle.owner).pttl(handle.name).exec(),
       () => false,
       false,
+      this.watchdogLeaseMs,
     );
-    const ttls = answers
-      .map((a) => {
-        if (!a?.ok || !a.value) return 0;
-        const [held, pttl] = a.value.map(([, v]) => Number(v));
-        return held === 1 && pttl !== undefined && pttl > 0 ? pttl : 0;
-      })
-      .sort((x, y) => y - x);
+    const ttls = answers.map((a) => (a?.ok ? ownerTtl(a.value) : 0)).sort((x, y) => y - x);
     return ttls[this.quorum - 1] ?? 0;
   }
 
@@ -200,15 +177,6 @@ export class RedLock extends LockFrontEnd implements HandleOwner {
 
   private drift(leaseMs: number): number {
     return leaseMs * (this.options.driftFactor ?? 0.01) + (this.options.driftMs ?? 2);
-  }
-
-  private masterTimeout(leaseMs: number): number {
-    return this.options.masterTimeoutMs ?? Math.min(1000, Math.max(50, Math.floor(leaseMs / 100)));
-  }
-
-  private nextRequestId(): string {
-    this.requestSeq += 1;
-    return `${this.clientId}:${this.requestSeq}`;
   }
 
   /** One acquisition round on every master; rolls back when refused. */
@@ -219,61 +187,57 @@ export class RedLock extends LockFrontEnd implements HandleOwner {
     watchdog: boolean,
     mode: AcquireMode,
     eligibleMs: number,
-  ): Promise<
-    { handle: LockHandle } | { refusal: Refusal; reachable: number; retryInMs: number; reason?: string }
-  > {
+  ): Promise<{ handle: LockHandle } | Refused> {
     const start = performance.now();
-    const { answers, yes } = await this.poll(
-      (m) =>
-        redlockAcquireScript.run(
-          m.redis,
-          redlockAcquireInput({
-            name,
-            owner,
-            leaseMs,
-            mode,
-            clientId: this.clientId,
-            eligibleMs,
-            heartbeatMs: this.heartbeatMs,
-          }),
-        ),
+    const input = redlockAcquireInput({
+      name,
+      owner,
+      leaseMs,
+      mode,
+      clientId: this.clientId,
+      eligibleMs,
+      heartbeatMs: this.heartbeatMs,
+    });
+    const poll = await this.masters.poll(
+      (m) => redlockAcquireScript.run(m.redis, input),
       (r) => r.acquired,
       true,
       leaseMs,
     );
     const drift = this.drift(leaseMs);
     const validity = leaseMs - (performance.now() - start) - drift;
-    const replies = answers.flatMap((a) => (a?.ok ? [a.value] : []));
-    if (yes >= this.quorum && validity > 0) {
-      const granted = replies.filter((r): r is Extract<AcquireReply, { acquired: true }> => r.acquired);
-      const token = Math.max(...granted.map((r) => r.token));
-      const holdCount = Math.min(...granted.map((r) => r.holdCount));
-      // Known valid until start + lease − drift: every master set its lease after we sent at start.
-      const handle = new LockHandle(
-        this,
-        name,
-        owner,
-        token,
-        holdCount,
-        leaseMs,
-        watchdog,
-        start - drift,
-        'redlock',
-      );
-      if (watchdog) this.watchdog.add(handle);
-      return { handle };
-    }
+    if (poll.yes < this.quorum || validity <= 0) return this.refused(name, owner, leaseMs, poll, validity);
+    const granted = poll.answers.flatMap((a) => (a?.ok && a.value.acquired ? [a.value] : []));
+    const token = Math.max(...granted.map((r) => r.token));
+    const holdCount = Math.min(...granted.map((r) => r.holdCount));
+    // Known valid until start + lease − drift: every master set its lease after we sent at start.
+    const from = start - drift;
+    const handle = new LockHandle(this, name, owner, token, holdCount, leaseMs, watchdog, from, 'redlock');
+    if (watchdog) this.watchdog.add(handle);
+    return { handle };
+  }
+
+  /** A refused round: rolled back on the masters, and why it was refused. */
+  private async refused(
+    name: string,
+    owner: string,
+    leaseMs: number,
+    { answers, yes }: Poll<AcquireReply>,
+    validity: number,
+  ): Promise<Refused> {
     // Undo the round: wait for the masters that granted it or have not answered (each runs the
     // rollback after the attempt); masters that refused or failed are told too, not waited for.
-    await this.everywhere(name, owner, leaseMs, 'rollback', (i) => {
+    await this.masters.release({ name, owner, leaseMs, mode: 'rollback' }, (i) => {
       const a = answers[i];
       return a === undefined || (a.ok && a.value.acquired);
     });
+    const replies = answers.flatMap((a) => (a?.ok ? [a.value] : []));
     const reachable = replies.length;
     const held = replies.flatMap((r) => (r.acquired ? [] : [Math.max(r.pttl, 1)]));
     const retryInMs = UNAVAILABLE_RETRY_MS * (1 + Math.random());
     if (reachable < this.quorum) return { refusal: 'unavailable', reachable, retryInMs };
     if (yes >= this.quorum) {
+      const drift = this.drift(leaseMs);
       const reason = `a majority granted the lock but no validity was left (lease ${leaseMs} ms − ${Math.round(leaseMs - drift - validity)} ms elapsed − ${drift} ms drift)`;
       return { refusal: 'unavailable', reachable, retryInMs, reason };
     }
@@ -283,160 +247,4 @@ export class RedLock extends LockFrontEnd implements HandleOwner {
       retryInMs: held.length ? Math.min(...held) : 1,
     };
   }
-
-  /**
-   * Runs the release script in mode on every master; resolves once the masters for which wait(i) is
-   * true have answered (or timed out). Never throws.
-   */
-  private async everywhere(
-    name: string,
-    owner: string,
-    leaseMs: number,
-    mode: RedlockReleaseMode,
-    wait: (index: number) => boolean,
-  ): Promise<Array<Answer<unknown> | undefined>> {
-    const timeoutMs = this.masterTimeout(leaseMs);
-    const reservationMs = this.options.reservationMs ?? 2 * timeoutMs;
-    const answers: Array<Answer<unknown> | undefined> = new Array(this.masters.length).fill(undefined);
-    await Promise.all(
-      this.masters.map((m) => {
-        const done = bounded(
-          redlockReleaseScript.run(
-            m.redis,
-            redlockReleaseInput({
-              name,
-              owner,
-              leaseMs,
-              mode,
-              requestId: this.nextRequestId(),
-              reservationMs,
-            }),
-          ),
-          timeoutMs,
-        ).then(
-          (value) => {
-            answers[m.index] = { ok: true, value };
-          },
-          (error: unknown) => {
-            answers[m.index] = { ok: false, error };
-          },
-        );
-        return wait(m.index) ? done : undefined;
-      }),
-    );
-    return answers;
-  }
-
-  /**
-   * Runs op on every master in parallel, each bounded by the master timeout. With early: settles as
-   * soon as a majority said yes or a majority can no longer say yes; otherwise once all answered.
-   */
-  private poll<R>(
-    op: (m: Master) => Promise<R>,
-    isYes: (r: R) => boolean,
-    early: boolean,
-    leaseMs = this.watchdogLeaseMs,
-  ): Promise<Poll<R>> {
-    const n = this.masters.length;
-    const timeoutMs = this.masterTimeout(leaseMs);
-    return new Promise((resolve) => {
-      const answers: Array<Answer<R> | undefined> = new Array(n).fill(undefined);
-      let yes = 0;
-      let no = 0;
-      let settled = false;
-      const finish = () => {
-        if (settled) return;
-        settled = true;
-        resolve({ answers: [...answers], yes });
-      };
-      for (const m of this.masters) {
-        bounded(op(m), timeoutMs)
-          .then(
-            (value) => {
-              answers[m.index] = { ok: true, value };
-              if (isYes(value)) yes += 1;
-              else no += 1;
-            },
-            (error: unknown) => {
-              answers[m.index] = { ok: false, error };
-              no += 1;
-            },
-          )
-          .finally(() => {
-            if (yes + no === n || (early && (yes >= this.quorum || no > n - this.quorum))) finish();
-          });
-      }
-    });
-  }
-
-  /** Wake-ups from every master: each master's hub (its subscriber) on this instance's wake channel. */
-  private async listenAll(name: string, owner: string, leaseMs: number, deadline: number) {
-    const timeoutMs = Math.min(this.masterTimeout(leaseMs), deadline - performance.now());
-    // A master that cannot be reached now is not waited for: its wake-ups simply do not come, and the
-    // waiter's own timer covers it (ioredis re-subscribes when it comes back).
-    await Promise.all(this.masters.map((m) => withDeadline(m.hub.start(), timeoutMs).catch(() => {})));
-    const waiters: Waiter[] = this.masters.map((m) => m.hub.register(name, owner));
-    return {
-      next: async (ms: number, signal?: AbortSignal): Promise<WaitEvent> => {
-        const local = new AbortController();
-        const combined = signal ? AbortSignal.any([signal, local.signal]) : local.signal;
-        try {
-          return await Promise.race(waiters.map((w) => w.next(ms, combined)));
-        } finally {
-          local.abort(new Error('another master answered first'));
-        }
-      },
-      close: () => {
-        this.masters.forEach((m, i) => {
-          const w = waiters[i];
-          if (w) m.hub.unregister(w);
-        });
-      },
-    };
-  }
-
-  /** The watchdog's renewal: every held lock on every master in one pipeline each; kept with a majority. */
-  private batchRenewer(): BatchRenewer {
-    return async (handles, leaseMs) => {
-      const start = performance.now();
-      const timeoutMs = this.masterTimeout(leaseMs);
-      const perMaster = await Promise.all(
-        this.masters.map(async (m) => {
-          const pipeline = m.redis.pipeline();
-          for (const h of handles) renewScript.run(pipeline, renewInput(h.name, h.owner, leaseMs));
-          try {
-            return (await bounded(pipeline.exec(), timeoutMs)) ?? [];
-          } catch {
-            return undefined;
-          }
-        }),
-      );
-      const drift = this.drift(leaseMs);
-      const inTime = performance.now() - start < leaseMs - drift;
-      return handles.map((_, i): RenewOutcome => {
-        let yes = 0;
-        let lost = 0;
-        for (const replies of perMaster) {
-          const [err, reply] = replies?.[i] ?? [new Error('no reply'), null];
-          if (err) continue;
-          if (Number(reply) === 1) yes += 1;
-          else lost += 1;
-        }
-        if (yes >= this.quorum && inTime) return { from: start - drift };
-        return lost > this.masters.length - this.quorum ? 'lost' : 'unreachable';
-      });
-    };
-  }
-}
-
-/** Rejects when promise has not settled within ms (the operation itself carries on). */
-function bounded<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(Object.assign(new Error('master did not answer in time'), { code: 'ETIMEDOUT' })),
-      ms,
-    );
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

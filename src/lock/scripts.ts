@@ -2,7 +2,8 @@
 // the single-call path (LockClient) and the pipelined guarded round trip.
 import type { ChainableCommander } from 'ioredis';
 import { lockKeys, wakeChannelPrefix } from './keys.ts';
-import { type InputOf, replyInt, typedScript } from './lua.ts';
+import { type InputOf, typedScript } from './lua.ts';
+import { parseAcquireReply, parseReleaseReply, parseRenewReply } from './replies.ts';
 
 /** A pipeline the lock scripts can be queued on (created from a client they are defined on). */
 export type LockPipeline = ChainableCommander;
@@ -10,35 +11,12 @@ export type LockPipeline = ChainableCommander;
 export type AcquireMode = 'try' | 'wait' | 'retry';
 export type ReleaseMode = 'release' | 'cancel' | 'force';
 
-const file = (name: string) => new URL(`./scripts/${name}`, import.meta.url);
-
-export type AcquireReply =
-  | { acquired: true; token: number; holdCount: number }
-  /** handOffExpected: the holder is one of ours, so its release will hand the lock to our queue. */
-  | { acquired: false; pttl: number; handOffExpected: boolean };
-
-export function parseAcquireReply(reply: unknown): AcquireReply {
-  if (Array.isArray(reply)) {
-    const first = replyInt(reply[0]);
-    // Tokens start at 1: {0, pttl} is "held by one of ours".
-    if (first === 0) return { acquired: false, pttl: replyInt(reply[1]), handOffExpected: true };
-    return { acquired: true, token: first, holdCount: replyInt(reply[1]) };
-  }
-  return { acquired: false, pttl: replyInt(reply), handOffExpected: false };
-}
-
-/** null: not held by the owner; 0: holds remain; 1: released (freed or handed to the next waiter). */
-export function parseReleaseReply(reply: unknown): 0 | 1 | null {
-  if (reply === null || reply === undefined) return null;
-  return replyInt(reply) === 0 ? 0 : 1;
-}
-
-/** 1 when renewed, 0 when the owner no longer holds the lock. */
-const parseRenewed = (reply: unknown): boolean => replyInt(reply) === 1;
+/** A file of scripts/, the lock's Lua. */
+export const scriptFile = (name: string) => new URL(`./scripts/${name}`, import.meta.url);
 
 export const acquireScript = typedScript({
   name: 'flashsaleLockAcquire',
-  file: file('acquire.lua'),
+  file: scriptFile('acquire.lua'),
   keys: ['lock', 'token', 'queue', 'waiters', 'handed', 'ours', 'latch'],
   args: ['leaseMs', 'owner', 'mode', 'clientId', 'eligibleMs', 'waitId', 'paired'],
   parse: parseAcquireReply,
@@ -46,7 +24,7 @@ export const acquireScript = typedScript({
 
 export const releaseScript = typedScript({
   name: 'flashsaleLockRelease',
-  file: file('release.lua'),
+  file: scriptFile('release.lua'),
   keys: ['lock', 'channel', 'latch', 'token', 'queue', 'waiters', 'handed', 'ours'],
   args: ['owner', 'mode', 'latchTtlMs', 'wakePrefix', 'name', 'leaseMs', 'sharded', 'waitId'],
   parse: parseReleaseReply,
@@ -54,10 +32,10 @@ export const releaseScript = typedScript({
 
 export const renewScript = typedScript({
   name: 'flashsaleLockRenew',
-  file: file('renew.lua'),
+  file: scriptFile('renew.lua'),
   keys: ['lock', 'ours'],
   args: ['leaseMs', 'owner'],
-  parse: parseRenewed,
+  parse: parseRenewReply,
 });
 
 export const LOCK_SCRIPTS = [acquireScript, releaseScript, renewScript] as const;

@@ -33,6 +33,8 @@ export abstract class SessionLock<K> extends LockFrontEnd implements HandleOwner
   protected readonly holds = new HoldTable<K>();
   private readonly watchdog: Watchdog;
   private readonly expiryTimers = new WeakMap<LockHandle, NodeJS.Timeout>();
+  /** Set by close(): no new acquisition starts. */
+  protected closed = false;
 
   constructor(
     clientId: string,
@@ -55,6 +57,8 @@ export abstract class SessionLock<K> extends LockFrontEnd implements HandleOwner
    * (gone), or throws when the server could not be reached. `sentAt` is when the confirmation was sent.
    */
   protected abstract confirm(keys: K[]): Promise<{ sentAt: number; held: boolean[] }>;
+  /** Closes the session (the server drops the client's keys with it) and the connection. */
+  protected abstract disconnect(): Promise<void>;
 
   protected async obtain(request: ObtainRequest): Promise<LockHandle | null> {
     const { name, owner } = request;
@@ -83,9 +87,13 @@ export abstract class SessionLock<K> extends LockFrontEnd implements HandleOwner
     }
   }
 
-  /** Stops renewing; the server ends the holds with the session. */
-  protected stopRenewing(): void {
+  /** Ends the client: renewal stops, every hold is lost now, then the session is closed (disconnect). */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
     this.watchdog.stop();
+    this.loseAll('lock client closed');
+    await this.disconnect();
   }
 
   // --- HandleOwner ---

@@ -1,12 +1,25 @@
 // Reentrant distributed locks on etcd: one lease per client shared by all its keys, a key per waiting
 // owner under the lock's prefix, the oldest create revision holds, each waiter watches its predecessor.
-import { randomUUID } from 'node:crypto';
+
 import { performance } from 'node:perf_hooks';
-import type { Etcd3, ICompare, IKeyValue, Lease, Watcher } from 'etcd3';
+import type { Etcd3, Lease } from 'etcd3';
 import { LockUnavailableError } from '../errors.ts';
 import type { LockEventObserver, ObtainRequest } from '../front-end.ts';
+import { newClientId } from '../owner.ts';
 import { type Queued, SessionLock } from '../session-lock.ts';
-import { wakeableSleep, withDeadline } from '../waiting.ts';
+import { withDeadline } from '../waiting.ts';
+import {
+  type Ahead,
+  type EtcdKey,
+  nextEvent,
+  type PredecessorWatch,
+  putAndReadAhead,
+  putIfFree,
+  rangeEnd,
+  readAhead,
+  unwatch,
+  watchDelete,
+} from './etcd-queue.ts';
 
 type EtcdModule = typeof import('etcd3');
 
@@ -14,7 +27,7 @@ type EtcdModule = typeof import('etcd3');
 export interface EtcdLockOptions {
   /** etcd endpoints, with their scheme (default `http://127.0.0.1:2379`). */
   endpoints?: string | readonly string[];
-  /** Identifies this client in owner ids (`<clientId>:<n>`); a random UUID by default. */
+  /** Readable prefix of this client's id `<clientId>-<uuid>` (owner ids `<id>:<n>`): never shared. */
   clientId?: string;
   /**
    * TTL of the client's one lease, in whole seconds (default 10). Every key of this client lives
@@ -33,32 +46,6 @@ export interface EtcdLockOptions {
    * synchronously; whatever it throws is ignored.
    */
   onEvent?: LockEventObserver;
-}
-
-/** A key this client created: its name and create revision (the fencing token). */
-interface EtcdKey {
-  key: string;
-  revision: number;
-}
-
-/** A waiter's view of the queue ahead of it: its predecessor, and whether that one is the head. */
-interface Ahead {
-  predecessor: string | undefined;
-  predecessorIsHead: boolean;
-  /** The revision the view was read at: a watch from the next one misses no delete. */
-  revision: number;
-  /** False when our own key is gone (our lease lapsed while we waited). */
-  mine: boolean;
-}
-
-const NUL = Buffer.from([0]);
-
-/** A waiter's watch of its predecessor's delete. */
-interface PredecessorWatch {
-  key: string;
-  watcher: Watcher;
-  deleted: boolean;
-  wake: (() => void) | undefined;
 }
 
 /**
@@ -90,7 +77,6 @@ export class EtcdLock extends SessionLock<EtcdKey> {
   private lease: Lease | undefined;
   private leaseFrom = 0;
   private keySeq = 0;
-  private closed = false;
 
   private constructor(
     private readonly etcd3: EtcdModule,
@@ -101,7 +87,7 @@ export class EtcdLock extends SessionLock<EtcdKey> {
     if (!Number.isInteger(ttlSeconds) || ttlSeconds < 1) {
       throw new RangeError(`leaseTtlSeconds must be a whole number of seconds >= 1, got ${ttlSeconds}`);
     }
-    super(options.clientId ?? randomUUID(), ttlSeconds * 1000, 'etcd', options.onEvent);
+    super(newClientId(options.clientId), ttlSeconds * 1000, 'etcd', options.onEvent);
     this.ttlSeconds = ttlSeconds;
     this.prefix = options.prefix ?? 'flashsale-lock/';
     this.heartbeatMs = options.heartbeatMs ?? 1000;
@@ -141,12 +127,10 @@ export class EtcdLock extends SessionLock<EtcdKey> {
     );
   }
 
+  // --- SessionLock ---
+
   /** Revokes the lease (every key of this client goes at once) and closes the connection. */
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.stopRenewing();
-    this.loseAll('lock client closed');
+  protected async disconnect(): Promise<void> {
     try {
       if (this.lease) await withDeadline(this.lease.revoke(), 2000);
     } catch {
@@ -154,8 +138,6 @@ export class EtcdLock extends SessionLock<EtcdKey> {
     }
     this.etcd.close();
   }
-
-  // --- SessionLock ---
 
   protected async enqueue(request: ObtainRequest): Promise<Queued<EtcdKey> | null> {
     const { name, signal } = request;
@@ -166,12 +148,16 @@ export class EtcdLock extends SessionLock<EtcdKey> {
       this.keySeq += 1;
       const key = `${this.queuePrefix(name)}${id}-${this.keySeq}`;
       if (!(request.waitMs > 0)) {
-        const revision = await this.call(name, () => this.putIfFree(name, key, id, request.owner));
+        const revision = await this.call(name, () =>
+          putIfFree(this.etcd, this.queuePrefix(name), key, id, request.owner),
+        );
         return revision === null
           ? null
           : { key: { key, revision }, token: revision, aliveFrom, queued: false };
       }
-      const { revision, ahead } = await this.call(name, () => this.put(name, key, id, request.owner));
+      const { revision, ahead } = await this.call(name, () =>
+        putAndReadAhead(this.etcd, this.queuePrefix(name), key, id, request.owner),
+      );
       const mine = { key, revision };
       if (!ahead.predecessor) return { key: mine, token: revision, aliveFrom, queued: false };
       let acquired = false;
@@ -252,99 +238,6 @@ export class EtcdLock extends SessionLock<EtcdKey> {
   }
 
   /**
-   * Puts the owner's key (on the lease) and reads the queue ahead of it, in one transaction. The
-   * put's create revision is the transaction's revision.
-   */
-  /**
-   * One try: puts the owner's key only if the lock's queue is empty (a compare over the prefix's
-   * range, etcd 3.3+), so a busy lock costs one transaction and leaves nothing to delete.
-   */
-  private async putIfFree(name: string, key: string, leaseId: string, owner: string): Promise<number | null> {
-    const prefix = this.queuePrefix(name);
-    // etcd3's typings predate Compare.range_end; its protocol file has it (field 64).
-    const empty = {
-      key: Buffer.from(prefix),
-      range_end: rangeEnd(prefix),
-      target: 'Create',
-      result: 'Equal',
-    };
-    const res = await this.etcd.kv.txn({
-      compare: [{ ...empty, create_revision: 0 } as ICompare],
-      success: [{ request_put: { key: Buffer.from(key), value: Buffer.from(owner), lease: leaseId } }],
-      failure: [],
-    });
-    return res.succeeded ? Number(res.header.revision) : null;
-  }
-
-  private async put(
-    name: string,
-    key: string,
-    leaseId: string,
-    owner: string,
-  ): Promise<{ revision: number; ahead: Ahead }> {
-    const prefix = this.queuePrefix(name);
-    const res = await this.etcd.kv.txn({
-      compare: [{ key: Buffer.from(key), target: 'Create', result: 'Equal', create_revision: 0 }],
-      success: [
-        { request_put: { key: Buffer.from(key), value: Buffer.from(owner), lease: leaseId } },
-        {
-          request_range: {
-            key: Buffer.from(prefix),
-            range_end: rangeEnd(prefix),
-            sort_order: 'Ascend',
-            sort_target: 'Create',
-            keys_only: true,
-          },
-        },
-      ],
-      failure: [],
-    });
-    const revision = Number(res.header.revision);
-    const kvs: IKeyValue[] = res.responses[1]?.response_range.kvs ?? [];
-    const before = kvs.filter((kv) => Number(kv.create_revision) < revision);
-    return {
-      revision,
-      ahead: {
-        predecessor: before.at(-1)?.key.toString(),
-        predecessorIsHead: before.length === 1,
-        revision,
-        mine: true,
-      },
-    };
-  }
-
-  /** Reads the queue ahead of our key again: the nearest older key, how many, and whether ours is there. */
-  private async readAhead(name: string, mine: EtcdKey): Promise<Ahead> {
-    const prefix = this.queuePrefix(name);
-    const res = await this.etcd.kv.txn({
-      compare: [],
-      success: [
-        {
-          request_range: {
-            key: Buffer.from(prefix),
-            range_end: rangeEnd(prefix),
-            sort_order: 'Descend',
-            sort_target: 'Create',
-            keys_only: true,
-            limit: 1,
-            max_create_revision: mine.revision - 1,
-          },
-        },
-        { request_range: { key: Buffer.from(mine.key), keys_only: true } },
-      ],
-      failure: [],
-    });
-    const older = res.responses[0]?.response_range;
-    const own = res.responses[1]?.response_range.kvs[0];
-    return {
-      predecessor: older?.kvs[0]?.key.toString(),
-      predecessorIsHead: Number(older?.count ?? 0) === 1,
-      revision: Number(res.header.revision),
-      mine: own !== undefined && Number(own.create_revision) === mine.revision,
-    };
-  }
-
-  /**
    * Waits until our key is the oldest: watch the predecessor's delete (one watch per predecessor,
    * kept across heartbeats: etcd3 creates a client's watchers one at a time, so re-creating them
    * would queue every waiter of a process behind each other); when the predecessor was the head its
@@ -367,12 +260,12 @@ export class EtcdLock extends SessionLock<EtcdKey> {
         if (left <= 0) return 'timeout';
         if (watch?.key !== ahead.predecessor) {
           if (watch) unwatch(watch);
-          watch = this.watchDelete(ahead.predecessor, ahead.revision + 1);
+          watch = watchDelete(this.etcd, ahead.predecessor, ahead.revision + 1);
         }
         await nextEvent(watch, Math.min(left, this.heartbeatMs), signal);
         if (watch.deleted && ahead.predecessorIsHead) return 'acquired';
         try {
-          ahead = await this.readAhead(name, mine);
+          ahead = await readAhead(this.etcd, this.queuePrefix(name), mine);
         } catch {
           // etcd unreachable for now: our key lives on with the lease; ask again after the heartbeat.
           if (performance.now() >= deadline) return 'timeout';
@@ -381,22 +274,6 @@ export class EtcdLock extends SessionLock<EtcdKey> {
     } finally {
       if (watch) unwatch(watch);
     }
-  }
-
-  /** Watches `key` for its delete from `fromRevision` (a delete between our read and the watch counts). */
-  private watchDelete(key: string, fromRevision: number): PredecessorWatch {
-    const watch: PredecessorWatch = {
-      key,
-      watcher: this.etcd.watch().key(key).startRevision(String(fromRevision)).only('delete').watcher(),
-      deleted: false,
-      wake: undefined,
-    };
-    watch.watcher.on('delete', () => {
-      watch.deleted = true;
-      watch.wake?.();
-    });
-    watch.watcher.on('error', () => {});
-    return watch;
   }
 
   /** Runs an etcd operation, turning connection failures into LockUnavailableError. */
@@ -411,36 +288,6 @@ export class EtcdLock extends SessionLock<EtcdKey> {
   }
 }
 
-function unwatch(watch: PredecessorWatch): void {
-  watch.wake = undefined;
-  watch.watcher.removeAllListeners('delete');
-  watch.watcher.cancel().catch(() => {});
-}
-
-/** Resolves on the watched delete (at once if seen already) or after ms; rejects on abort. */
-async function nextEvent(watch: PredecessorWatch, ms: number, signal?: AbortSignal): Promise<void> {
-  if (watch.deleted) return;
-  try {
-    await wakeableSleep(ms, signal, (wake) => {
-      watch.wake = wake;
-    });
-  } finally {
-    watch.wake = undefined;
-  }
-}
-
 function isGrpcError(err: unknown): boolean {
   return err instanceof Error && typeof (err as { code?: unknown }).code === 'number';
-}
-
-/** The end of the range of every key starting with prefix (prefix with its last byte + 1). */
-function rangeEnd(prefix: string): Buffer {
-  const end = Buffer.from(prefix);
-  for (let i = end.length - 1; i >= 0; i--) {
-    if ((end[i] as number) < 0xff) {
-      end[i] = (end[i] as number) + 1;
-      return end.subarray(0, i + 1);
-    }
-  }
-  return NUL;
 }

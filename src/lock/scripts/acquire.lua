@@ -20,6 +20,7 @@
 -- ARGV[7] paired: "1" when a release with the latch KEYS[7] follows in the same pipeline, else ""
 -- Returns {token, holdCount} when acquired; when held, the holder's PTTL (Redisson's contract) or,
 -- when the holder is one of ours (it will hand off), {0, pttl}.
+-- (AcquireCode in replies.ts: 0 HeldByOurs; tokens start at 1.)
 --- @include "time.lua"
 local lease = ARGV[1]
 local owner = ARGV[2]

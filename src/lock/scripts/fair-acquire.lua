@@ -19,6 +19,7 @@
 -- Returns {1, token, holdCount, grantedMs} when acquired (grantedMs: the lease in force, shorter than
 -- asked only for a grant found by a retry), else {0, pttl, wakeInMs}: the holder's PTTL and when the
 -- caller should ask again (the head: when the holder's lease may lapse; the others: their heartbeat).
+-- (QueuedCode in replies.ts: 1 Acquired, 0 Waiting.)
 --- @include "queue.lua"
 local Q = {queue = KEYS[3], deadlines = KEYS[5], info = KEYS[4], wake = ARGV[7], name = ARGV[8]}
 local lease = tonumber(ARGV[1])
@@ -60,12 +61,7 @@ end
 
 local pttl = redis.call('pttl', KEYS[1])
 if mode ~= 'try' then
-  local heartbeat = tonumber(ARGV[6])
-  local first = q_head(Q)
-  local wakeIn = heartbeat
-  if (not first or first == owner) and pttl >= 0 then
-    wakeIn = math.min(math.max(pttl, 1), heartbeat)
-  end
+  local wakeIn = q_wake_in(Q, owner, pttl, tonumber(ARGV[6]))
   q_enqueue(Q, owner, 'x', ARGV[4], lease, tonumber(ARGV[5]), now + wakeIn, now)
   q_wake_head(Q, pttl, now)
   return {0, pttl, wakeIn}

@@ -20,6 +20,7 @@
 -- ARGV[6] leaseMs: lease in ms to keep while re-entry holds remain
 -- ARGV[7] sharded: "1" on a Redis Cluster (the unlock notice is an SPUBLISH), else ""
 -- Returns nil when the owner does not hold the lock, 0 when holds remain, 1 when released.
+-- (ReleaseCode in replies.ts: 0 HoldsRemain, 1 Released.)
 --- @include "queue.lua"
 --- @include "latch.lua"
 --- @include "unlock-notice.lua"
@@ -31,6 +32,8 @@ if latched then
   return latched
 end
 
+-- Before the owner check only waiters past their deadlines go (as at every acquire), and in cancel
+-- mode the caller's own queue entry: nothing of another owner's.
 local Q = {queue = KEYS[5], deadlines = KEYS[7], info = KEYS[6], wake = ARGV[4], name = ARGV[5]}
 local now = now_ms()
 q_purge(Q, now)

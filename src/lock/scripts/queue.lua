@@ -48,6 +48,16 @@ local function q_head(Q)
   return redis.call('zrange', Q.queue, 0, 0)[1]
 end
 
+-- When a waiter should ask again: at its heartbeat, or sooner when it is (or will be) the head and the
+-- holder's lease (pttl ms; negative: none) may lapse first.
+local function q_wake_in(Q, owner, pttl, heartbeat)
+  local first = q_head(Q)
+  if (not first or first == owner) and pttl >= 0 then
+    return math.min(math.max(pttl, 1), heartbeat)
+  end
+  return heartbeat
+end
+
 -- Queues owner behind everyone already queued, or keeps its place if it is queued; renews its deadline.
 local function q_enqueue(Q, owner, kind, client, lease, eligibleMs, wakeAt, now)
   if not redis.call('zscore', Q.queue, owner) then

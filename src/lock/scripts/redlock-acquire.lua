@@ -31,12 +31,7 @@ local function queue(pttl)
   if mode == 'try' then
     return
   end
-  local heartbeat = tonumber(ARGV[6])
-  local first = q_head(Q)
-  local wakeIn = heartbeat
-  if (not first or first == owner) and pttl >= 0 then
-    wakeIn = math.min(math.max(pttl, 1), heartbeat)
-  end
+  local wakeIn = q_wake_in(Q, owner, pttl, tonumber(ARGV[6]))
   q_enqueue(Q, owner, 'm', ARGV[4], lease, tonumber(ARGV[5]), now + wakeIn, now)
 end
 

@@ -23,6 +23,7 @@
 -- ARGV[6] leaseMs: lease in ms to keep while re-entry holds remain
 -- ARGV[7] reservationMs: reservation in ms
 -- Returns nil when the owner does not hold the lock here, 0 when holds remain, 1 when released.
+-- (ReleaseCode in replies.ts: 0 HoldsRemain, 1 Released.)
 --- @include "queue.lua"
 --- @include "latch.lua"
 local owner = ARGV[1]
@@ -32,6 +33,8 @@ if latched then
   return latched
 end
 
+-- Before the owner check only waiters past their deadlines go (as at every acquire), and the caller's
+-- own queue entry (a round may have queued it on a master that did not grant): nothing of another owner's.
 local Q = {queue = KEYS[4], deadlines = KEYS[6], info = KEYS[5], wake = ARGV[4], name = ARGV[5]}
 local now = now_ms()
 q_purge(Q, now)

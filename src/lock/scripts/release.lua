@@ -23,6 +23,7 @@
 -- ARGV[7] sharded: "1" on a Redis Cluster (the unlock notice is an SPUBLISH), else ""
 -- ARGV[8] waitId: wait id the hold was handed to ('' when it was not a hand-off; required in cancel mode)
 -- Returns nil when the owner does not hold the lock, 0 when holds remain, 1 when released.
+-- (ReleaseCode in replies.ts: 0 HoldsRemain, 1 Released.)
 --- @include "time.lua"
 --- @include "latch.lua"
 --- @include "unlock-notice.lua"
@@ -69,16 +70,13 @@ local function free()
   return 1
 end
 
-if waitId ~= '' then
-  -- The hold came by hand-off to this wait: its marker is no longer needed.
-  local handed = redis.call('hdel', KEYS[7], waitId)
-  if mode == 'cancel' then
-    redis.call('zrem', KEYS[5], waitId)
-    redis.call('hdel', KEYS[6], waitId)
-    -- Only a hold that was handed to this very wait is given back; the owner's other holds stay.
-    if handed == 0 then
-      return nil
-    end
+if mode == 'cancel' then
+  -- The wait gives up: its own queue entry goes whatever the owner holds.
+  redis.call('zrem', KEYS[5], waitId)
+  redis.call('hdel', KEYS[6], waitId)
+  -- Only a hold that was handed to this very wait is given back; the owner's other holds stay.
+  if redis.call('hexists', KEYS[7], waitId) == 0 then
+    return nil
   end
 end
 
@@ -100,6 +98,11 @@ end
 local earlier = latch_claim(KEYS[3], result, ARGV[3])
 if earlier then
   return earlier
+end
+if waitId ~= '' then
+  -- Checked above that the owner holds: the hold came by hand-off to this wait, its marker goes.
+  -- (A release by anyone else must leave it: the wait's retry collects its hold by it.)
+  redis.call('hdel', KEYS[7], waitId)
 end
 if result == 0 then
   redis.call('hincrby', KEYS[1], owner, -1)

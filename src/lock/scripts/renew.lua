@@ -5,7 +5,7 @@
 -- KEYS[2] ours: "held by one of ours" flag (see acquire.lua)
 -- ARGV[1] leaseMs: lease in ms
 -- ARGV[2] owner: id
--- Returns 1 when renewed, 0 when the owner no longer holds the lock.
+-- Returns 1 when renewed, 0 when the owner no longer holds the lock. (RenewCode in replies.ts)
 if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
   redis.call('pexpire', KEYS[1], ARGV[1])
   redis.call('pexpire', KEYS[2], ARGV[1])

@@ -21,6 +21,7 @@
 -- ARGV[9] kind: "r" (read) or "w" (write)
 -- Returns {1, token, holdCount, grantedMs} when acquired; {0, blockedMs, wakeInMs} when not (how long
 -- the blocking holds may last, and when to ask again); {-1, 0, 0} for an upgrade (read -> write).
+-- (QueuedCode in replies.ts: 1 Acquired, 0 Waiting, -1 UpgradeRefused.)
 --- @include "rw-lib.lua"
 local L = {lock = KEYS[1], holds = KEYS[6], token = KEYS[2]}
 local Q = {queue = KEYS[3], deadlines = KEYS[5], info = KEYS[4], wake = ARGV[7], name = ARGV[8]}

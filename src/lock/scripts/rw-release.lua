@@ -20,6 +20,7 @@
 -- ARGV[6] kind: "r" or "w"
 -- ARGV[7] sharded: "1" on a Redis Cluster (the unlock notice is an SPUBLISH), else ""
 -- Returns nil when the owner does not hold that kind, 0 when holds of it remain, 1 when released.
+-- (ReleaseCode in replies.ts: 0 HoldsRemain, 1 Released.)
 --- @include "rw-lib.lua"
 --- @include "latch.lua"
 --- @include "unlock-notice.lua"
@@ -35,6 +36,8 @@ end
 local L = {lock = KEYS[1], holds = KEYS[8], token = KEYS[4]}
 local Q = {queue = KEYS[5], deadlines = KEYS[7], info = KEYS[6], wake = ARGV[4], name = ARGV[5]}
 local now = now_ms()
+-- Lapsed holds go first: the owner check below must not count one. Then waiters past their deadlines
+-- (as at every acquire), and in cancel mode the caller's own queue entry: nothing of another owner's.
 rw_purge(L, now)
 q_purge(Q, now)
 

@@ -5,7 +5,7 @@
 -- KEYS[2] holds: zset
 -- ARGV[1] leaseMs: lease in ms
 -- ARGV[2] hold: "r:<owner>" or "w:<owner>"
--- Returns 1 when renewed, 0 when that hold is gone.
+-- Returns 1 when renewed, 0 when that hold is gone. (RenewCode in replies.ts)
 --- @include "rw-lib.lua"
 local L = {lock = KEYS[1], holds = KEYS[2]}
 local now = now_ms()

@@ -9,11 +9,13 @@ import { lifecycleMetrics } from './metrics/lifecycle.ts';
 import { lockMetrics } from './metrics/locks.ts';
 import { orderMetrics } from './metrics/orders.ts';
 import { processMetrics } from './metrics/process.ts';
+import { waitingRoomMetrics } from './metrics/waiting-room.ts';
 import { writerMetrics } from './metrics/writer.ts';
 
 export type { AdmissionState } from './metrics/admission.ts';
 export { allQueues, type JobCounter, oldestJobAge, QUEUE_STATES } from './metrics/job-counter.ts';
 export { type OrderOutcome, orderOutcome } from './metrics/orders.ts';
+export type { WaitingRoomState } from './metrics/waiting-room.ts';
 
 /**
  * The registry and every area's metrics and hooks as one flat object (`metrics.orders.inc(...)`,
@@ -33,6 +35,7 @@ export function createMetrics() {
     ...admissionMetrics(registry),
     ...lifecycleMetrics(registry),
     ...adminMetrics(registry),
+    ...waitingRoomMetrics(registry),
   };
 }
 

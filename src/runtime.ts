@@ -244,9 +244,11 @@ export async function startApi(rt: Runtime): Promise<Server> {
     loop: lag,
     onShed: (reason) => metrics.admissionShed.inc({ reason }),
     onRateLimited: (by) => metrics.rateLimited.inc({ by }),
+    onInvalidTicket: () => metrics.ticketsRefused.inc(),
     room,
   });
   room?.start(gate.admission);
+  if (room) metrics.watchWaitingRoom(() => room.state());
   metrics.watchAdmission(() => gate.admission.state());
   const app = createApp({
     redis,

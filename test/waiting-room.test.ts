@@ -220,6 +220,9 @@ describe('waiting room over HTTP', () => {
       assert.deepEqual([bad.status, bad.body.error], [400, 'invalid_ticket']);
     }
     assert.deepEqual(diffSnapshots(before, await snapshotRedis(infra.client, LINES_TICK)), []);
+    const metrics = await (await fetch(`${svc.url}/metrics`)).text();
+    assert.ok(Number(/^flashsale_waiting_room_invalid_tickets_total (\S+)$/m.exec(metrics)?.[1]) >= 3);
+    assert.ok(Number(/^flashsale_waiting_room_buyers (\S+)$/m.exec(metrics)?.[1]) >= LONG_LINE);
     const product = await call(svc.url, 'GET', '/api/products/wr-http');
     assert.ok((product.body.queue as { waiting: number }).waiting >= 50, JSON.stringify(product.body));
     await other.room.stop();

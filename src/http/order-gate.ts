@@ -1,7 +1,8 @@
-// The door of POST /api/orders, in process memory and before any Redis round trip: the sold-out fast
-// path passes free, then the per-address and per-buyer rate limits, then admission control.
+// The door of POST /api/orders, in memory before any Redis round trip: the sold-out fast path, the
+// rate limits, then the waiting room (when on) and admission control.
 import { performance } from 'node:perf_hooks';
 import { BusyError, SoldOutError } from '../inventory/errors.ts';
+import { InvalidTicketError } from '../waiting-room/errors.ts';
 import type { Arrival, WaitingRoom } from '../waiting-room/room.ts';
 import {
   AdmissionControl,
@@ -29,7 +30,7 @@ export interface OrderGateOptions {
   random?: () => number;
   /** First come, first served under excess demand (WAITING_ROOM=on); without it, 429 busy. */
   room?: WaitingRoom;
-  onQueued?: () => void;
+  onInvalidTicket?: () => void;
 }
 
 /** An order let through the gate: free its slot when answered; a ticket's id keys its idempotency. */
@@ -71,7 +72,7 @@ export class OrderGate {
   }
 
   async enter(order: GateOrder, address: string | undefined, ticket?: string): Promise<Entry> {
-    const arrival = this.o.room?.arrival(order, ticket);
+    const arrival = this.arrival(order, ticket);
     if (this.o.isSoldOut(order.productId)) return { release: NOTHING };
     const now = performance.now();
     if (this.addresses && address !== undefined) this.limit(this.addresses.take(address, now), 'address');
@@ -80,6 +81,16 @@ export class OrderGate {
     const admitted = await this.admission.acquire();
     if (typeof admitted === 'function') return { release: admitted };
     throw this.shed(admitted, order.productId);
+  }
+
+  /** The buyer's place by its ticket (InvalidTicketError when it is not genuine), or now. */
+  private arrival(order: GateOrder, ticket: string | undefined): Arrival | undefined {
+    try {
+      return this.o.room?.arrival(order, ticket);
+    } catch (err) {
+      if (err instanceof InvalidTicketError) this.o.onInvalidTicket?.();
+      throw err;
+    }
   }
 
   /**
@@ -96,7 +107,6 @@ export class OrderGate {
       const admitted = await this.admission.acquire();
       if (typeof admitted === 'function') return { release: admitted, ticketId: arrival.ticket?.id };
     }
-    this.o.onQueued?.();
     throw room.queue(arrival, line);
   }
 

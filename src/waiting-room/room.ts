@@ -155,6 +155,21 @@ export class WaitingRoom {
     };
   }
 
+  /** Every line in use here, summed (waiting, rate) or at its worst (lag, ETA), for the metrics. */
+  state(): { waiting: number; servingLagMs: number; admittedPerSecond: number; etaMs: number } {
+    const now = this.o.now();
+    const total = { waiting: 0, servingLagMs: 0, admittedPerSecond: 0, etaMs: 0 };
+    for (const line of this.lines.values()) {
+      if (!line.active) continue;
+      total.waiting += line.waiting;
+      total.admittedPerSecond += line.rate;
+      total.servingLagMs = Math.max(total.servingLagMs, now - line.servingPoint);
+      const eta = line.rate > 0 ? (line.waiting * 1000) / line.rate : 0;
+      total.etaMs = Math.max(total.etaMs, eta);
+    }
+    return total;
+  }
+
   /**
    * Sets or clears a product's lottery window (a sale PUT): it opens at the sale's start, or now.
    * Answers what the product page will show of it; other processes read it with their next report.

@@ -1,0 +1,68 @@
+// Waiting-room metrics: buyers waiting, how far behind now the line serves, buyers let in per second
+// and the ETA of the last in line (read on scrape from the room), queued answers and refused tickets.
+
+import { Counter, Gauge, type Registry } from 'prom-client';
+
+/** What the waiting-room gauges show: this process's view of every line in use (all processes'). */
+export interface WaitingRoomState {
+  /** Buyers waiting, over every product's line. */
+  waiting: number;
+  /** The longest time any line's serving point is behind now, ms. */
+  servingLagMs: number;
+  /** Buyers let in per second, over every line (all processes together). */
+  admittedPerSecond: number;
+  /** The longest ETA of the last buyer in any line, ms (0: nobody waits). */
+  etaMs: number;
+}
+
+const GAUGES = [
+  [
+    'waiting',
+    'flashsale_waiting_room_buyers',
+    'Waiting room: buyers waiting over every line this process reports to (the same in every process)',
+    1,
+  ],
+  [
+    'servingLagMs',
+    'flashsale_waiting_room_serving_lag_seconds',
+    'Waiting room: how far behind now the slowest line serves',
+    1000,
+  ],
+  [
+    'admittedPerSecond',
+    'flashsale_waiting_room_admitted_per_second',
+    'Waiting room: buyers let in per second over every line (all processes)',
+    1,
+  ],
+  [
+    'etaMs',
+    'flashsale_waiting_room_eta_seconds',
+    'Waiting room: ETA of the last buyer in the longest line',
+    1000,
+  ],
+] as const;
+
+export function waitingRoomMetrics(registry: Registry) {
+  let room: (() => WaitingRoomState) | undefined;
+  for (const [field, name, help, scale] of GAUGES) {
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        if (room) this.set(room()[field] / scale);
+      },
+    });
+  }
+  return {
+    ticketsRefused: new Counter({
+      name: 'flashsale_waiting_room_invalid_tickets_total',
+      help: 'Waiting room: orders refused 400 invalid_ticket (altered, expired, or for another product or buyer)',
+      registers: [registry],
+    }),
+    /** The waiting room whose lines the flashsale_waiting_room_* gauges report. */
+    watchWaitingRoom(state: () => WaitingRoomState): void {
+      room = state;
+    },
+  };
+}

@@ -3,8 +3,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { adminLockName, retiredShardsKey, saleKey, shardKeys, shardStockKey } from '../src/inventory/keys.ts';
-import { replyInts, ShardStatus, withInventoryScripts } from '../src/inventory/scripts.ts';
+import { ShardStatus, withInventoryScripts } from '../src/inventory/scripts.ts';
 import { LockClient } from '../src/lock/index.ts';
+import { replyInts } from '../src/redis/lua.ts';
 import { type Body, crashKit } from './support/admin-crash.ts';
 import { admin, call } from './support/service.ts';
 import { useService } from './support/suite.ts';

@@ -3,12 +3,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { adminLockName, saleKey, shardKeys, shardListKey, shardStockKey } from '../src/inventory/keys.ts';
-import {
-  type InventoryRedis,
-  replyInts,
-  ShardStatus,
-  withInventoryScripts,
-} from '../src/inventory/scripts.ts';
+import { type InventoryRedis, ShardStatus, withInventoryScripts } from '../src/inventory/scripts.ts';
+import { replyInts } from '../src/redis/lua.ts';
 import { diffSnapshots, snapshotRedis } from './support/redis-snapshot.ts';
 import { useService } from './support/suite.ts';
 

@@ -5,16 +5,12 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
 import { saleKey, shardKeys, shardListKey, shardStockKey } from '../src/inventory/keys.ts';
-import {
-  type InventoryRedis,
-  replyInts,
-  ShardStatus,
-  withInventoryScripts,
-} from '../src/inventory/scripts.ts';
+import { type InventoryRedis, ShardStatus, withInventoryScripts } from '../src/inventory/scripts.ts';
 import { lockKeys } from '../src/lock/keys.ts';
 import { BuyerLimits } from '../src/orders/buyer-limit.ts';
 import { LimitExceededError } from '../src/orders/errors.ts';
 import { buyerClaimsKey, buyerKey } from '../src/orders/keys.ts';
+import { replyInts } from '../src/redis/lua.ts';
 import { RedisServer } from './support/redis-server.ts';
 import { diffSnapshots, snapshotRedis } from './support/redis-snapshot.ts';
 

@@ -105,4 +105,44 @@ describe('typed scripts', () => {
     const other = typedScript({ name: 'testBumpUndefined', file, keys: ['counter'], args: ['by', 'tag'] });
     assert.throws(() => other.run(redis.pipeline(), { counter: 'n', by: 1, tag: 'x' }), LuaScriptError);
   });
+
+  it('takes an optional trailing argument, or a list for the rest of ARGV, named in the header', async () => {
+    const body = "return redis.call('rpush', KEYS[1], unpack(ARGV))\n";
+    const optional = typedScript({
+      name: 'testOptional',
+      file: write(
+        'typed/optional.lua',
+        `-- KEYS[1] out: a list\n-- ARGV[1] head: x\n-- ARGV[2] tag?: y\n${body}`,
+      ),
+      keys: ['out'],
+      args: ['head', 'tag?'],
+    });
+    assert.deepEqual(optional.values({ out: 'l', head: 'h', tag: 't' }), ['l', 'h', 't']);
+    assert.deepEqual(optional.values({ out: 'l', head: 'h' }), ['l', 'h']);
+    const list = typedScript({
+      name: 'testList',
+      file: write(
+        'typed/list.lua',
+        `-- KEYS[1] out: a list\n-- ARGV[1] head: x\n-- ARGV[2..] ...items: y\n${body}`,
+      ),
+      keys: ['out'],
+      args: ['head', '...items'],
+    });
+    assert.equal(await list.run(redis, { out: 'tail-list', head: 'h', items: ['a', 'b'] }), 3);
+    assert.equal(await optional.run(redis, { out: 'tail-list', head: 'i' }), 4);
+    assert.deepEqual(await redis.lrange('tail-list', 0, -1), ['h', 'a', 'b', 'i']);
+  });
+
+  it('refuses an optional argument before a required one or a list, a list not last, a marked KEYS', () => {
+    const cases: [string, string[], string[]][] = [
+      ['-- KEYS[1] k: x\n-- ARGV[1] a?: x\n-- ARGV[2] b: y\n', ['k'], ['a?', 'b']],
+      ['-- KEYS[1] k: x\n-- ARGV[1..] ...a: x\n-- ARGV[2] b: y\n', ['k'], ['...a', 'b']],
+      ['-- KEYS[1] k: x\n-- ARGV[1] a?: x\n-- ARGV[2..] ...b: y\n', ['k'], ['a?', '...b']],
+      ['-- KEYS[1] k?: x\n', ['k?'], []],
+    ];
+    for (const [i, [text, keys, args]] of cases.entries()) {
+      const file = write(`typed/shape${i}.lua`, `${text}return 1\n`);
+      assert.throws(() => typedScript({ name: `shape${i}`, file, keys, args }), LuaScriptError, text);
+    }
+  });
 });

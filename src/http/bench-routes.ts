@@ -5,11 +5,10 @@ import { type Request, type Response, Router } from 'express';
 import type { Catalog } from '../inventory/catalog.ts';
 import { BusyError, SoldOutError, UnknownProductError } from '../inventory/errors.ts';
 import { shardKeys } from '../inventory/keys.ts';
-import { replyInts } from '../inventory/scripts.ts';
 import type { HandOff } from '../orders/hand-off.ts';
 import type { OrderRecord } from '../orders/order.ts';
 import type { RedisClient } from '../redis/connection.ts';
-import { defineScripts, luaScript } from '../redis/lua.ts';
+import { defineScripts, luaScript, replyInts } from '../redis/lua.ts';
 import { orderBody, parse } from './validation.ts';
 
 export interface BenchDeps {

@@ -3,18 +3,13 @@
 
 import type { LockClient, LockHandle } from '../lock/index.ts';
 import { type RedisClient, runBatch } from '../redis/connection.ts';
+import { replyInts } from '../redis/lua.ts';
 import { AdminLockLostError, InsufficientStockError, UnknownProductError } from './errors.ts';
 import { publishSaleEvent, type SaleEvent } from './events.ts';
 import { adminLockName, retiredShardsKey, saleKey, shardKeys, shardListKey } from './keys.ts';
 import { placeShards } from './placement.ts';
 import { availableStock, loadSale, type Sale, type SaleWindow, splitEvenly } from './sale.ts';
-import {
-  type InventoryPipeline,
-  type InventoryRedis,
-  replyInts,
-  ShardStatus,
-  withInventoryScripts,
-} from './scripts.ts';
+import { type InventoryPipeline, type InventoryRedis, ShardStatus, withInventoryScripts } from './scripts.ts';
 import type { ExternalShardLocks } from './shard-locks.ts';
 
 export interface SaleSpec {

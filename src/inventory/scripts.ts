@@ -1,7 +1,7 @@
 // The inventory's Lua scripts, registered on a connection once and callable on it and its pipelines.
 import type { ChainableCommander } from 'ioredis';
 import type { RedisClient } from '../redis/connection.ts';
-import { defineScripts, luaScript, replyInt, typedScript } from '../redis/lua.ts';
+import { defineScripts, luaScript, replyInts, typedScript } from '../redis/lua.ts';
 
 /** reserve.lua: the guarded, fenced decrement plus the reservation; answers {status, stockLeft, token}. */
 export const RESERVE = typedScript({
@@ -48,9 +48,3 @@ export const ShardStatus = {
   ended: -6,
   held: -7,
 } as const;
-
-/** A script's reply as integers (Lua tables arrive as arrays under RESP2 and RESP3). */
-export function replyInts(reply: unknown): number[] {
-  if (!Array.isArray(reply)) throw new TypeError(`expected an array reply, got ${String(reply)}`);
-  return reply.map(replyInt);
-}

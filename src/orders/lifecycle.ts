@@ -1,9 +1,8 @@
 // Pay or expire: each order's fate (paid, expired, cancelled) is decided once, by one script in the
 // product's slot; orders of a sale with a payment timeout are registered there for expiry.
 import { type Fate, lifecycleKeys } from '../inventory/keys.ts';
-import { replyInts } from '../inventory/scripts.ts';
 import { type RedisClient, runBatch } from '../redis/connection.ts';
-import { replyInt, typedScript } from '../redis/lua.ts';
+import { replyInt, replyInts, typedScript } from '../redis/lua.ts';
 import type { OrderRecord } from './order.ts';
 
 const LIFECYCLE_KEYS = ['sale', 'final', 'due', 'unpaid', 'settle'] as const;

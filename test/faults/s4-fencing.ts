@@ -16,9 +16,10 @@ import { Redis } from 'ioredis';
 import { SaleAdmin } from '../../src/inventory/admin.ts';
 import { shardKeys } from '../../src/inventory/keys.ts';
 import { loadSale } from '../../src/inventory/sale.ts';
-import { replyInts, ShardStatus, withInventoryScripts } from '../../src/inventory/scripts.ts';
+import { ShardStatus, withInventoryScripts } from '../../src/inventory/scripts.ts';
 import { LockClient } from '../../src/lock/index.ts';
 import { lockKeys } from '../../src/lock/keys.ts';
+import { replyInts } from '../../src/redis/lua.ts';
 import { RedisServer } from '../support/redis-server.ts';
 import {
   adminHeaders,

@@ -3,9 +3,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { adminLockName, retiredShardsKey, saleKey, shardKeys, shardStockKey } from '../src/inventory/keys.ts';
-import { ShardStatus, withInventoryScripts } from '../src/inventory/scripts.ts';
+import { ShardStatus } from '../src/inventory/replies.ts';
+import { JOURNAL, RETIRE } from '../src/inventory/scripts.ts';
 import { LockClient } from '../src/lock/index.ts';
-import { replyInts } from '../src/redis/lua.ts';
 import { type Body, crashKit } from './support/admin-crash.ts';
 import { admin, call } from './support/service.ts';
 import { useService } from './support/suite.ts';
@@ -43,22 +43,30 @@ describe('an admin that dies while recovering, or mid-round-trip', () => {
     // What a pipeline cut after its third command leaves: the journal and two of four shards retired.
     const lockRedis = infra.redis.client();
     const locks = new LockClient(lockRedis, { watchdogLeaseMs: DYING_LEASE_MS });
-    const inv = withInventoryScripts(infra.redis.client());
+    const redis = infra.redis.client();
     const adminHold = await locks.acquire(adminLockName(P));
     const keys = [0, 1, 2, 3].map((i) => shardKeys(shardStockKey(P, g, i)));
     await Promise.all(keys.map((k) => locks.acquire(k.lock, { owner: adminHold.owner })));
     assert.ok(
-      ((await inv.flashsaleJournal(
-        saleKey(P),
-        adminLockName(P),
-        adminHold.owner,
-        g,
-        JSON.stringify({ action: 'reshard', shards: 2, since: Date.now() }),
-      )) as number) > 0,
+      (await JOURNAL.run(redis, {
+        sale: saleKey(P),
+        adminLock: adminLockName(P),
+        owner: adminHold.owner,
+        generation: g,
+        change: JSON.stringify({ action: 'reshard', shards: 2, since: Date.now() }),
+      })) > 0,
     );
     for (const k of keys.slice(0, 2)) {
       assert.equal(
-        replyInts(await inv.flashsaleRetireRecorded(k.lock, k.stock, k.sold, k.retired, adminHold.owner))[0],
+        (
+          await RETIRE.run(redis, {
+            lock: k.lock,
+            stock: k.stock,
+            sold: k.sold,
+            retired: k.retired,
+            owner: adminHold.owner,
+          })
+        )[0],
         ShardStatus.ok,
       );
     }

@@ -10,7 +10,8 @@ import { insertOrders } from '../src/db/orders-repo.ts';
 import { orderBody } from '../src/http/validation.ts';
 import { Catalog } from '../src/inventory/catalog.ts';
 import { saleKey, shardKeys, shardStockKey } from '../src/inventory/keys.ts';
-import { ShardStatus, withInventoryScripts } from '../src/inventory/scripts.ts';
+import { ShardStatus } from '../src/inventory/replies.ts';
+import { RESERVE } from '../src/inventory/scripts.ts';
 import { LockClient, LockNotHeldError } from '../src/lock/index.ts';
 import { lockKeys } from '../src/lock/keys.ts';
 import { BuyerLimits } from '../src/orders/buyer-limit.ts';
@@ -18,7 +19,6 @@ import { fingerprint } from '../src/orders/idempotency.ts';
 import { buyerKey, idempotencyKey } from '../src/orders/keys.ts';
 import type { OrderRecord } from '../src/orders/order.ts';
 import { createOrderQueue, enqueueOrder } from '../src/orders/queue.ts';
-import { replyInts } from '../src/redis/lua.ts';
 import { type ApiOnly, startApiOnly } from './support/api-only.ts';
 import { until } from './support/async.ts';
 import { commandCalls, diffSnapshots, snapshotRedis } from './support/redis-snapshot.ts';
@@ -160,34 +160,34 @@ describe('order path: API + writer + sweeper in one process', () => {
     const gen = await createSale(svc.url, 'fence', { stock: 10, shards: 1 });
     const stockKey = shardStockKey('fence', gen, 0);
     const k = shardKeys(stockKey);
-    const inv = withInventoryScripts(infra.client);
     const locks = new LockClient(infra.client);
     const reserveAs = (owner: string, token: number | '', orderId: string) =>
-      inv
-        .flashsaleReserve(
-          k.lock,
-          lockKeys(k.lock).token,
-          k.stock,
-          k.fence,
-          k.sold,
-          k.reservations,
-          owner,
-          token,
-          1,
+      RESERVE.run(infra.client, {
+        lock: k.lock,
+        tokenCounter: lockKeys(k.lock).token,
+        stock: k.stock,
+        fence: k.fence,
+        sold: k.sold,
+        reservations: k.reservations,
+        owner: owner,
+        token: token,
+        quantity: 1,
+        id: orderId,
+        entry: JSON.stringify({
           orderId,
-          JSON.stringify({
-            orderId,
-            productId: 'fence',
-            userId: 'holder',
-            quantity: 1,
-            shardKey: stockKey,
-            generation: gen,
-            shardIndex: 0,
-            reservedAt: Date.now() - 60_000,
-          }),
-          0,
-        )
-        .then(replyInts);
+          productId: 'fence',
+          userId: 'holder',
+          quantity: 1,
+          shardKey: stockKey,
+          generation: gen,
+          shardIndex: 0,
+          reservedAt: Date.now() - 60_000,
+        }),
+        deadline: 0,
+        startsAt: 0,
+        endsAt: 0,
+        fenced: '',
+      });
     const bOrder = newOrderId('fence', gen, 0);
     const state = async () => ({
       stock: await infra.client.get(k.stock),

@@ -14,6 +14,7 @@ const STATUS: Record<string, number> = {
   sale_ended: 409,
   limit_exceeded: 409,
   insufficient_stock: 409,
+  stock_limit_exceeded: 409,
   request_in_progress: 409,
   invalid_ticket: 400,
   queued: 429,

@@ -2,38 +2,19 @@
 // shard (its lock taken for the run), or acquire + reserve + release pipelined after waiting on a busy one.
 import { performance } from 'node:perf_hooks';
 import { isConnectionError, UnavailableError } from '../errors.ts';
-import {
-  LockAcquireTimeoutError,
-  type LockClient,
-  type LockHandle,
-  LockUnavailableError,
-} from '../lock/index.ts';
+import type { LockClient } from '../lock/index.ts';
 import type { RedisClock } from '../redis/clock.ts';
 import type { RedisClient } from '../redis/connection.ts';
-import type { InputOf } from '../redis/lua.ts';
 import type { ReplicaWait } from '../redis/replica-wait.ts';
 import type { Catalog } from './catalog.ts';
 import { BusyError, ReservationInDoubtError, SoldOutError, UnknownProductError } from './errors.ts';
 import { type ShardRef, shardKeys } from './keys.ts';
+import type { ShardOutcome } from './replies.ts';
 import { readShardStocks, type Sale, windowError } from './sale.ts';
-import { RESERVE, ShardStatus, withInventoryScripts } from './scripts.ts';
+import { type ReserveRequest, SEND_LEASE_MS, type Sent, ShardReserver } from './shard-attempt.ts';
 import type { ExternalShardLocks } from './shard-locks.ts';
 
-/** What to reserve, and the entry to record for it in the shard's reservation hash. */
-export interface ReserveRequest<T extends object> {
-  productId: string;
-  quantity: number;
-  /**
-   * Server time (ms) after which no reservation of this request may take effect: reserve.lua refuses
-   * it then. Each one is sent with at most 1 s of it left, so a lost reply is settled soon.
-   */
-  deadline: number;
-  /**
-   * The entry to write on the shard chosen (called once per shard tried): its id in the reservation
-   * hash and its JSON object, to which the script adds `token` (the fencing token of the hold).
-   */
-  entry(shard: ShardRef): { id: string; value: T };
-}
+export type { ReserveRequest } from './shard-attempt.ts';
 
 /** A reservation made: where, under which fencing token, and the entry written. */
 export interface Reservation<T extends object> {
@@ -68,42 +49,21 @@ export interface ReserverOptions {
   onShardAttempt?: (outcome: ShardOutcome['kind'], fallback: boolean) => void;
 }
 
-type ShardOutcome =
-  | { kind: 'reserved'; shard: ShardRef; id: string; token: number }
-  | { kind: 'insufficient'; left: number }
-  | { kind: 'busy' }
-  | { kind: 'retired' }
-  | { kind: 'fenced' }
-  | { kind: 'expired' }
-  | { kind: 'closed'; why: 'not_started' | 'ended' };
-
 /** Outcomes that end an order's walk over the shards. */
 type Final = Exclude<ShardOutcome, { kind: 'insufficient' } | { kind: 'busy' }>;
 
-/** What one reserve() has sent so far (its own, never shared): latest deadline, entries by id. */
-interface Sent<T> {
-  deadline: number;
-  values: Map<string, T>;
-}
-
 /** A reshard retires the shards an order picked; after this many in a row, answer busy. */
 const MAX_GENERATION_HOPS = 5;
-/**
- * A reservation must reach Redis within this long of being sent, or it is refused. Keeps the wait
- * before a lost reply can be resolved short; a healthy round trip takes well under a millisecond.
- */
-const SEND_LEASE_MS = 1000;
-
 export class StockReserver {
-  private readonly redis: RedisClient;
+  private readonly shards: ShardReserver;
 
   constructor(
-    redis: RedisClient,
-    private readonly locks: LockClient,
+    private readonly redis: RedisClient,
+    locks: LockClient,
     private readonly catalog: Catalog,
     private readonly options: ReserverOptions,
   ) {
-    this.redis = withInventoryScripts(redis);
+    this.shards = new ShardReserver(redis, locks, options);
   }
 
   /** How long one reserve() may take: the lock wait budget plus room for the round trips (a fitting deadline). */
@@ -174,7 +134,7 @@ export class StockReserver {
     const busyShards: number[] = [];
     let fallback = false;
     const tryShard = async (i: number, waitMs: number) => {
-      const outcome = await this.onShard(sale, i, req, sent, waitMs);
+      const outcome = await this.shards.attempt(sale, i, req, sent, waitMs);
       this.options.onShardAttempt?.(outcome.kind, fallback);
       fallback = true;
       if (outcome.kind === 'insufficient') {
@@ -219,124 +179,5 @@ export class StockReserver {
     const available = [...left.values()].reduce((a, b) => a + b, 0);
     if (available === 0 && left.size === sale.shardKeys.length) this.catalog.markSoldOut(sale);
     return { kind: 'soldOut', available };
-  }
-
-  private async onShard<T extends object>(
-    sale: Sale,
-    index: number,
-    req: ReserveRequest<T>,
-    sent: Sent<T>,
-    waitMs: number,
-  ): Promise<ShardOutcome> {
-    const shard: ShardRef = {
-      productId: sale.productId,
-      generation: sale.generation,
-      index,
-      key: sale.shardKeys[index] as string,
-    };
-    const k = shardKeys(shard.key);
-    const { id, value } = req.entry(shard);
-    sent.values.set(id, value);
-    const { external } = this.options;
-    /** The script's input for a hold (`owner`, `token`), or without one (""): take the lock if free. */
-    const input = (owner: string, token: number | '') => {
-      const deadline = Math.min(req.deadline, this.options.clock.now() + SEND_LEASE_MS);
-      sent.deadline = Math.max(sent.deadline, deadline);
-      return {
-        lock: k.lock,
-        tokenCounter: this.locks.tokenCounterKey(k.lock),
-        stock: k.stock,
-        fence: external ? external.fenceKey(k.fence) : k.fence,
-        sold: k.sold,
-        reservations: k.reservations,
-        owner,
-        token,
-        quantity: req.quantity,
-        id,
-        entry: JSON.stringify(value),
-        deadline,
-        startsAt: sale.window.startsAt ?? 0,
-        endsAt: sale.window.endsAt ?? 0,
-        fenced: external ? '1' : '',
-      };
-    };
-    if (external) return this.onExternallyLockedShard(external, k.lock, waitMs, input, shard, id);
-    // Not waiting: one script call reserves if nobody holds the lock, else the shard is busy. No
-    // acquire, lease or release is needed, since the script's run is atomic (see reserve.lua).
-    if (waitMs === 0) return outcomeOf(await RESERVE.run(this.redis, input('', '')), shard, id);
-    let replies: unknown[];
-    try {
-      replies = await this.locks.runGuarded(
-        k.lock,
-        {
-          leaseMs: this.options.leaseMs,
-          waitMs,
-          // A re-sent reservation answers "reserved" for its order id even when its re-sent acquire lost.
-          settled: (replies) => RESERVE.parse(replies[0])[0] === ShardStatus.ok,
-        },
-        (pipeline, hold) => {
-          RESERVE.run(pipeline, input(hold.owner, hold.token ?? ''));
-        },
-      );
-    } catch (err) {
-      if (err instanceof LockAcquireTimeoutError) return { kind: 'busy' };
-      if (err instanceof LockUnavailableError) throw new UnavailableError('Redis', err);
-      throw err;
-    }
-    return outcomeOf(RESERVE.parse(replies[0]), shard, id);
-  }
-
-  /**
-   * A shard whose lock is on etcd or ZooKeeper: take it (waitMs 0: only if free and nobody queued),
-   * reserve with the hold's token (reserve.lua refuses a token older than the shard's fence), and
-   * release without holding up the answer: two round trips for the order, the release a third.
-   */
-  private async onExternallyLockedShard(
-    external: ExternalShardLocks,
-    lock: string,
-    waitMs: number,
-    input: (owner: string, token: number) => InputOf<typeof RESERVE>,
-    shard: ShardRef,
-    id: string,
-  ): Promise<ShardOutcome> {
-    let hold: LockHandle | null;
-    try {
-      hold = await external.locks.tryAcquire(lock, { waitMs, leaseMs: this.options.leaseMs });
-    } catch (err) {
-      if (err instanceof LockUnavailableError) throw new UnavailableError(external.backend, err);
-      throw err;
-    }
-    if (!hold) return { kind: 'busy' };
-    try {
-      return outcomeOf(await RESERVE.run(this.redis, input(hold.owner, hold.token)), shard, id);
-    } finally {
-      hold.release().catch(() => {
-        // Lost or unreachable: the hold ends with its lease (or the client's session) anyway.
-      });
-    }
-  }
-}
-
-/** What a reserve.lua reply means for the order's walk over the shards. */
-function outcomeOf(reply: number[], shard: ShardRef, id: string): ShardOutcome {
-  const [status = ShardStatus.notOwner, stockLeft = 0, fence = 0] = reply;
-  switch (status) {
-    case ShardStatus.ok:
-      return { kind: 'reserved', shard, id, token: fence };
-    case ShardStatus.insufficient:
-      return { kind: 'insufficient', left: stockLeft };
-    case ShardStatus.held:
-      return { kind: 'busy' };
-    case ShardStatus.retired:
-      return { kind: 'retired' };
-    case ShardStatus.expired:
-      return { kind: 'expired' };
-    case ShardStatus.notStarted:
-      return { kind: 'closed', why: 'not_started' };
-    case ShardStatus.ended:
-      return { kind: 'closed', why: 'ended' };
-    default:
-      // Our hold was not current when the script ran (lease lapsed): nothing was written.
-      return { kind: 'fenced' };
   }
 }

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import type { Redis } from 'ioredis';
+import { INVENTORY_SCRIPTS } from '../src/inventory/scripts.ts';
 import { FAMILY_SCRIPTS } from '../src/lock/family-scripts.ts';
 import { LOCK_SCRIPTS } from '../src/lock/scripts.ts';
 import { LuaScriptError, loadLua, luaHeader, typedScript } from '../src/redis/lua.ts';
@@ -48,8 +49,8 @@ describe('--- @include', () => {
     assert.throws(() => loadLua(y), LuaScriptError);
   });
 
-  it('leaves no include line in any lock script, and every one compiles on Redis', async () => {
-    for (const s of [...LOCK_SCRIPTS, ...FAMILY_SCRIPTS]) {
+  it('leaves no include line in any lock or inventory script, and every one compiles on Redis', async () => {
+    for (const s of [...LOCK_SCRIPTS, ...FAMILY_SCRIPTS, ...INVENTORY_SCRIPTS]) {
       assert.doesNotMatch(s.source, /^--- @include/m, s.name);
       assert.match(String(await redis.script('LOAD', s.source)), /^[0-9a-f]{40}$/, s.name);
     }
@@ -60,8 +61,8 @@ describe('typed scripts', () => {
   const header = '-- KEYS[1] counter: a counter\n-- ARGV[1] by: increment\n-- ARGV[2] tag: echoed\n';
   const body = "return {redis.call('incrby', KEYS[1], ARGV[1]), ARGV[2]}\n";
 
-  it('every lock script declares the KEYS/ARGV names its header documents', () => {
-    for (const s of [...LOCK_SCRIPTS, ...FAMILY_SCRIPTS]) {
+  it('every lock and inventory script declares the KEYS/ARGV names its header documents', () => {
+    for (const s of [...LOCK_SCRIPTS, ...FAMILY_SCRIPTS, ...INVENTORY_SCRIPTS]) {
       assert.deepEqual(luaHeader(readFileSync(s.file, 'utf8')), { keys: s.keys, args: s.args }, s.name);
     }
   });

@@ -8,6 +8,7 @@ import { replyInt, typedScript } from '../redis/lua.ts';
 import { type Attempt, CLOCK_SKEW_MARGIN_MS } from './attempt.ts';
 import { IdempotencyKeyReusedError, OutcomeUnknownError, RequestInProgressError } from './errors.ts';
 import { idempotencyKey } from './keys.ts';
+import { IdempotencyClaimReply } from './replies.ts';
 
 /**
  * The order operation behind a key; `T` is the outcome a key remembers (JSON), e.g. the order placed
@@ -76,7 +77,11 @@ function parseClaimReply(reply: unknown): { claimed: boolean; raw: string; now: 
   if (!Array.isArray(reply) || typeof reply[1] !== 'string') {
     throw new TypeError(`unexpected claim reply ${JSON.stringify(reply)}`);
   }
-  return { claimed: replyInt(reply[0]) === 1, raw: reply[1], now: replyInt(reply[2]) };
+  return {
+    claimed: replyInt(reply[0]) === IdempotencyClaimReply.claimed,
+    raw: reply[1],
+    now: replyInt(reply[2]),
+  };
 }
 
 /**

@@ -54,7 +54,11 @@ export class ShardReserver {
     private readonly redis: RedisClient,
     private readonly locks: LockClient,
     private readonly options: ShardReserverOptions,
-  ) {}
+  ) {
+    // runGuarded queues reserve.lua on a pipeline of the lock client's connection (the same one in
+    // the service), which only takes commands defined on its client beforehand.
+    RESERVE.define(redis);
+  }
 
   /**
    * Tries shard `index` of the sale, waiting up to `waitMs` for its lock (0: only if free), and

@@ -39,14 +39,16 @@ const TTL_SECONDS = 24 * 60 * 60;
 /** Longest a retry waits for the request that holds its key (it normally ends by its deadline). */
 const MAX_WAIT_MS = 15_000;
 
-const CLAIM = typedScript({
+/** idempotency-claim.lua: takes the key, or answers the record of whoever holds it, with Redis' clock. */
+export const IDEMPOTENCY_CLAIM = typedScript({
   name: 'flashsaleIdempotencyClaim',
   file: new URL('./scripts/idempotency-claim.lua', import.meta.url),
   keys: ['key'],
   args: ['record', 'ttlSeconds'],
   parse: parseClaimReply,
 });
-const SETTLE = typedScript({
+/** idempotency-settle.lua: stores the answer or gives the claim up, only for the attempt holding it. */
+export const IDEMPOTENCY_SETTLE = typedScript({
   name: 'flashsaleIdempotencySettle',
   file: new URL('./scripts/idempotency-settle.lua', import.meta.url),
   keys: ['key'],
@@ -108,7 +110,7 @@ export async function idempotent<T>(
   const giveUpAt = Date.now() + MAX_WAIT_MS;
   for (;;) {
     const attempt = order.newAttempt();
-    const { claimed, raw, now } = await CLAIM.run(redis, {
+    const { claimed, raw, now } = await IDEMPOTENCY_CLAIM.run(redis, {
       key: k,
       record: record(attempt),
       ttlSeconds: TTL_SECONDS,
@@ -125,7 +127,7 @@ export async function idempotent<T>(
       // the key with what it did, then go round (and find that answer, or claim the freed key).
       const holder: Attempt = { ticket: stored.attempt, deadline: stored.deadline };
       const answer = await order.resolve(holder);
-      await SETTLE.run(redis, {
+      await IDEMPOTENCY_SETTLE.run(redis, {
         key: k,
         attempt: holder.ticket,
         record: answer ? record(holder, answer) : '',
@@ -158,5 +160,5 @@ async function runClaimed<T>(
 
 /** Stores the answer (record) or releases the claim (record ''); retried in the background while RedisClient is unreachable. */
 function settle(r: RedisClient, k: string, attempt: Attempt, record: string): Promise<void> {
-  return eventually(() => SETTLE.run(r, { key: k, attempt: attempt.ticket, record }));
+  return eventually(() => IDEMPOTENCY_SETTLE.run(r, { key: k, attempt: attempt.ticket, record }));
 }

@@ -143,7 +143,6 @@ export class StockReserver {
       }
       return outcome;
     };
-    const settled = (o: ShardOutcome): o is Final => o.kind !== 'insufficient' && o.kind !== 'busy';
     const waitShare = (shardsLeft: number) =>
       Math.max(0, (deadline - performance.now()) / Math.max(1, shardsLeft));
     const spread = sale.shardKeys.length > 1;
@@ -158,26 +157,45 @@ export class StockReserver {
       if (outcome.kind !== 'busy') busyShards[k] = -1;
     }
     const busy = busyShards.some((i) => i >= 0);
-    // Before refusing, look again at the shards we skipped as empty (one round trip for all).
-    if (empty.length > 0) {
-      const stocks = await readShardStocks(
-        this.redis,
-        empty.map((i) => sale.shardKeys[i] as string),
-      );
-      for (const [k, i] of empty.entries()) {
-        const stock = stocks[k];
-        if (stock === null) return { kind: 'retired' };
-        left.set(i, stock ?? 0);
-        if ((stock ?? 0) >= req.quantity) {
-          const outcome = await tryShard(i, waitShare(1));
-          if (settled(outcome)) return outcome;
-        }
-      }
-    }
+    const again = await this.retryEmpty(sale, empty, req.quantity, left, (i) => tryShard(i, waitShare(1)));
+    if (again) return again;
     // A busy shard may still hold stock: that is "retry shortly", not "sold out".
     if (busy) return { kind: 'busy' };
     const available = [...left.values()].reduce((a, b) => a + b, 0);
     if (available === 0 && left.size === sale.shardKeys.length) this.catalog.markSoldOut(sale);
     return { kind: 'soldOut', available };
   }
+
+  /**
+   * Before refusing, looks again at the shards skipped as empty (one round trip for all), noting
+   * what each holds in `left`, and tries each that now holds enough. Null: none settled the order.
+   */
+  private async retryEmpty(
+    sale: Sale,
+    empty: readonly number[],
+    quantity: number,
+    left: Map<number, number>,
+    tryShard: (i: number) => Promise<ShardOutcome>,
+  ): Promise<Final | null> {
+    if (empty.length === 0) return null;
+    const stocks = await readShardStocks(
+      this.redis,
+      empty.map((i) => sale.shardKeys[i] as string),
+    );
+    for (const [k, i] of empty.entries()) {
+      const stock = stocks[k];
+      if (stock === null) return { kind: 'retired' };
+      left.set(i, stock ?? 0);
+      if ((stock ?? 0) >= quantity) {
+        const outcome = await tryShard(i);
+        if (settled(outcome)) return outcome;
+      }
+    }
+    return null;
+  }
+}
+
+/** Whether a shard's outcome ends the order's walk. */
+function settled(o: ShardOutcome): o is Final {
+  return o.kind !== 'insufficient' && o.kind !== 'busy';
 }

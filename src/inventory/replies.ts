@@ -33,6 +33,14 @@ export type ShardOutcome =
   | { kind: 'expired' }
   | { kind: 'closed'; why: 'not_started' | 'ended' };
 
+/** Outcomes that end an order's walk over the shards. */
+export type Final = Exclude<ShardOutcome, { kind: 'insufficient' } | { kind: 'busy' }>;
+
+/** Whether a shard's outcome ends the order's walk. */
+export function settled(o: ShardOutcome): o is Final {
+  return o.kind !== 'insufficient' && o.kind !== 'busy';
+}
+
 /** The outcome a reserve.lua reply ({status, stockLeft, token}) names. */
 export function reserveOutcome(reply: number[], shard: ShardRef, id: string): ShardOutcome {
   const [status = ShardStatus.notOwner, stockLeft = 0, token = 0] = reply;

@@ -2,34 +2,26 @@
 // shard (its lock taken for the run), or acquire + reserve + release pipelined after waiting on a busy one.
 import { performance } from 'node:perf_hooks';
 import { isConnectionError, UnavailableError } from '../errors.ts';
-import type { LockClient } from '../lock/index.ts';
+import { LockAcquireTimeoutError, type LockClient, type LockHandle } from '../lock/index.ts';
 import type { RedisClock } from '../redis/clock.ts';
 import type { RedisClient } from '../redis/connection.ts';
+import type { InputOf } from '../redis/lua.ts';
 import type { ReplicaWait } from '../redis/replica-wait.ts';
 import type { Catalog } from './catalog.ts';
 import { BusyError, ReservationInDoubtError, SoldOutError, UnknownProductError } from './errors.ts';
 import { type ShardRef, shardKeys } from './keys.ts';
-import type { ShardOutcome } from './replies.ts';
+import { fromLockError } from './lock-errors.ts';
+import { type Final, reserved, reserveOutcome, type ShardOutcome, settled } from './replies.ts';
+import {
+  type Reservation,
+  type ReserveRequest,
+  reserveInput,
+  SEND_LEASE_MS,
+  type Sent,
+} from './reserve-request.ts';
 import { readShardStocks, type Sale, windowError } from './sale.ts';
-import { type ReserveRequest, SEND_LEASE_MS, type Sent, ShardReserver } from './shard-attempt.ts';
+import { RESERVE } from './scripts.ts';
 import type { ExternalShardLocks } from './shard-locks.ts';
-
-export type { ReserveRequest } from './shard-attempt.ts';
-
-/** A reservation made: where, under which fencing token, and the entry written. */
-export interface Reservation<T extends object> {
-  shard: ShardRef;
-  id: string;
-  value: T;
-  token: number;
-  /** The latest deadline any reservation of this request was sent with (≤ the request's deadline). */
-  sentDeadline: number;
-  /**
-   * False when the replicas (ReserverOptions.replicas) did not confirm the reservation in time: it is
-   * made, but a failover of its master now could still lose it. Always true without `replicas`.
-   */
-  replicated: boolean;
-}
 
 export interface ReserverOptions {
   leaseMs: number;
@@ -49,21 +41,19 @@ export interface ReserverOptions {
   onShardAttempt?: (outcome: ShardOutcome['kind'], fallback: boolean) => void;
 }
 
-/** Outcomes that end an order's walk over the shards. */
-type Final = Exclude<ShardOutcome, { kind: 'insufficient' } | { kind: 'busy' }>;
-
 /** A reshard retires the shards an order picked; after this many in a row, answer busy. */
 const MAX_GENERATION_HOPS = 5;
-export class StockReserver {
-  private readonly shards: ShardReserver;
 
+export class StockReserver {
   constructor(
     private readonly redis: RedisClient,
-    locks: LockClient,
+    private readonly locks: LockClient,
     private readonly catalog: Catalog,
     private readonly options: ReserverOptions,
   ) {
-    this.shards = new ShardReserver(redis, locks, options);
+    // runGuarded queues reserve.lua on a pipeline of the lock client's connection (the same one in
+    // the service), which only takes commands defined on its client beforehand.
+    RESERVE.define(redis);
   }
 
   /** How long one reserve() may take: the lock wait budget plus room for the round trips (a fitting deadline). */
@@ -134,7 +124,7 @@ export class StockReserver {
     const busyShards: number[] = [];
     let fallback = false;
     const tryShard = async (i: number, waitMs: number) => {
-      const outcome = await this.shards.attempt(sale, i, req, sent, waitMs);
+      const outcome = await this.onShard(sale, i, req, sent, waitMs);
       this.options.onShardAttempt?.(outcome.kind, fallback);
       fallback = true;
       if (outcome.kind === 'insufficient') {
@@ -167,6 +157,111 @@ export class StockReserver {
   }
 
   /**
+   * Tries shard `index` of the sale, waiting up to `waitMs` for its lock (0: only if free), and
+   * records the entry sent in `sent`. Lock errors become the service's (fromLockError).
+   */
+  private async onShard<T extends object>(
+    sale: Sale,
+    index: number,
+    req: ReserveRequest<T>,
+    sent: Sent<T>,
+    waitMs: number,
+  ): Promise<ShardOutcome> {
+    const shard: ShardRef = {
+      productId: sale.productId,
+      generation: sale.generation,
+      index,
+      key: sale.shardKeys[index] as string,
+    };
+    const { id, value } = req.entry(shard);
+    sent.values.set(id, value);
+    const { external } = this.options;
+    const tokenCounter = this.locks.tokenCounterKey(shardKeys(shard.key).lock);
+    const input = (owner: string, token: number | '') => {
+      const deadline = Math.min(req.deadline, this.options.clock.now() + SEND_LEASE_MS);
+      sent.deadline = Math.max(sent.deadline, deadline);
+      const { quantity } = req;
+      return reserveInput({
+        sale,
+        shard,
+        quantity,
+        id,
+        value,
+        deadline,
+        owner,
+        token,
+        tokenCounter,
+        external,
+      });
+    };
+    const reply = external
+      ? await this.underExternalHold(external, shard, waitMs, input)
+      : waitMs === 0
+        ? // Not waiting: one script call reserves if nobody holds the lock, else the shard is busy. No
+          // acquire, lease or release is needed, since the script's run is atomic (see reserve.lua).
+          await RESERVE.run(this.redis, input('', ''))
+        : await this.underRedisHold(shard, waitMs, input);
+    return reply ? reserveOutcome(reply, shard, id) : { kind: 'busy' };
+  }
+
+  /** Waits for the Redis lock, then acquire + reserve + release in one pipeline; null: still busy. */
+  private async underRedisHold(
+    shard: ShardRef,
+    waitMs: number,
+    input: (owner: string, token: number | '') => InputOf<typeof RESERVE>,
+  ): Promise<number[] | null> {
+    try {
+      const replies = await this.locks.runGuarded(
+        shardKeys(shard.key).lock,
+        {
+          leaseMs: this.options.leaseMs,
+          waitMs,
+          // A re-sent reservation answers "reserved" for its order id even when its re-sent acquire lost.
+          settled: (replies) => reserved(RESERVE.parse(replies[0])),
+        },
+        (pipeline, hold) => {
+          RESERVE.run(pipeline, input(hold.owner, hold.token ?? ''));
+        },
+      );
+      return RESERVE.parse(replies[0]);
+    } catch (err) {
+      if (err instanceof LockAcquireTimeoutError) return null;
+      throw fromLockError(err, shard.productId, 'Redis');
+    }
+  }
+
+  /**
+   * A shard whose lock is on etcd or ZooKeeper: take it (waitMs 0: only if free and nobody queued),
+   * reserve with the hold's token (reserve.lua refuses a token older than the shard's fence), and
+   * release without holding up the answer: two round trips for the order, the release a third.
+   * Null: busy.
+   */
+  private async underExternalHold(
+    external: ExternalShardLocks,
+    shard: ShardRef,
+    waitMs: number,
+    input: (owner: string, token: number) => InputOf<typeof RESERVE>,
+  ): Promise<number[] | null> {
+    let hold: LockHandle | null;
+    try {
+      hold = await external.locks.tryAcquire(shardKeys(shard.key).lock, {
+        waitMs,
+        leaseMs: this.options.leaseMs,
+      });
+    } catch (err) {
+      throw fromLockError(err, shard.productId, external.backend);
+    }
+    if (!hold) return null;
+    try {
+      return await RESERVE.run(this.redis, input(hold.owner, hold.token));
+    } finally {
+      hold.release().catch(() => {
+        // Lost or unreachable: the hold ends with its lease (or the client's session) anyway.
+      });
+    }
+  }
+
+  /**
    * Before refusing, looks again at the shards skipped as empty (one round trip for all), noting
    * what each holds in `left`, and tries each that now holds enough. Null: none settled the order.
    */
@@ -193,9 +288,4 @@ export class StockReserver {
     }
     return null;
   }
-}
-
-/** Whether a shard's outcome ends the order's walk. */
-function settled(o: ShardOutcome): o is Final {
-  return o.kind !== 'insufficient' && o.kind !== 'busy';
 }

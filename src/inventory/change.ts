@@ -37,7 +37,7 @@ export interface Retired {
   generation: number;
 }
 
-/** What a change hands to `switchTo`: the new generation's stock and how the sale's totals move. */
+/** What a change hands to `switchGeneration`: the new generation's stock and how the sale's totals move. */
 export interface NextGeneration {
   stocks: number[];
   perUserLimit: number;

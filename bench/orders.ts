@@ -28,7 +28,7 @@
 // redis-server and on a private 3+3 Redis Cluster side by side, per-master work, REDIS_WAIT_REPLICAS=1.
 //   lock backends (phase 5)               c8 with LOCK_BACKEND=redis, etcd and zookeeper side by side
 //                                         (private etcd and ZooKeeper servers); BENCH_ONLY=lock-backends
-// Environment: BENCH_ONLY=overload (only phase 4) or lock-backends (only phase 5), BENCH_OVERLOAD_SECONDS (default 10), BENCH_OVERLOAD_CONNECTIONS (default 400), BENCH_OVERLOAD_WORKERS (default 1,2), BENCH_SECONDS (window per scenario, default 5), BENCH_CONNECTIONS (default 100),
+// Environment: BENCH_ONLY=overload (only phase 4), lock-backends (only phase 5) or commands (only 2a), BENCH_OVERLOAD_SECONDS (default 10), BENCH_OVERLOAD_CONNECTIONS (default 400), BENCH_OVERLOAD_WORKERS (default 1,2), BENCH_SECONDS (window per scenario, default 5), BENCH_CONNECTIONS (default 100),
 // BENCH_WARMUP_SECONDS (default 1), BENCH_TOPOLOGY (split | main), BENCH_PROFILE=1 (instead of the
 // suite: run c8 with `node --cpu-prof` on the API child and list the top self-time functions),
 // BENCH_RESHARD_SECONDS (window of each c8s/c8rs slice, default BENCH_SECONDS but at least 7, so that
@@ -76,6 +76,7 @@ const TOPOLOGY: 'split' | 'main' = process.env.BENCH_TOPOLOGY === 'main' ? 'main
 const PROFILE = process.env.BENCH_PROFILE === '1';
 const ONLY_OVERLOAD = process.env.BENCH_ONLY === 'overload';
 const ONLY_LOCK_BACKENDS = process.env.BENCH_ONLY === 'lock-backends';
+const ONLY_COMMANDS = process.env.BENCH_ONLY === 'commands';
 const OVERLOAD_SECONDS = envNumber('BENCH_OVERLOAD_SECONDS', 10);
 /** The open-model crowd's sockets per API URL, and how long it waits for an answer. */
 const OVERLOAD_CONNECTIONS = envNumber('BENCH_OVERLOAD_CONNECTIONS', 400);
@@ -782,6 +783,18 @@ async function commandSamplePhase(url: string): Promise<void> {
   });
 }
 
+/** BENCH_ONLY=commands: phase 2a alone (API + writer, warm-up, the MONITOR sample) and its checks. */
+async function commandsOnly(): Promise<void> {
+  const worker = await spawn('worker');
+  const api = await spawn('api');
+  for (const id of ['bench-warm2', 'bench-c8m']) await createSale(api.url, id, BIG_STOCK, 8);
+  await warmUp([api.url], 'bench-warm2', ['/api/orders'], 'rows');
+  await commandSamplePhase(api.url);
+  printChecks('Phase 2a: Redis commands per accepted order', commandChecks());
+  await stopChild(api);
+  await stopChild(worker);
+}
+
 async function liveReshard(url: string): Promise<void> {
   log(
     `phase 2b: live reshard, ${RESHARD_SECONDS} s slices without (c8s) and with (c8rs) a reshard every ${RESHARD_EVERY_MS / 1000} s`,
@@ -1240,6 +1253,10 @@ async function main(): Promise<number> {
     const t0 = performance.now();
     if (ONLY_LOCK_BACKENDS) {
       await lockBackendsPhase();
+      return violations.length > 0 ? 1 : 0;
+    }
+    if (ONLY_COMMANDS) {
+      await commandsOnly();
       return violations.length > 0 ? 1 : 0;
     }
     if (!ONLY_OVERLOAD) await suite();

@@ -42,6 +42,16 @@ export async function untilRedisPasses(client: { time(): Promise<unknown> }, ms:
   await until(what, async () => (await redisNow(client)) > ms);
 }
 
+/**
+ * Resolves once every command sent on this connection before the call has been answered and its reply
+ * handled: one connection answers in order, and a turn of the event loop runs the handlers' promise
+ * continuations. Orders a test after "whatever that client had in flight", without a sleep.
+ */
+export async function repliesHandled(redis: { ping(): Promise<unknown> }): Promise<void> {
+  await redis.ping();
+  await new Promise((resolve) => setImmediate(resolve));
+}
+
 /** `p`, or a rejection naming `what` if it has not settled within ms (the timer never outlives it). */
 export async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

@@ -124,7 +124,7 @@ describe('order path: API + writer + sweeper in one process', () => {
             if (v !== null && Number(v) < 0) negatives.push(`${stocks[i]}=${v}`);
           });
         }
-        await sleep(2);
+        await sleep(2); // the sampler's pace while the orders run (it watches, nothing waits on it)
       }
     })();
     const qty = (i: number) => (i % 4) + 1;
@@ -200,9 +200,8 @@ describe('order path: API + writer + sweeper in one process', () => {
     try {
       // A takes the lock with a short lease and "pauses" past it.
       const a = await locks.acquire(k.lock, { leaseMs: 150, waitMs: 0 });
-      await sleep(300); // at least twice the lease
+      await until('the lease lapsed in Redis', async () => (await infra.client.exists(k.lock)) === 0);
       await until('A knows its lease ran out', () => a.lost !== undefined);
-      assert.equal(await infra.client.exists(k.lock), 0, 'the lease lapsed in Redis');
       // B takes it and decrements.
       const b = await locks.acquire(k.lock, { leaseMs: 10_000, waitMs: 0 });
       assert.ok(b.token > a.token, `tokens ${a.token} then ${b.token}`);
@@ -591,7 +590,7 @@ describe('order path: API processes without a writer', () => {
         expected,
       );
     }
-    await sleep(300);
+    // No process runs a writer yet: nothing can write a row, so there is nothing to wait for.
     assert.equal(await infra.rows('rc'), 0, 'no writer, no row');
     assert.equal((await call(a.url, 'GET', `/api/orders/${id}`)).body.status, 'reserved');
 

@@ -97,7 +97,7 @@ export function crashKit(infra: Infra, svc: Service) {
           else if (r.body.error === 'sold_out') return;
           else {
             assert.equal(r.status, 429, JSON.stringify(r.body));
-            await sleep(10);
+            await sleep(10); // a buyer's pause before retrying a busy order (pacing, not a wait)
           }
         }
       }),

@@ -6,6 +6,7 @@
 // first 1.05 x S buyers by first-request time), requests per buyer, p99 of every answer from its send,
 // how long after its poll was due each waiting buyer learnt the sell-out, and the invariants.
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Spawned } from '../../test/support/service.ts';
 import { environment, envNumber, writeJson } from '../lib/output.ts';
 import { percentile, type Summary, summarize } from '../lib/stats.ts';
@@ -63,6 +64,8 @@ export interface HerdRun {
   fates: Record<string, number>;
   /** API CPU ms per answer during the run. */
   cpuMsPerAnswer: number;
+  /** The API's admission limit, sampled twice a second during the run: the waiting room's pace. */
+  admissionLimit: Summary;
   unsold: number;
   violations: number;
 }
@@ -86,6 +89,29 @@ function figures(load: HerdLoadResult, stock: number) {
     allToldMs: Math.max(0, ...told.map((b) => b.doneAt - lastSale)),
     toldAfterDueMs: Math.max(0, ...told.map((b) => b.doneAt - Math.max(lastSale, b.lastSentAt))),
     fates,
+  };
+}
+
+/** Samples the API's admission limit (flashsale_admission_limit) every 500 ms until stopped. */
+function sampleLimit(url: string): { stop(): Promise<number[]> } {
+  const samples: number[] = [];
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      const text = await fetch(`${url}/metrics`)
+        .then((r) => r.text())
+        .catch(() => '');
+      const m = /^flashsale_admission_limit(?:\{[^}]*\})? (\S+)$/m.exec(text);
+      if (m) samples.push(Number(m[1]));
+      await sleep(500);
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await loop;
+      return samples;
+    },
   };
 }
 
@@ -125,6 +151,7 @@ async function run(
   const productId = `bench-herd-${variant.name}-${room}-${Date.now().toString(36)}`;
   await ctx.createSale(api.url, productId, stock, SHARDS);
   const cpuBefore = processCpuSeconds(api.proc.pid);
+  const limits = sampleLimit(api.url);
   const load = await herdLoad({
     url: api.url,
     productId,
@@ -136,6 +163,7 @@ async function run(
     timeoutMs: 15_000,
   });
   const cpu = processCpuSeconds(api.proc.pid) - cpuBefore;
+  const admissionLimit = summarize(await limits.stop());
   const { settled, violations } = await settleAndCheck({
     scenario: `herd-${variant.name}-${room}`,
     url: api.url,
@@ -156,6 +184,7 @@ async function run(
     load,
     ...f,
     cpuMsPerAnswer: (cpu * 1000) / Math.max(1, load.latencies.length),
+    admissionLimit,
     unsold: Number(settled.reconcile.available ?? Number.NaN),
     violations: violations.length,
   };
@@ -222,6 +251,10 @@ export function reportHerd(runs: HerdRun[]): Check[] {
       { header: 'all told ms', value: (r: HerdRun) => ms(r.allToldMs) },
       { header: 'told after due ms', value: (r: HerdRun) => ms(r.toldAfterDueMs) },
       { header: 'API CPU ms/answer', value: (r: HerdRun) => r.cpuMsPerAnswer.toFixed(3) },
+      {
+        header: 'admission limit min/p50',
+        value: (r: HerdRun) => `${num(r.admissionLimit.min)}/${num(r.admissionLimit.p50)}`,
+      },
       { header: 'answers', value: answersText, align: 'left' },
       {
         header: 'fates',

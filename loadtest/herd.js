@@ -9,7 +9,7 @@
 // (herd_fairness, bounded loosely by MIN_FAIRNESS, default 0.8: a loaded CI machine bends timing;
 // the latency and fairness targets belong to the bench's herd phase).
 //
-// Pass/fail: no answer outside the contract, exactly STOCK 202s (never more, none lost), nobody gave
+// Pass/fail (correctness only, no latency bound): no answer outside the contract, exactly STOCK 202s (never more, none lost), nobody gave
 // up, herd_fairness, and after the writer drained the invariants (no oversell, every 202 one row,
 // every unit sold, Redis and Postgres reconciled).
 //
@@ -55,6 +55,9 @@ const sellOutMs = new Gauge('herd_sell_out_ms');
 const toldMs = new Gauge('herd_sold_out_told_ms');
 const buyersDone = new Counter('herd_buyers');
 
+// Correctness only: the latency of a herd's answers is the bench's herd phase's to judge.
+const { 'http_req_duration{status:202}': _latency, ...correctness } = commonThresholds(cfg, cfg.stock);
+
 /** @type {import('k6/options').Options} */
 export const options = {
   scenarios: {
@@ -67,7 +70,7 @@ export const options = {
     },
   },
   thresholds: {
-    ...commonThresholds(cfg, cfg.stock),
+    ...correctness,
     // Every unit sold, and the client saw each 202: none lost to an error or a timeout.
     accepted: [`count==${cfg.stock}`],
     herd_buyers: [`count==${buyers}`],

@@ -1236,7 +1236,15 @@ async function main(): Promise<number> {
       return violations.length > 0 ? 1 : 0;
     }
     const herd = () =>
-      herdPhase({ spawn, stop: stopChild, createSale, rows: infra.rows, record: recordViolations, log });
+      herdPhase({
+        spawn,
+        stop: stopChild,
+        createSale,
+        rows: infra.rows,
+        record: recordViolations,
+        log,
+        redis: infra.client,
+      });
     if (ONLY_HERD) {
       reportHerd(await herd());
       return violations.length > 0 ? 1 : 0;
@@ -1244,12 +1252,12 @@ async function main(): Promise<number> {
     if (!ONLY_OVERLOAD) await suite();
     await overloadPhase();
     if (!ONLY_OVERLOAD) await lockBackendsPhase();
-    const herdRuns = ONLY_OVERLOAD ? [] : await herd();
+    const herdResult = ONLY_OVERLOAD ? undefined : await herd();
     const { checks, reported, estimated } = ONLY_OVERLOAD
       ? { checks: [], reported: [], estimated: [] }
       : report();
     const overload = reportOverload(overloadRuns);
-    if (herdRuns.length > 0) reportHerd(herdRuns);
+    if (herdResult) reportHerd(herdResult);
     const file = writeJson('orders', {
       environment: environment({
         loadavgAtEnd: os.loadavg(),

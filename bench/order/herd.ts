@@ -7,10 +7,12 @@
 // how long after its poll was due each waiting buyer learnt the sell-out, and the invariants.
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Spawned } from '../../test/support/service.ts';
+import type { Redis } from 'ioredis';
+import { call, type Spawned } from '../../test/support/service.ts';
 import { environment, envNumber, writeJson } from '../lib/output.ts';
 import { percentile, type Summary, summarize } from '../lib/stats.ts';
 import { type Check, ms, num, printChecks, printTable, times } from '../lib/table.ts';
+import { type AnswerCost, answerCost } from './answer-cost.ts';
 import { settleAndCheck, type Violation } from './checks.ts';
 import { processCpuSeconds } from './cpu.ts';
 import { type BuyerRecord, type HerdLoadResult, herdLoad } from './herd-load.ts';
@@ -24,6 +26,13 @@ export interface HerdContext {
   rows(productId: string): Promise<number>;
   record(found: Violation[]): void;
   log(line: string): void;
+  /** The private Redis (the answer-cost probe writes a waiting line into it). */
+  redis: Redis;
+}
+
+export interface HerdResult {
+  runs: HerdRun[];
+  cost: AnswerCost;
 }
 
 export const HERD_TARGETS = {
@@ -191,7 +200,7 @@ async function run(
 }
 
 /** The phase: a writer, one API process per WAITING_ROOM setting, capacity, then each variant on and off. */
-export async function herdPhase(ctx: HerdContext): Promise<HerdRun[]> {
+export async function herdPhase(ctx: HerdContext): Promise<HerdResult> {
   ctx.log('phase herd: capacity, then each variant with WAITING_ROOM=on and =off, back to back');
   const worker = await ctx.spawn('worker');
   const apis = {
@@ -212,12 +221,21 @@ export async function herdPhase(ctx: HerdContext): Promise<HerdRun[]> {
         ctx.log(`  ${variant.name} ${room}: ${line(r)} (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
       }
     }
+    const on = apis.on;
+    const cost = await answerCost(
+      on,
+      ctx.redis,
+      (productId, stock) => ctx.createSale(on.url, productId, stock, 1),
+      async (productId) => {
+        await call(on.url, 'POST', '/api/orders', { productId, userId: 'cost-buyer', quantity: 1 });
+      },
+    );
+    return { runs, cost };
   } finally {
     await ctx.stop(apis.off);
     await ctx.stop(apis.on);
     await ctx.stop(worker);
   }
-  return runs;
 }
 
 function line(r: HerdRun): string {
@@ -230,7 +248,7 @@ const answersText = (r: HerdRun) =>
     .join(' ');
 
 /** Prints the herd table and the targets (waiting room on); writes .bench/orders-herd.json. */
-export function reportHerd(runs: HerdRun[]): Check[] {
+export function reportHerd({ runs, cost }: HerdResult): Check[] {
   printTable(
     'Herd (first requests spread over the window; latency from each request\'s send; "told" = a waiting buyer\'s 409 after the last unit sold)',
     [
@@ -252,6 +270,13 @@ export function reportHerd(runs: HerdRun[]): Check[] {
       { header: 'told after due ms', value: (r: HerdRun) => ms(r.toldAfterDueMs) },
       { header: 'API CPU ms/answer', value: (r: HerdRun) => r.cpuMsPerAnswer.toFixed(3) },
       {
+        header: 'queued CPU s (of sell-out)',
+        value: (r: HerdRun) => {
+          const s = ((r.load.answers['429 queued'] ?? 0) * cost.queued) / 1e6;
+          return `${s.toFixed(2)} (${((100 * s * 1000) / r.sellOutMs).toFixed(0)} %)`;
+        },
+      },
+      {
         header: 'admission limit min/p50',
         value: (r: HerdRun) => `${num(r.admissionLimit.min)}/${num(r.admissionLimit.p50)}`,
       },
@@ -269,11 +294,25 @@ export function reportHerd(runs: HerdRun[]): Check[] {
     ],
     runs,
   );
+  printTable(
+    `API CPU per answer (closed model on the WAITING_ROOM=on process, median of ${cost.rounds} interleaved rounds)`,
+    [
+      { header: 'answer', value: (row: [string, number]) => row[0], align: 'left' },
+      { header: 'µs', value: (row: [string, number]) => num(row[1]) },
+      { header: '÷ bare 202', value: (row: [string, number]) => times(row[1] / cost.bare) },
+    ],
+    [
+      ['POST /bench/bare 202 (validation, no Redis)', cost.bare],
+      ['429 queued', cost.queued],
+      ['409 sold_out', cost.soldOut],
+    ] as [string, number][],
+  );
   const checks = runs.filter((r) => r.room === 'on').flatMap(targetChecks);
   printChecks('Herd targets with the waiting room (issue 24)', checks);
   writeJson('orders-herd', {
     environment: environment(),
     targets: HERD_TARGETS,
+    answerCostMicros: cost,
     runs: runs.map(({ load, ...r }) => ({
       ...r,
       answers: load.answers,

@@ -91,12 +91,15 @@ function figures(load: HerdLoadResult, stock: number) {
   const fates: Record<string, number> = {};
   for (const b of buyers) fates[b.fate] = (fates[b.fate] ?? 0) + 1;
   return {
-    sellOutMs: lastSale - first,
+    // Not sold out as far as the buyers know (some gave up first): no sell-out time, no news of it.
+    sellOutMs: load.accepted < stock ? Number.NaN : lastSale - first,
     fairness: early.filter(got).length / stock,
     requests: summarize(buyers.map((b) => b.requests)),
     latency: summarize(load.latencies),
-    allToldMs: Math.max(0, ...told.map((b) => b.doneAt - lastSale)),
-    toldAfterDueMs: Math.max(0, ...told.map((b) => b.doneAt - Math.max(lastSale, b.lastSentAt))),
+    allToldMs: told.length ? Math.max(0, ...told.map((b) => b.doneAt - lastSale)) : Number.NaN,
+    toldAfterDueMs: told.length
+      ? Math.max(0, ...told.map((b) => b.doneAt - Math.max(lastSale, b.lastSentAt)))
+      : Number.NaN,
     fates,
   };
 }
@@ -256,7 +259,7 @@ export function reportHerd({ runs, cost }: HerdResult): Check[] {
       { header: 'capacity/s', value: (r: HerdRun) => num(r.capacity) },
       { header: 'S', value: (r: HerdRun) => num(r.stock) },
       { header: 'B', value: (r: HerdRun) => num(r.buyers) },
-      { header: 'sell-out s', value: (r: HerdRun) => (r.sellOutMs / 1000).toFixed(2) },
+      { header: 'sell-out s', value: (r: HerdRun) => num(r.sellOutMs / 1000, 2) },
       {
         header: 'sell-out/(S/cap)',
         value: (r: HerdRun) => times(r.sellOutMs / ((r.stock / r.capacity) * 1000)),
@@ -273,7 +276,7 @@ export function reportHerd({ runs, cost }: HerdResult): Check[] {
         header: 'queued CPU s (of sell-out)',
         value: (r: HerdRun) => {
           const s = ((r.load.answers['429 queued'] ?? 0) * cost.queued) / 1e6;
-          return `${s.toFixed(2)} (${((100 * s * 1000) / r.sellOutMs).toFixed(0)} %)`;
+          return `${s.toFixed(2)} (${num((100 * s * 1000) / r.sellOutMs)} %)`;
         },
       },
       {

@@ -29,7 +29,9 @@
 // redis-server and on a private 3+3 Redis Cluster side by side, per-master work, REDIS_WAIT_REPLICAS=1.
 //   lock backends (phase 5)               c8 with LOCK_BACKEND=redis, etcd and zookeeper side by side
 //                                         (private etcd and ZooKeeper servers); BENCH_ONLY=lock-backends
-// Environment: BENCH_ONLY=overload (only phase 4), lock-backends (only phase 5) or commands (only 2a), BENCH_OVERLOAD_SECONDS (default 10), BENCH_OVERLOAD_CONNECTIONS (default 400), BENCH_OVERLOAD_WORKERS (default 1,2), BENCH_SECONDS (window per scenario, default 5), BENCH_CONNECTIONS (default 100),
+//   herd (phase 6)                        a sale with more buyers than capacity, WAITING_ROOM=on and off
+//                                         (bench/order/herd.ts); BENCH_ONLY=herd runs only this
+// Environment: BENCH_ONLY=overload (only phase 4), lock-backends (only phase 5), commands (only 2a) or herd (only phase 6), BENCH_OVERLOAD_SECONDS (default 10), BENCH_OVERLOAD_CONNECTIONS (default 400), BENCH_OVERLOAD_WORKERS (default 1,2), BENCH_SECONDS (window per scenario, default 5), BENCH_CONNECTIONS (default 100),
 // BENCH_WARMUP_SECONDS (default 1), BENCH_REPEATS (rounds of the core scenarios, default 3), BENCH_TOPOLOGY (split | main), BENCH_PROFILE=1 (instead of the
 // suite: run c8 with `node --cpu-prof` on the API child and list the top self-time functions),
 // BENCH_RESHARD_SECONDS (window of each c8s/c8rs slice, default BENCH_SECONDS but at least 7, so that
@@ -58,6 +60,7 @@ import {
 import { clusterBench } from './order/cluster.ts';
 import { type CpuSnapshot, coresUsed, cpuSnapshot, GENERATOR } from './order/cpu.ts';
 import { type PollStats, pollDashboard } from './order/dashboard.ts';
+import { herdPhase, reportHerd } from './order/herd.ts';
 import { type LoadResult, type LoadTarget, type RunningLoad, startLoad } from './order/load.ts';
 import { openLoad } from './order/open-load.ts';
 import { type OverloadRun, overloadLine, overloadRun, reportOverload } from './order/overload.ts';
@@ -80,6 +83,7 @@ const PROFILE = process.env.BENCH_PROFILE === '1';
 const ONLY_OVERLOAD = process.env.BENCH_ONLY === 'overload';
 const ONLY_LOCK_BACKENDS = process.env.BENCH_ONLY === 'lock-backends';
 const ONLY_COMMANDS = process.env.BENCH_ONLY === 'commands';
+const ONLY_HERD = process.env.BENCH_ONLY === 'herd';
 const OVERLOAD_SECONDS = envNumber('BENCH_OVERLOAD_SECONDS', 10);
 /** The open-model crowd's sockets per API URL, and how long it waits for an answer. */
 const OVERLOAD_CONNECTIONS = envNumber('BENCH_OVERLOAD_CONNECTIONS', 400);
@@ -1304,13 +1308,29 @@ async function main(): Promise<number> {
       await commandsOnly();
       return violations.length > 0 ? 1 : 0;
     }
+    const herd = () =>
+      herdPhase({
+        spawn,
+        stop: stopChild,
+        createSale,
+        rows: infra.rows,
+        record: recordViolations,
+        log,
+        redis: infra.client,
+      });
+    if (ONLY_HERD) {
+      reportHerd(await herd());
+      return violations.length > 0 ? 1 : 0;
+    }
     if (!ONLY_OVERLOAD) await suite();
     await overloadPhase();
     if (!ONLY_OVERLOAD) await lockBackendsPhase();
+    const herdResult = ONLY_OVERLOAD ? undefined : await herd();
     const { checks, reported, estimated } = ONLY_OVERLOAD
       ? { checks: [], reported: [], estimated: [] }
       : report();
     const overload = reportOverload(overloadRuns);
+    if (herdResult) reportHerd(herdResult);
     const file = writeJson('orders', {
       environment: environment({
         loadavgAtEnd: os.loadavg(),

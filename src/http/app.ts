@@ -6,7 +6,7 @@ import type { Kysely } from 'kysely';
 import { writeAudit } from '../db/audit-repo.ts';
 import { checkDatabase, type Database } from '../db/database.ts';
 import { upsertSaleLimit } from '../db/limits-repo.ts';
-import { FlashsaleError, isConnectionError, UnavailableError } from '../errors.ts';
+import { isCodedError, isConnectionError, UnavailableError } from '../errors.ts';
 import type { SaleAdmin } from '../inventory/admin.ts';
 import type { Catalog } from '../inventory/catalog.ts';
 import { UnknownProductError } from '../inventory/errors.ts';
@@ -49,7 +49,7 @@ export interface AppDeps {
   logger: Logger;
   adminToken: string;
   maxOrderQuantity: number;
-  /** Rate limits and admission control of POST /api/orders, before any RedisClient round trip. */
+  /** Rate limits and admission control of POST /api/orders, before any Redis round trip. */
   gate: OrderGate;
   /** The waiting room (WAITING_ROOM=on): its line is shown on GET /api/products/:productId. */
   room?: WaitingRoom | undefined;
@@ -263,7 +263,7 @@ export function createApp(deps: AppDeps): express.Express {
 
 /** The answer for an expected failure (typed error, bad JSON, unreachable store); undefined otherwise. */
 function known(err: unknown): ErrorAnswer | undefined {
-  if (err instanceof FlashsaleError) return errorAnswer(err);
+  if (isCodedError(err)) return errorAnswer(err);
   const type = (err as { type?: string } | null)?.type;
   if (type === 'entity.parse.failed')
     return errorAnswer(new HttpError('invalid_request', 'body is not valid JSON'));
@@ -272,7 +272,7 @@ function known(err: unknown): ErrorAnswer | undefined {
   if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
     return errorAnswer(new HttpError('unsupported_media_type', 'body must be UTF-8 JSON'));
   }
-  if (isConnectionError(err)) return errorAnswer(new UnavailableError('RedisClient or Postgres', err));
+  if (isConnectionError(err)) return errorAnswer(new UnavailableError('Redis or Postgres', err));
   return undefined;
 }
 

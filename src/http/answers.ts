@@ -32,8 +32,8 @@ function known(err: unknown): ErrorAnswer | undefined {
   return undefined;
 }
 
-/** Codes of zlib's (gzip, deflate) and brotli's decoding errors. */
-const DECODING_ERROR = /^(Z_|ERR_BROTLI|ERR_ZSTD|ERR__ERROR_FORMAT_PADDING)/;
+/** Codes of zlib's decoding errors: gzip and deflate (Z_DATA_ERROR, ...), brotli (ERR__ERROR_FORMAT_...), zstd. */
+const DECODING_ERROR = /^(Z_|ERR__ERROR_|ERR_BROTLI|ERR_ZSTD|ZSTD_)/;
 
 /**
  * The typed error for a request the transport could not read (body-parser's and the router's errors,

@@ -34,39 +34,8 @@ export function adminRouter(deps: AdminDeps): Router {
       res.json({ ...status, failedJobs });
     })
     .all(onlyMethods('GET', 'PUT'));
-  router
-    .route('/products/:productId/restock')
-    .post(async (req, res) => {
-      const productId = productParam(req);
-      const { delta } = parse(restockBody, req.body);
-      const r = await timed(deps, 'restock', () =>
-        deps.changes.restock(productId, delta, requester(req, { delta })),
-      );
-      res.json({
-        productId,
-        delta,
-        total: r.sale.total,
-        available: r.available,
-        generation: r.sale.generation,
-      });
-    })
-    .all(onlyMethods('POST'));
-  router
-    .route('/products/:productId/reshard')
-    .post(async (req, res) => {
-      const productId = productParam(req);
-      const { shards } = parse(reshardBody, req.body);
-      const r = await timed(deps, 'reshard', () =>
-        deps.changes.reshard(productId, shards, requester(req, { shards })),
-      );
-      res.json({
-        productId,
-        shards: r.sale.shardKeys.length,
-        generation: r.sale.generation,
-        available: r.available,
-      });
-    })
-    .all(onlyMethods('POST'));
+  router.route('/products/:productId/restock').post(restock(deps)).all(onlyMethods('POST'));
+  router.route('/products/:productId/reshard').post(reshard(deps)).all(onlyMethods('POST'));
   router
     .route('/products/:productId/reconcile')
     .get(async (req, res) => {
@@ -117,6 +86,39 @@ function putSale(deps: AdminDeps): express.RequestHandler {
       ...windowView(r.sale.window),
       ...(r.sale.paymentTimeoutSec > 0 && { paymentTimeoutSec: r.sale.paymentTimeoutSec }),
       ...(lottery && { queue: { lottery } }),
+    });
+  };
+}
+
+function restock(deps: AdminDeps): express.RequestHandler {
+  return async (req, res) => {
+    const productId = productParam(req);
+    const { delta } = parse(restockBody, req.body);
+    const r = await timed(deps, 'restock', () =>
+      deps.changes.restock(productId, delta, requester(req, { delta })),
+    );
+    res.json({
+      productId,
+      delta,
+      total: r.sale.total,
+      available: r.available,
+      generation: r.sale.generation,
+    });
+  };
+}
+
+function reshard(deps: AdminDeps): express.RequestHandler {
+  return async (req, res) => {
+    const productId = productParam(req);
+    const { shards } = parse(reshardBody, req.body);
+    const r = await timed(deps, 'reshard', () =>
+      deps.changes.reshard(productId, shards, requester(req, { shards })),
+    );
+    res.json({
+      productId,
+      shards: r.sale.shardKeys.length,
+      generation: r.sale.generation,
+      available: r.available,
     });
   };
 }

@@ -11,6 +11,7 @@ import { type Config, ConfigError, loadConfig, redactUrl } from './config.ts';
 import { checkDatabase, createDatabase, type Database } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { type ApiExtension, createApp } from './http/app.ts';
+import { answerClientErrors } from './http/client-errors.ts';
 import { EventLoopLag } from './http/loop-lag.ts';
 import { OrderGate } from './http/order-gate.ts';
 import { withShedLane } from './http/shed-lane.ts';
@@ -273,6 +274,7 @@ export async function startApi(rt: Runtime, extension?: ApiExtension): Promise<S
   app.set('trust proxy', config.TRUST_PROXY);
   const listener = withShedLane(app, { gate, onShed: () => metrics.orders.inc({ outcome: 'busy' }) });
   const server = Object.assign(createServer(listener), SERVER_TIMEOUTS, { maxConnections: MAX_CONNECTIONS });
+  answerClientErrors(server);
   server.listen({ port: config.PORT, host: config.HOST, backlog: LISTEN_BACKLOG });
   await once(server, 'listening');
   const address = server.address();

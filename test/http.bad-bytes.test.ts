@@ -103,7 +103,7 @@ describe('bodies that do not decode', () => {
     await assertUnchanged('not UTF-8');
   });
 
-  it('a body cut short of its Content-Length: 400 invalid_request, nothing placed', async () => {
+  it('a body cut short of its Content-Length (the client stops sending): 400 invalid_request, nothing placed', async () => {
     const body = JSON.stringify({ productId: 'live', userId: 'u-short' });
     for (const [method, path, headers] of [
       ['POST', '/api/orders', ''],
@@ -113,11 +113,36 @@ describe('bodies that do not decode', () => {
         `${method} ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${headers}` +
           `Content-Length: ${body.length + 20}\r\nConnection: close\r\n\r\n${body}`,
       );
-      // The client stopped sending: the service may answer or just close, but never with a 5xx.
-      const status = /^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1];
-      if (status !== undefined) assert.equal(status, '400', `${method} ${path}: ${answer}`);
+      assert.deepEqual(firstAnswer(answer), { status: '400', code: 'invalid_request' }, answer);
     }
     await assertUnchanged('truncated bodies');
+  });
+});
+
+describe('requests the HTTP parser refuses', () => {
+  it('a malformed request head: 400 invalid_request; headers too large: 431 headers_too_large', async () => {
+    for (const [request, status, code] of [
+      ['GET /healthz HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n', '400', 'invalid_request'],
+      [
+        'POST /api/orders HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}',
+        '400',
+        'invalid_request',
+      ],
+      [
+        'POST /api/orders HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n',
+        '400',
+        'invalid_request',
+      ],
+      [
+        `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+        '431',
+        'headers_too_large',
+      ],
+    ] as const) {
+      const answer = await rawExchange(request);
+      assert.deepEqual(firstAnswer(answer), { status, code }, answer.slice(0, 300));
+    }
+    await assertUnchanged('malformed requests');
   });
 });
 
@@ -176,4 +201,15 @@ function rawExchange(request: string): Promise<string> {
     );
     socket.on('close', () => resolve(answer));
   });
+}
+
+/** The status and error code of the first answer in raw response bytes. */
+function firstAnswer(raw: string): { status: string | undefined; code: unknown } {
+  const [head = '', ...rest] = raw.split('\r\n\r\n');
+  const length = Number(/\r\ncontent-length: (\d+)/i.exec(head)?.[1] ?? 0);
+  const body = Buffer.from(rest.join('\r\n\r\n')).subarray(0, length).toString();
+  return {
+    status: /^HTTP\/1\.1 (\d{3})/.exec(head)?.[1],
+    code: (JSON.parse(body) as { error?: unknown }).error,
+  };
 }

@@ -74,8 +74,6 @@ export function errorAnswer(err: unknown): ErrorAnswer {
     const headers: Record<string, string> = { ...(err as { headers?: Record<string, string> }).headers };
     if (status === 429 || status === 503)
       headers['Retry-After'] = String((err as { retryAfterSeconds?: number }).retryAfterSeconds ?? 1);
-    const { allow } = err as { allow?: string };
-    if (status === 405 && allow) headers.Allow = allow;
     return { status, body: { error: err.code, message: err.message, ...err.details }, headers };
   }
   return { status: 500, body: { error: 'internal', message: 'internal error' }, headers: {} };

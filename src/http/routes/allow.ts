@@ -2,14 +2,13 @@
 import type { RequestHandler } from 'express';
 import { HttpError } from '../errors.ts';
 
-/** A known path asked with another method; `allow` is its Allow header. */
+/** A known path asked with another method; the answer's Allow header lists the methods it has. */
 export class MethodNotAllowedError extends HttpError {
-  constructor(
-    method: string,
-    path: string,
-    readonly allow: string,
-  ) {
+  readonly headers: Record<string, string>;
+
+  constructor(method: string, path: string, allow: string) {
     super('method_not_allowed', `${method} is not allowed on ${path}; allowed: ${allow}`, { allow });
+    this.headers = { Allow: allow };
   }
 }
 

@@ -18,7 +18,7 @@
 //                                         then an open-model crowd at 2x and 4x it for
 //                                         BENCH_OVERLOAD_SECONDS each (bench/order/open-load.ts,
 //                                         bench/order/overload.ts); BENCH_ONLY=overload runs only this
-// The benchmark endpoints exist only with BENCH_ENDPOINTS=1 (src/http/bench-routes.ts). The writer
+// The benchmark endpoints exist only in the bench's own API entry (bench/order/bench-api.ts). The writer
 // runs as its own process (`worker`) beside the API (BENCH_TOPOLOGY=main runs `main` = API + writer
 // in one process instead). After every run that takes orders: wait for the writer to drain, then
 // rows == accepted (client-side 2xx), sold == accepted, available + sold == total (the service's
@@ -64,7 +64,7 @@ import { herdPhase, reportHerd } from './order/herd.ts';
 import { type LoadResult, type LoadTarget, type RunningLoad, startLoad } from './order/load.ts';
 import { openLoad } from './order/open-load.ts';
 import { type OverloadRun, overloadLine, overloadRun, reportOverload } from './order/overload.ts';
-import { spawnProfiled, summarizeProfile } from './order/profile.ts';
+import { BENCH_API, spawnProfiled, summarizeProfile } from './order/profile.ts';
 import {
   analyseReshard,
   printReshard,
@@ -161,12 +161,14 @@ function log(line: string): void {
   process.stderr.write(`${line}\n`);
 }
 
-const apiEnv = { BENCH_ENDPOINTS: '1', LOG_LEVEL: 'warn' };
+const apiEnv = { LOG_LEVEL: 'warn' };
 
 async function spawn(entry: 'api' | 'worker' | 'main', env: Record<string, string> = {}): Promise<Spawned> {
   // The worker is only recognised as started by its info line.
-  const base = entry === 'worker' ? {} : apiEnv;
-  const child = await spawnService(infra, entry, { ...base, ...env });
+  const child =
+    entry === 'worker'
+      ? await spawnService(infra, entry, env)
+      : await spawnService(infra, entry, { ...apiEnv, ...env }, [BENCH_API, entry]);
   children.push(child);
   roles.set(child, { role: ROLE[entry], pid: child.proc.pid });
   return child;

@@ -1,6 +1,17 @@
 // Types of contract.js for the TypeScript side (local/); the k6 side checks contract.js itself.
 
-export type Outcome = 'accepted' | 'sold_out' | 'busy' | 'rate_limited' | 'unexpected';
+export type Outcome = 'accepted' | 'sold_out' | 'queued' | 'busy' | 'rate_limited' | 'unexpected';
+
+/** The place a 429 queued answer names. */
+export interface Place {
+  ticket: string;
+  position: number;
+  etaMs: number;
+  retryAfterMs: number;
+  available: number;
+}
+
+export function isPlace(body: Record<string, unknown> | null): body is Record<string, unknown> & Place;
 
 export function parseDuration(text: string, examples?: string): number;
 

@@ -2,7 +2,7 @@
 // of the variables and the HTTP contract of POST /api/orders (DESIGN.md §4). Plain JavaScript
 // that imports no k6 module, so both load it; contract.d.ts types it for the TypeScript side.
 
-/** @typedef {'accepted' | 'sold_out' | 'busy' | 'rate_limited' | 'unexpected'} Outcome */
+/** @typedef {'accepted' | 'sold_out' | 'queued' | 'busy' | 'rate_limited' | 'unexpected'} Outcome */
 
 /**
  * Seconds in a k6 duration string ("90s", "2m", "1h30m", "500ms").
@@ -57,12 +57,38 @@ export function classifyAnswer(status, body, retryAfter, productId, userId) {
     return { outcome: 'unexpected', reason: `409_${String(body?.error ?? 'no_body')}` };
   }
   if (status === 429) {
+    // queued: the waiting room holds the buyer's place (come back with the ticket after retryAfterMs);
     // busy: a shard lock stayed taken, or the API process is at its admission limit (overload);
-    // rate_limited: this buyer or address is over its rate limit. Both must say when to retry.
+    // rate_limited: this buyer or address is over its rate limit. Each must say when to retry.
     const code = body?.error;
-    return (code === 'busy' || code === 'rate_limited') && retryAfter !== undefined && retryAfter !== ''
+    if (retryAfter === undefined || retryAfter === '') return { outcome: 'unexpected', reason: 'bad_429' };
+    if (code === 'queued') {
+      return isPlace(body)
+        ? { outcome: 'queued', reason: '' }
+        : { outcome: 'unexpected', reason: 'bad_queued' };
+    }
+    return code === 'busy' || code === 'rate_limited'
       ? { outcome: code, reason: '' }
       : { outcome: 'unexpected', reason: 'bad_429' };
   }
   return { outcome: 'unexpected', reason: status === 0 ? 'network_error' : `status_${status}` };
+}
+
+/**
+ * A 429 queued body names the buyer's place: a ticket, the buyers ahead, an ETA, when to come back
+ * and the units still on sale (DESIGN.md §4, the waiting room).
+ * @param {Record<string, unknown> | null} body
+ * @returns {body is { ticket: string, position: number, etaMs: number, retryAfterMs: number, available: number }}
+ */
+export function isPlace(body) {
+  const count = (/** @type {unknown} */ v) => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+  return (
+    body !== null &&
+    typeof body.ticket === 'string' &&
+    body.ticket !== '' &&
+    count(body.position) &&
+    count(body.etaMs) &&
+    count(body.retryAfterMs) &&
+    count(body.available)
+  );
 }

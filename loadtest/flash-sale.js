@@ -9,6 +9,9 @@
 // once every order is paid or expired, closing buyers buy and pay what is left: the sale ends with
 // every unit paid. PAYMENT_TIMEOUT_SEC=0 runs the sale without payment (orders end confirmed).
 //
+// Every buyer follows the order protocol (lib.js answered()): answered 429 queued, it keeps its
+// ticket and Idempotency-Key and comes back after retryAfterMs; a 409 ends it.
+//
 // Pass/fail: latency of accepted orders, no answer outside the contract (orders and payments), no
 // more 202s than stock (without a payment window), the load actually offered (dropped
 // iterations), and after the run, with the writer drained, the invariants on the server's own

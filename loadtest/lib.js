@@ -10,7 +10,7 @@ import { check, fail, sleep } from 'k6';
 import exec from 'k6/execution';
 import http from 'k6/http';
 import { Counter, Gauge, Rate, Trend } from 'k6/metrics';
-import { classifyAnswer, parseDuration } from './contract.js';
+import { classifyAnswer, isPlace, parseDuration } from './contract.js';
 
 export { parseDuration };
 
@@ -39,7 +39,8 @@ export { parseDuration };
  * @property {string} productId          empty: setup() makes a unique one
  * @property {number | undefined} perUserLimit
  * @property {boolean} idempotency
- * @property {number} retries            retries of a 429 (busy, rate_limited) per buyer
+ * @property {number} retries            retries of a 429 busy or rate_limited per buyer
+ * @property {number} queueGiveUpSec     a queued buyer gives up this long after its first request
  * @property {number} vus                pre-allocated VUs of the arrival-rate executors
  * @property {number} maxVus
  * @property {number} p95Ms
@@ -139,6 +140,7 @@ export function loadConfig(defaults) {
     perUserLimit: limit === '' ? undefined : envInt('PER_USER_LIMIT', 1),
     idempotency: envBool('IDEMPOTENCY', true),
     retries: envInt('RETRIES', 3, 0),
+    queueGiveUpSec: envInt('QUEUE_GIVE_UP', 60),
     // Open model: VUs needed = arrival rate x latency. Pre-allocate for ~100 ms, allow ~1 s.
     vus: envInt('VUS', Math.max(20, Math.ceil(rate / 10))),
     maxVus: envInt('MAX_VUS', Math.max(100, rate)),
@@ -221,18 +223,26 @@ export const metrics = {
   accepted: new Counter('accepted'),
   /** 409 sold_out: the normal answer once stock is gone. */
   soldOut: new Counter('sold_out'),
+  /** 429 queued: the waiting room holds the buyer's place; it comes back with its ticket. */
+  queued: new Counter('queued'),
   /** 429 busy with Retry-After: shard locks were contended or the API shed load; the client retries. */
   busy: new Counter('busy'),
   /** 429 rate_limited with Retry-After: this buyer or address is over its rate limit. */
   rateLimited: new Counter('rate_limited'),
-  /** Retries after a 429 (same Idempotency-Key, after Retry-After plus jitter). */
+  /** Retries after a 429 busy or rate_limited (same Idempotency-Key, after Retry-After plus jitter). */
   retries: new Counter('retries'),
+  /** Returns after a 429 queued (same Idempotency-Key and the ticket, after retryAfterMs). */
+  queuePolls: new Counter('queue_polls'),
+  /** Queued buyers who gave up: their next return would have come QUEUE_GIVE_UP s after their first request. */
+  gaveUp: new Counter('gave_up'),
   /** Anything outside the contract: other statuses, 5xx, timeouts, malformed bodies. */
   unexpected: new Counter('unexpected'),
   /** Per response: was it outside the contract? The threshold is rate==0. */
   unexpectedStatus: new Rate('unexpected_status'),
   /** Per response: was it 429 busy? Bounded only when MAX_BUSY_RATE is set. */
   busyRate: new Rate('busy_rate'),
+  /** Per response: was it 429 queued? Not bounded: under excess demand it is the contract's answer. */
+  queuedRate: new Rate('queued_rate'),
   /** Latency of 202s only: the hot path (lock, decrement, enqueue). */
   acceptedLatency: new Trend('accepted_latency', true),
   /** POST /api/orders/:id/pay answered 200 paid. */
@@ -266,8 +276,8 @@ export function commonThresholds(cfg, maxUnits) {
   const thresholds = {
     // Latency of accepted orders, i.e. of the locked decrement + enqueue path.
     'http_req_duration{status:202}': [`p(95)<${cfg.p95Ms}`, `p(99)<${cfg.p99Ms}`],
-    // Every answer must be 202, 409 sold_out or 429 busy/rate_limited with a well-formed body and
-    // Retry-After. 429s are expected under overload and not failures; anything else is.
+    // Every answer must be 202, 409 sold_out or 429 queued/busy/rate_limited with a well-formed body
+    // and Retry-After. 429s are expected under overload and not failures; anything else is.
     unexpected_status: ['rate==0'],
     unexpected: ['count==0'],
     // Invariant 1 seen from the client: never more 202s than units put on sale (not bounded when
@@ -350,17 +360,6 @@ function jsonBody(res) {
   }
 }
 
-/**
- * Sorts a response of POST /api/orders into the contract's outcomes (contract.js).
- * @param {import('k6/http').RefinedResponse<any>} res
- * @param {string} productId
- * @param {string} userId
- * @returns {{ outcome: Outcome, reason: string }}
- */
-export function classify(res, productId, userId) {
-  return classifyAnswer(res.status, jsonBody(res), res.headers['Retry-After'], productId, userId);
-}
-
 /** Longest wait between two tries of one buyer, s. */
 const RETRY_CAP_SEC = 30;
 
@@ -387,11 +386,14 @@ export function retryDelay(retryAfter, attempt) {
 function countAnswer(outcome, reason, res) {
   metrics.unexpectedStatus.add(outcome === 'unexpected');
   metrics.busyRate.add(outcome === 'busy');
+  metrics.queuedRate.add(outcome === 'queued');
   if (outcome === 'accepted') {
     metrics.accepted.add(1);
     metrics.acceptedLatency.add(res.timings.duration);
   } else if (outcome === 'sold_out') {
     metrics.soldOut.add(1);
+  } else if (outcome === 'queued') {
+    metrics.queued.add(1);
   } else if (outcome === 'busy') {
     metrics.busy.add(1);
   } else if (outcome === 'rate_limited') {
@@ -408,30 +410,99 @@ function countAnswer(outcome, reason, res) {
 }
 
 /**
- * One buyer: POST /api/orders for one unit, classified and counted, retried as a well-behaved
- * client does: after a 429 (busy or rate_limited) it waits retryDelay() and sends the same order
- * with the same Idempotency-Key, at most cfg.retries times. The outcome returned is the last one.
+ * One buyer's order across its tries: the same body and Idempotency-Key every time, and the
+ * Queue-Ticket once the waiting room gave one.
+ * @typedef {object} Purchase
+ * @property {string} productId
+ * @property {string} userId
+ * @property {string} body
+ * @property {Record<string, string>} headers
+ * @property {number} firstAt      Date.now() at the first request (0 before it)
+ * @property {number} requests     sent so far
+ * @property {number} busyRetries  retries after busy or rate_limited so far
+ */
+
+/**
+ * @param {Config} cfg
+ * @param {string} productId
+ * @param {string} userId
+ * @returns {Purchase}
+ */
+export function purchase(cfg, productId, userId) {
+  /** @type {Record<string, string>} */
+  const headers = { 'Content-Type': 'application/json' };
+  // The key is unique per buyer and kept across its retries: a retry can never order twice.
+  if (cfg.idempotency) headers['Idempotency-Key'] = userId;
+  const body = JSON.stringify({ productId, userId, quantity: 1 });
+  return { productId, userId, body, headers, firstAt: 0, requests: 0, busyRetries: 0 };
+}
+
+/** The tags of every buyer request. */
+export const ORDER_TAGS = { name: 'POST /api/orders' };
+
+/**
+ * Counts a try about to be sent (call right before sending it).
+ * @param {Purchase} p
+ */
+export function sending(p) {
+  if (p.requests === 0) p.firstAt = Date.now();
+  p.requests += 1;
+}
+
+/**
+ * Reads the answer to a try, counts it, and says what the buyer does next, as the contract asks of a
+ * client: after 429 queued it keeps the ticket (and the Idempotency-Key) and comes back after
+ * retryAfterMs, until its order is placed, sold out, or it gives up (its next return would come
+ * cfg.queueGiveUpSec after its first request); after 429 busy or rate_limited it backs off
+ * (retryDelay), at most cfg.retries times; anything else ends it. `waitSec` undefined: done.
+ * @param {Config} cfg
+ * @param {Purchase} p
+ * @param {import('k6/http').RefinedResponse<any>} res
+ * @returns {{ outcome: Outcome, waitSec: number | undefined }}
+ */
+export function answered(cfg, p, res) {
+  const body = jsonBody(res);
+  const { outcome, reason } = classifyAnswer(
+    res.status,
+    body,
+    res.headers['Retry-After'],
+    p.productId,
+    p.userId,
+  );
+  countAnswer(outcome, reason, res);
+  if (outcome === 'queued' && isPlace(body)) {
+    p.headers['Queue-Ticket'] = body.ticket;
+    if (Date.now() + body.retryAfterMs - p.firstAt > cfg.queueGiveUpSec * 1000) {
+      metrics.gaveUp.add(1);
+      return { outcome, waitSec: undefined };
+    }
+    metrics.queuePolls.add(1);
+    return { outcome, waitSec: body.retryAfterMs / 1000 };
+  }
+  if ((outcome === 'busy' || outcome === 'rate_limited') && p.busyRetries < cfg.retries) {
+    metrics.retries.add(1);
+    p.busyRetries += 1;
+    return { outcome, waitSec: retryDelay(res.headers['Retry-After'], p.busyRetries - 1) };
+  }
+  return { outcome, waitSec: undefined };
+}
+
+/**
+ * One buyer: POST /api/orders for one unit, classified and counted, and sent again as a
+ * well-behaved client does (answered()). The outcome returned is the last one.
  * @param {Config} cfg
  * @param {string} productId
  * @param {string} userId
  * @returns {{ outcome: Outcome, res: import('k6/http').RefinedResponse<any> }}
  */
 export function buy(cfg, productId, userId) {
-  /** @type {Record<string, string>} */
-  const headers = { 'Content-Type': 'application/json' };
-  // The key is unique per buyer and kept across its retries: a retry can never order twice.
-  if (cfg.idempotency) headers['Idempotency-Key'] = userId;
-  const body = JSON.stringify({ productId, userId, quantity: 1 });
-  for (let attempt = 0; ; attempt++) {
-    const res = http.post(`${cfg.baseUrl}/api/orders`, body, {
-      headers,
-      tags: { name: 'POST /api/orders' },
-    });
-    const { outcome, reason } = classify(res, productId, userId);
-    countAnswer(outcome, reason, res);
-    if ((outcome !== 'busy' && outcome !== 'rate_limited') || attempt >= cfg.retries) return { outcome, res };
-    metrics.retries.add(1);
-    sleep(retryDelay(res.headers['Retry-After'], attempt));
+  const p = purchase(cfg, productId, userId);
+  for (;;) {
+    sending(p);
+    const res = http.post(`${cfg.baseUrl}/api/orders`, p.body, { headers: p.headers, tags: ORDER_TAGS });
+    const { outcome, waitSec } = answered(cfg, p, res);
+    if (waitSec === undefined) return { outcome, res };
+    sleep(waitSec);
   }
 }
 
@@ -884,7 +955,7 @@ export function renderSummary(name, data, extra = []) {
     ...(tLines.length > 0 ? tLines : ['    (not in this summary shape; see the JSON file)']),
     '',
     '  outcomes',
-    `    accepted ${count('accepted')}   sold_out ${count('sold_out')}   busy ${count('busy')} (${fmtRate(v('busy_rate', 'rate'))})   rate_limited ${count('rate_limited')}   retries ${count('retries')}   unexpected ${count('unexpected')}`,
+    `    accepted ${count('accepted')}   sold_out ${count('sold_out')}   queued ${count('queued')} (${fmtRate(v('queued_rate', 'rate'))})   busy ${count('busy')} (${fmtRate(v('busy_rate', 'rate'))})   rate_limited ${count('rate_limited')}   retries ${count('retries')}   queue returns ${count('queue_polls')}   gave up ${count('gave_up')}   unexpected ${count('unexpected')}`,
     `    http_reqs ${count('http_reqs')}   dropped_iterations ${count('dropped_iterations')}   checks ${fmtRate(metricValues(data, 'checks')?.rate)}`,
     '',
     '  latency of accepted orders (202)',

@@ -1,9 +1,10 @@
 // The herd of flash-sale.js while an operator reshards the product every few seconds to a
 // random shard count. Resharding takes the locks of every shard it touches, moves the stock to
 // a new generation of keys and announces it over pub/sub, all while buyers hold and wait for
-// the same locks. The run checks that this never creates or destroys a unit: live, the
-// available stock reported after each reshard never grows (nothing restocks here); at the end,
-// conservation and the reconcile hold across every generation.
+// the same locks (buyers told 429 queued come back with their ticket, as in flash-sale.js). The run
+// checks that this never creates or destroys a unit: live, the available stock reported after each
+// reshard never grows (nothing restocks here); at the end, conservation and the reconcile hold across
+// every generation.
 //
 //   k6 run -e BASE_URL=http://localhost:8080 -e ADMIN_TOKEN=... loadtest/reshard-under-load.js
 

@@ -1,7 +1,7 @@
 // A long run at a steady rate, to catch what only time reveals: latency creeping up (leaks,
 // growing Redis keys or queues, GC pressure), reservations the writer never catches up with,
-// lock leases that drift. Stock is restocked every RESTOCK_EVERY with half of what buyers take
-// in that time, so every cycle sells out and is restocked: the sold-out flag is set and
+// lock leases that drift. Buyers follow the order protocol (lib.js answered(): a 429 queued comes
+// back with its ticket). Stock is restocked every RESTOCK_EVERY with half of what buyers take in that time, so every cycle sells out and is restocked: the sold-out flag is set and
 // cleared by the restock event over and over, for the whole run.
 //
 // Latency drift is judged two ways:

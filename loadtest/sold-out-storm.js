@@ -4,7 +4,7 @@
 //          units, where an oversell would show first.
 //   storm  RATE/s after the stock is gone. Each API process remembers "sold out" and answers
 //          without touching Redis, so these answers must be fast and must all be sold_out
-//          (not busy, not errors).
+//          (not queued, not busy, not errors).
 // At the end every unit must be sold: a sold_out answer while a shard still held stock would
 // leave units behind, which is a lost sale.
 //
@@ -66,7 +66,7 @@ export const options = {
     ...commonThresholds(cfg, cfg.stock),
     // The sold-out fast path: no lock, no Redis round trip.
     'http_req_duration{scenario:storm,status:409}': [`p(95)<${soldOutP95}`, `p(99)<${soldOutP99}`],
-    // After the stock is gone the answer is sold_out, not busy and not an error.
+    // After the stock is gone the answer is sold_out, not queued, not busy and not an error.
     storm_sold_out: [`rate>=${minSoldOutRate}`],
     'dropped_iterations{scenario:storm}': droppedThreshold(stormStages),
   },

@@ -213,11 +213,6 @@ const schema = z.object({
   QUEUE_SECRET: z.string().optional(),
   /** `on`: under excess demand, orders are answered 429 queued and admitted first come, first served; `off`: 429 busy. */
   WAITING_ROOM: z.enum(['on', 'off']).default('on'),
-  /** Benchmark-only endpoints under /bench (src/http/bench-routes.ts): `npm run bench` only, never in production. Default off; `1`/`true` mounts them. */
-  BENCH_ENDPOINTS: z
-    .enum(['0', '1', 'false', 'true'])
-    .default('0')
-    .transform((v) => v === '1' || v === 'true'),
 });
 
 /** The validated configuration; `devToken` is true when the development admin token is in use. */

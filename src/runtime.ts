@@ -5,11 +5,13 @@ import cluster from 'node:cluster';
 import { once } from 'node:events';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { Kysely } from 'kysely';
+import { SaleChanges } from './admin/sale-changes.ts';
 import { ApiCluster } from './api-cluster.ts';
 import { type Config, ConfigError, loadConfig, redactUrl } from './config.ts';
 import { checkDatabase, createDatabase, type Database } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
-import { createApp } from './http/app.ts';
+import { type ApiExtension, createApp } from './http/app.ts';
+import { answerClientErrors } from './http/client-errors.ts';
 import { EventLoopLag } from './http/loop-lag.ts';
 import { OrderGate } from './http/order-gate.ts';
 import { withShedLane } from './http/shed-lane.ts';
@@ -172,7 +174,8 @@ const LISTEN_BACKLOG = 4096;
  */
 const MAX_CONNECTIONS = 16_384;
 
-export async function startApi(rt: Runtime): Promise<Server> {
+/** The HTTP API in this process; `extension` adds routes (the benchmark's; production adds none). */
+export async function startApi(rt: Runtime, extension?: ApiExtension): Promise<Server> {
   const { config, logger, metrics, redis, db } = rt;
   const subscriber = duplicateClient(redis, { maxRetriesPerRequest: null });
   subscriber.on('error', () => {});
@@ -256,7 +259,7 @@ export async function startApi(rt: Runtime): Promise<Server> {
     catalog,
     orders,
     payments: lifecycle.payments,
-    admin,
+    changes: new SaleChanges({ admin, redis, db, logger }),
     lockService: external,
     metrics,
     logger,
@@ -265,15 +268,15 @@ export async function startApi(rt: Runtime): Promise<Server> {
     gate,
     room,
     failedJobsOf: (productId) => failedJobsOf(queues, productId),
-    bench: config.BENCH_ENDPOINTS
-      ? { redis, catalog, handOff, maxOrderQuantity: config.MAX_ORDER_QUANTITY }
-      : undefined,
+    extend:
+      extension &&
+      ((app) => extension(app, { redis, catalog, handOff, maxOrderQuantity: config.MAX_ORDER_QUANTITY })),
   });
   // X-Forwarded-For is believed only from TRUST_PROXY's addresses (req.ip for the per-address limit).
   app.set('trust proxy', config.TRUST_PROXY);
-  if (config.BENCH_ENDPOINTS) logger.warn('BENCH_ENDPOINTS=1: benchmark-only endpoints mounted under /bench');
   const listener = withShedLane(app, { gate, onShed: () => metrics.orders.inc({ outcome: 'busy' }) });
   const server = Object.assign(createServer(listener), SERVER_TIMEOUTS, { maxConnections: MAX_CONNECTIONS });
+  answerClientErrors(server);
   server.listen({ port: config.PORT, host: config.HOST, backlog: LISTEN_BACKLOG });
   await once(server, 'listening');
   const address = server.address();
@@ -328,9 +331,9 @@ function startLifecycle(rt: Runtime, admin: SaleAdmin, limits: BuyerLimits, prod
  * The HTTP API of an entry point: in this process, or with API_WORKERS > 1 (in the cluster's
  * primary) as that many worker processes sharing PORT, which then run startApi themselves.
  */
-export async function serveApi(rt: Runtime): Promise<void> {
+export async function serveApi(rt: Runtime, extension?: ApiExtension): Promise<void> {
   if (!cluster.isPrimary || rt.config.API_WORKERS === 1) {
-    await startApi(rt);
+    await startApi(rt, extension);
     return;
   }
   const apis = new ApiCluster(rt.config.API_WORKERS, rt.logger);

@@ -2,8 +2,10 @@
 // trip cut short, a switch cut after retiring: replays answer the same numbers, sold counted once.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { pruneRetired } from '../src/inventory/generation.ts';
 import { adminLockName, retiredShardsKey, saleKey, shardKeys, shardStockKey } from '../src/inventory/keys.ts';
-import { replyInts, ShardStatus, withInventoryScripts } from '../src/inventory/scripts.ts';
+import { ShardStatus } from '../src/inventory/replies.ts';
+import { JOURNAL, RETIRE } from '../src/inventory/scripts.ts';
 import { LockClient } from '../src/lock/index.ts';
 import { type Body, crashKit } from './support/admin-crash.ts';
 import { admin, call } from './support/service.ts';
@@ -42,22 +44,30 @@ describe('an admin that dies while recovering, or mid-round-trip', () => {
     // What a pipeline cut after its third command leaves: the journal and two of four shards retired.
     const lockRedis = infra.redis.client();
     const locks = new LockClient(lockRedis, { watchdogLeaseMs: DYING_LEASE_MS });
-    const inv = withInventoryScripts(infra.redis.client());
+    const redis = infra.redis.client();
     const adminHold = await locks.acquire(adminLockName(P));
     const keys = [0, 1, 2, 3].map((i) => shardKeys(shardStockKey(P, g, i)));
     await Promise.all(keys.map((k) => locks.acquire(k.lock, { owner: adminHold.owner })));
     assert.ok(
-      ((await inv.flashsaleJournal(
-        saleKey(P),
-        adminLockName(P),
-        adminHold.owner,
-        g,
-        JSON.stringify({ action: 'reshard', shards: 2, since: Date.now() }),
-      )) as number) > 0,
+      (await JOURNAL.run(redis, {
+        sale: saleKey(P),
+        adminLock: adminLockName(P),
+        owner: adminHold.owner,
+        generation: g,
+        change: JSON.stringify({ action: 'reshard', shards: 2, since: Date.now() }),
+      })) > 0,
     );
     for (const k of keys.slice(0, 2)) {
       assert.equal(
-        replyInts(await inv.flashsaleRetireRecorded(k.lock, k.stock, k.sold, k.retired, adminHold.owner))[0],
+        (
+          await RETIRE.run(redis, {
+            lock: k.lock,
+            stock: k.stock,
+            sold: k.sold,
+            retired: k.retired,
+            owner: adminHold.owner,
+          })
+        )[0],
         ShardStatus.ok,
       );
     }
@@ -87,7 +97,7 @@ describe('an admin that dies while recovering, or mid-round-trip', () => {
     const current = [0, 1].map((i) => shardStockKey(P, g, i));
     await infra.client.sadd(retiredShardsKey(P), ...current);
     // Another admin's housekeeping, running outside the admin lock, meets this state.
-    await otherAdmin((a) => (a as unknown as { pruneRetired(p: string): Promise<void> }).pruneRetired(P));
+    await pruneRetired(infra.client, P);
     assert.equal(await infra.client.exists(...current.map((k) => shardKeys(k).retired)), 2);
     const mid = await status(P);
     assert.deepEqual([mid.available, mid.sold, mid.reserved], [54, 6, 0]);

@@ -3,12 +3,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { adminLockName, saleKey, shardKeys, shardListKey, shardStockKey } from '../src/inventory/keys.ts';
-import {
-  type InventoryRedis,
-  replyInts,
-  ShardStatus,
-  withInventoryScripts,
-} from '../src/inventory/scripts.ts';
+import { ShardStatus } from '../src/inventory/replies.ts';
+import { JOURNAL, RETIRE, SWITCH } from '../src/inventory/scripts.ts';
 import { diffSnapshots, snapshotRedis } from './support/redis-snapshot.ts';
 import { useService } from './support/suite.ts';
 
@@ -21,12 +17,17 @@ const snapshotOf = (productId: string) =>
   snapshotRedis(infra.client, { exclude: (key) => !key.includes(`{${productId}`) });
 
 describe('retire-recorded.lua', () => {
-  const inv = (): InventoryRedis => withInventoryScripts(infra.client);
   const OWNER = 'admin-a:1';
   const k = (productId: string) => shardKeys(shardStockKey(productId, 1, 0));
   const retire = (productId: string, owner = OWNER) => {
     const s = k(productId);
-    return inv().flashsaleRetireRecorded(s.lock, s.stock, s.sold, s.retired, owner).then(replyInts);
+    return RETIRE.run(infra.client, {
+      lock: s.lock,
+      stock: s.stock,
+      sold: s.sold,
+      retired: s.retired,
+      owner,
+    });
   };
   async function shard(productId: string, stock: number, sold: number) {
     const s = k(productId);
@@ -73,29 +74,30 @@ describe('retire-recorded.lua', () => {
 });
 
 describe('journal.lua and switch.lua', () => {
-  const inv = (): InventoryRedis => withInventoryScripts(infra.client);
   const OWNER = 'admin-a:1';
   const journal = (productId: string, fromGen: number, owner = OWNER) =>
-    inv()
-      .flashsaleJournal(saleKey(productId), adminLockName(productId), owner, fromGen, '{"action":"reshard"}')
-      .then(Number);
+    JOURNAL.run(infra.client, {
+      sale: saleKey(productId),
+      adminLock: adminLockName(productId),
+      owner,
+      generation: fromGen,
+      change: '{"action":"reshard"}',
+    });
   const sw = (productId: string, generation: number) =>
-    inv()
-      .flashsaleSwitch(
-        saleKey(productId),
-        shardListKey(productId),
-        generation,
-        0,
-        0,
-        0,
-        1,
-        '',
-        '',
-        0,
-        0,
-        shardStockKey(productId, generation, 0),
-      )
-      .then(Number);
+    SWITCH.run(infra.client, {
+      sale: saleKey(productId),
+      shardList: shardListKey(productId),
+      generation,
+      perUserLimit: 0,
+      totalDelta: 0,
+      retiredSold: 0,
+      createdAt: 1,
+      startsAt: '',
+      endsAt: '',
+      paymentTimeoutSec: 0,
+      returningTaken: 0,
+      stockKeys: [shardStockKey(productId, generation, 0)],
+    });
 
   it('journals for the admin lock holder at the generation it read, reserving the next generation', async () => {
     const P = 'jr-ok';

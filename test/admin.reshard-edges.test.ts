@@ -188,4 +188,33 @@ describe('concurrent admins', () => {
     assert.equal(ok.body.total, 0);
     assert.equal((await order(svc.url, P, 'u')).body.error, 'sold_out');
   });
+
+  it('a restock past 10^9 units on sale in all is refused (409) and changes nothing', async () => {
+    const P = 'restock-ceiling';
+    await createSale(svc.url, P, { stock: 10, shards: 2 });
+    await order(svc.url, P, 'u');
+    await drained(svc.url, P);
+    const before = await saleStatus(svc.url, P);
+    const r = await restock(svc.url, P, 1_000_000_000 - 9);
+    assert.equal(r.status, 409, JSON.stringify(r.body));
+    assert.equal(r.body.error, 'stock_limit_exceeded');
+    assert.deepEqual(await saleStatus(svc.url, P), before);
+    const ok = await restock(svc.url, P, 1_000_000_000 - 10);
+    assert.equal(ok.status, 200, JSON.stringify(ok.body));
+    assert.equal(ok.body.total, 1_000_000_000);
+  });
+
+  it('a restock of 0 changes nothing: 200 with the current numbers, no new generation', async () => {
+    const P = 'restock-zero';
+    await createSale(svc.url, P, { stock: 10, shards: 2 });
+    await order(svc.url, P, 'u');
+    await drained(svc.url, P);
+    const before = await saleStatus(svc.url, P);
+    const r = await restock(svc.url, P, 0);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.body.generation, before.generation);
+    assert.equal(r.body.available, 9);
+    assert.equal(r.body.total, 10);
+    assert.deepEqual(await saleStatus(svc.url, P), before);
+  });
 });

@@ -2,10 +2,9 @@
 // (202, not refused), and reservations on retired shards are still persisted by the writer and sweeper.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { LockClient } from '../src/lock/index.ts';
-import { lockKeys } from '../src/lock/keys.ts';
 import { createOrderQueue } from '../src/orders/queue.ts';
+import { queuedOn } from './support/lock-queue.ts';
 import { counter, generationOf, order, reconcile, reshard, restock, saleStatus } from './support/reshard.ts';
 import {
   call,
@@ -30,9 +29,7 @@ describe('orders and retired shards', () => {
     const name = `stock:{${P}:${g}:0}:lock`;
     const locks = new LockClient(infra.redis.client());
     const held = await locks.acquire(name, { leaseMs: 10_000 });
-    const queued = async (n: number) => {
-      while ((await infra.client.zcard(lockKeys(name).queue)) < n) await sleep(5);
-    };
+    const queued = (n: number) => queuedOn(infra.client, name, n);
     try {
       const resharding = reshard(svc.url, P, 3);
       await queued(1);

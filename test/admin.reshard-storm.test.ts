@@ -2,7 +2,7 @@
 // reshards and 2 restocks with hundreds of orders in flight, and nothing is refused while stock is left.
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { until } from './support/async.ts';
 import {
   acceptedIds,
   assertConserved,
@@ -71,7 +71,10 @@ async function stormWithAdmin(t: TestContext, url: string) {
   const adminRun = (async () => {
     try {
       for (const [k, step] of steps.entries()) {
-        while (progress.sent < PER_STEP * k) await sleep(2);
+        await until(`${PER_STEP * k} orders sent before step ${k}`, () => progress.sent >= PER_STEP * k, {
+          timeoutMs: 300_000,
+          everyMs: 2,
+        });
         const soldBefore = progress.outcomes.filter((o) => o.status === 202).length;
         const t0 = performance.now();
         const r =

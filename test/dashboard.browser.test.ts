@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Page } from 'puppeteer-core';
+import { until } from './support/async.ts';
 import { type HeadlessBrowser, launchBrowser } from './support/browser.ts';
 import { ADMIN_TOKEN, admin, call, createSale, drained } from './support/service.ts';
 import { useService } from './support/suite.ts';
@@ -67,14 +67,21 @@ function pageNumbers(page: Page): Promise<Shown> {
   return page.evaluate(READ_PAGE) as Promise<Shown>;
 }
 
-/** Re-checks `ready` every 200 ms, at most `tries` times; returns its last value for the assertion. */
-async function eventually<T>(tries: number, read: () => Promise<T>, ready: (v: T) => boolean): Promise<T> {
-  let value = await read();
-  for (let i = 1; i < tries && !ready(value); i++) {
-    await sleep(200);
-    value = await read();
-  }
-  return value;
+/** What the page shows once `ready` holds (read every 200 ms); fails naming `what` after timeoutMs. */
+function shownOnce(
+  what: string,
+  ready: (s: Shown) => boolean,
+  page: Page,
+  timeoutMs: number,
+): Promise<Shown> {
+  return until(
+    what,
+    async () => {
+      const shown = await pageNumbers(page);
+      return ready(shown) && shown;
+    },
+    { timeoutMs, everyMs: 200, describe: async () => JSON.stringify(await pageNumbers(page)) },
+  );
 }
 
 async function signIn(page: Page, token: string): Promise<void> {
@@ -114,11 +121,7 @@ describe('GET /dashboard in headless Chromium', () => {
 
   it('the right token shows the sale; under orders the numbers converge on GET /admin/products/:id', async () => {
     await signIn(page, ADMIN_TOKEN);
-    const first = await eventually(
-      100,
-      () => pageNumbers(page),
-      (s) => s.available === STOCK,
-    );
+    const first = await shownOnce('the page shows the stock', (s) => s.available === STOCK, page, 20_000);
     assert.equal(first.viewShown, true);
     assert.equal(first.total, STOCK);
     assert.equal(first.shards.length, 8);
@@ -140,10 +143,11 @@ describe('GET /dashboard in headless Chromium', () => {
     void load.finally(() => {
       loadDone = true;
     });
-    await eventually(
-      300,
-      () => pageNumbers(page),
+    await shownOnce(
+      'a few seconds of live orders on the charts',
       (s) => loadDone || ((s.acceptedRate ?? 0) > 0 && s.points >= 5),
+      page,
+      60_000,
     );
     mkdirSync(dirname(SCREENSHOT), { recursive: true });
     await page.screenshot({ path: SCREENSHOT, fullPage: true });
@@ -159,10 +163,11 @@ describe('GET /dashboard in headless Chromium', () => {
     assert.equal(accepted + soldOut, ORDERS);
     const status = await drained(svc.url, PRODUCT);
 
-    const shown = await eventually(
-      150,
-      () => pageNumbers(page),
+    const shown = await shownOnce(
+      'the page converged on the final figures',
       (s) => s.confirmed === status.confirmed && s.accepted === accepted && s.soldOutAnswers === soldOut,
+      page,
+      30_000,
     );
     const fresh = await call(svc.url, 'GET', `/admin/products/${PRODUCT}`, undefined, admin);
     const expected = fresh.body as {

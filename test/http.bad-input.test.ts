@@ -408,14 +408,20 @@ describe('transport-level refusals', () => {
     await assertUnchanged('bad Idempotency-Key');
   });
 
-  it('unknown routes and methods: 404 not_found', async () => {
-    for (const [method, path] of [
-      ['GET', '/api/orders'],
-      ['DELETE', '/api/orders/x'],
-      ['PUT', '/api/orders'],
-      ['POST', '/api/products/live'],
-      ['DELETE', '/admin/products/live'],
-      ['GET', '/nope'],
+  it('unknown paths: 404 not_found; a known path with another method: 405 with Allow', async () => {
+    for (const [method, path, allow] of [
+      ['GET', '/api/orders', 'POST'],
+      ['PUT', '/api/orders', 'POST'],
+      ['DELETE', '/api/orders/x', 'GET, HEAD'],
+      ['GET', '/api/orders/x/pay', 'POST'],
+      ['POST', '/api/products/live', 'GET, HEAD'],
+      ['DELETE', '/admin/products/live', 'GET, PUT, HEAD'],
+      ['PUT', '/admin/products/live/restock', 'POST'],
+      ['POST', '/admin/products/live/reconcile', 'GET, HEAD'],
+      ['POST', '/healthz', 'GET, HEAD'],
+      ['DELETE', '/metrics', 'GET, HEAD'],
+      ['GET', '/nope', undefined],
+      ['POST', '/api/product/live', undefined],
     ] as const) {
       const headers = path.startsWith('/admin') ? admin : {};
       const r = await call(
@@ -425,8 +431,15 @@ describe('transport-level refusals', () => {
         method === 'GET' ? undefined : { productId: 'live', userId: 'u' },
         headers,
       );
-      assertRefused(r, 404, 'not_found', `${method} ${path}`);
+      if (allow === undefined) {
+        assertRefused(r, 404, 'not_found', `${method} ${path}`);
+      } else {
+        assertRefused(r, 405, 'method_not_allowed', `${method} ${path}`);
+        assert.equal(r.headers.get('allow'), allow, `${method} ${path}`);
+      }
     }
+    // The admin door comes first: without the token a wrong method is 401, not 405.
+    assertRefused(await call(api.url, 'DELETE', '/admin/products/live'), 401, 'unauthorized', 'no token');
     await assertUnchanged('unknown routes');
   });
 });

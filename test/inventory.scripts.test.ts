@@ -1,16 +1,12 @@
-// The inventory's Lua scripts on their own, called directly on a private Redis through
-// withInventoryScripts (reserve, adjust, retire, switch) and BuyerLimits (claim). Every case checks
+// The inventory's Lua scripts on their own, called directly on a private Redis as typed scripts
+// (reserve, switch) and through BuyerLimits (claim). Every case checks
 // the reply AND the state the script left: stock, sold, fence, reservations, sale hash, shard list.
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
 import { saleKey, shardKeys, shardListKey, shardStockKey } from '../src/inventory/keys.ts';
-import {
-  type InventoryRedis,
-  replyInts,
-  ShardStatus,
-  withInventoryScripts,
-} from '../src/inventory/scripts.ts';
+import { ShardStatus } from '../src/inventory/replies.ts';
+import { RESERVE, SWITCH } from '../src/inventory/scripts.ts';
 import { lockKeys } from '../src/lock/keys.ts';
 import { BuyerLimits } from '../src/orders/buyer-limit.ts';
 import { LimitExceededError } from '../src/orders/errors.ts';
@@ -20,12 +16,10 @@ import { diffSnapshots, snapshotRedis } from './support/redis-snapshot.ts';
 
 let server: RedisServer;
 let client: Redis;
-let inv: InventoryRedis;
 
 before(async () => {
   server = await RedisServer.start();
   client = server.client();
-  inv = withInventoryScripts(client);
 });
 after(async () => {
   await server.stop();
@@ -60,23 +54,23 @@ function reserve(
   deadline = 0,
   window: [number, number] = [0, 0],
 ) {
-  return inv
-    .flashsaleReserve(
-      K.lock,
-      TOKEN_KEY,
-      K.stock,
-      K.fence,
-      K.sold,
-      K.reservations,
-      owner,
-      token,
-      quantity,
-      orderId,
-      json ?? JSON.stringify({ orderId, quantity }),
-      deadline,
-      ...window,
-    )
-    .then(replyInts);
+  return RESERVE.run(client, {
+    lock: K.lock,
+    tokenCounter: TOKEN_KEY,
+    stock: K.stock,
+    fence: K.fence,
+    sold: K.sold,
+    reservations: K.reservations,
+    owner,
+    token,
+    quantity,
+    id: orderId,
+    entry: json ?? JSON.stringify({ orderId, quantity }),
+    deadline,
+    startsAt: window[0],
+    endsAt: window[1],
+    fenced: '',
+  });
 }
 
 async function shardState() {
@@ -267,42 +261,6 @@ describe('reserve.lua', () => {
   });
 });
 
-describe('adjust.lua', () => {
-  const adjust = (owner: string, delta: number) =>
-    inv.flashsaleAdjust(K.lock, K.stock, owner, delta).then(replyInts);
-
-  it('refuses a caller that does not hold the lock (-1): stock unchanged', async () => {
-    await shard(5, { holder: OTHER });
-    assert.deepEqual(await adjust(OWNER, 10), [ShardStatus.notOwner, 0]);
-    assert.equal(await client.get(K.stock), '5');
-  });
-
-  it('answers -3 on a retired shard and does not re-create it', async () => {
-    await client.hset(K.lock, OWNER, 1);
-    assert.deepEqual(await adjust(OWNER, 10), [ShardStatus.retired, 0]);
-    assert.equal(await client.exists(K.stock), 0);
-  });
-
-  it('adds and removes units, never below zero (0 with the stock, unchanged)', async () => {
-    await shard(5, { holder: OWNER });
-    assert.deepEqual(await adjust(OWNER, 3), [ShardStatus.ok, 8]);
-    assert.deepEqual(await adjust(OWNER, -8), [ShardStatus.ok, 0]);
-    assert.deepEqual(await adjust(OWNER, -1), [ShardStatus.insufficient, 0]);
-    assert.equal(await client.get(K.stock), '0');
-    await adjust(OWNER, 4);
-    assert.deepEqual(await adjust(OWNER, -5), [ShardStatus.insufficient, 4]);
-    assert.equal(await client.get(K.stock), '4');
-  });
-
-  it('leaves sold, fence and reservations alone', async () => {
-    await shard(5, { holder: OWNER, sold: 2, fence: 9 });
-    await client.hset(K.reservations, 'o1', '{}');
-    await adjust(OWNER, 7);
-    const s = await shardState();
-    assert.deepEqual([s.stock, s.sold, s.fence, s.res], ['12', '2', '9', { o1: '{}' }]);
-  });
-});
-
 describe('switch.lua', () => {
   const SALE = saleKey('P');
   const LIST = shardListKey('P');
@@ -316,9 +274,20 @@ describe('switch.lua', () => {
     window: [string, string] = ['', ''],
     payment: [timeoutSec: number, returningTaken: number] = [0, 0],
   ) =>
-    inv
-      .flashsaleSwitch(SALE, LIST, gen, limit, totalDelta, soldDelta, now, ...window, ...payment, ...keys)
-      .then(Number);
+    SWITCH.run(client, {
+      sale: SALE,
+      shardList: LIST,
+      generation: gen,
+      perUserLimit: limit,
+      totalDelta,
+      retiredSold: soldDelta,
+      createdAt: now,
+      startsAt: window[0],
+      endsAt: window[1],
+      paymentTimeoutSec: payment[0],
+      returningTaken: payment[1],
+      stockKeys: keys,
+    });
   const keysOf = (gen: number, n: number) => Array.from({ length: n }, (_, i) => shardStockKey('P', gen, i));
 
   it('creates: list and hash written together', async () => {

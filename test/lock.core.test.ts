@@ -12,7 +12,7 @@ import {
   LockUnavailableError,
 } from '../src/lock/index.ts';
 import { lockKeys } from '../src/lock/keys.ts';
-import { until } from './support/async.ts';
+import { repliesHandled, until } from './support/async.ts';
 import { renewals, useLockServer } from './support/lock.ts';
 
 import { RedisServer } from './support/redis-server.ts';
@@ -209,9 +209,9 @@ describe('lease and watchdog', () => {
     for (let i = 0; i < 40; i++) {
       const h = await client.acquire('race');
       const signal = h.signal;
-      await sleep((i * 7) % 50);
+      await sleep((i * 7) % 50); // the release lands at another phase of the renewal cycle each time
       await h.release();
-      await sleep(5);
+      await repliesHandled(redis); // a renewal in flight at the release has been answered and handled
       assert.equal(signal.aborted, false);
     }
     assert.equal(await redis.exists('race'), 0);

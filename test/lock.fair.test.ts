@@ -13,7 +13,7 @@ import {
   withOwner,
 } from '../src/lock/index.ts';
 import { fairKeys, lockKeys } from '../src/lock/keys.ts';
-import { track, until } from './support/async.ts';
+import { track, until, untilRedisPasses } from './support/async.ts';
 import { renewals, useLockServer } from './support/lock.ts';
 
 const locks = useLockServer('the fair lock tests');
@@ -56,7 +56,7 @@ describe('order', () => {
           tokens.push(w.token);
           // Once the last waiter holds the lock nobody is queued: a newcomer may then take it fairly.
           if (order.length === 8) polling = false;
-          await sleep(15);
+          await sleep(15); // a brief hold, so the newcomer's tries land while the lock changes hands
           await w.release();
         })(),
       );
@@ -73,7 +73,7 @@ describe('order', () => {
           barged += 1;
           await got.release();
         }
-        await sleep(2);
+        await sleep(2); // the newcomer's pace of tries (the load), not a wait
       }
     })();
     await h.release();
@@ -121,7 +121,7 @@ describe('order', () => {
             acquisitions.push({ owner, token: h.token, queued });
             inside -= 1;
           });
-          await sleep(Math.random() * 3);
+          await sleep(Math.random() * 3); // jitter between rounds: varied interleavings are the test
         }
       }),
     );
@@ -190,13 +190,15 @@ describe('dead and live waiters', () => {
     const k = newFair();
     const kWait = k.fair.acquire(name, { waitMs: 300, leaseMs: 600_000 });
     await queued(holder.fair, name, 1);
+    const [kOwner] = await locks.admin.zrange(fairKeys(name).queue, 0, 0);
+    const kDeadline = Number(await locks.admin.zscore(fairKeys(name).deadlines, kOwner as string));
     // B asks only at its heartbeat (longer than its wait): only a hand-off at the release gets it
     // in, so the release must skip dead K at once.
     const b = newFair({}, handOffOnly);
     const bGot = b.fair.acquire(name, { waitMs: 60_000, leaseMs: 600_000 });
     await queued(holder.fair, name, 2);
     await kill(k, kWait);
-    await sleep(500); // at least this long: past K's deadline
+    await untilRedisPasses(locks.admin, kDeadline, "K's deadline on Redis' clock"); // K stays dead
     await h.release();
     const bh = await bGot;
     await bh.release();
@@ -219,14 +221,16 @@ describe('dead and live waiters', () => {
     await queued(holder.fair, name, 1);
     const owner = (await redis.zrange(fairKeys(name).queue, 0, 0))[0] as string;
     const ticket = await redis.zscore(fairKeys(name).queue, owner);
-    await sleep(600); // at least one per-ask deadline
+    const deadline = async () => Number(await redis.zscore(fairKeys(name).deadlines, owner));
+    // Past the deadline of its first ask, on Redis' clock: it stays queued only by asking again.
+    await untilRedisPasses(redis, await deadline(), 'the first per-ask deadline');
     const late = newFair({}, opts);
     const lateGot = late.fair.acquire(name, { waitMs: 60_000, leaseMs: 5000 }).then(async (w) => {
       order.push('late');
       await w.release();
     });
     await queued(holder.fair, name, 2);
-    await sleep(600); // at least two per-ask deadlines in all
+    await untilRedisPasses(redis, await deadline(), 'a later per-ask deadline');
     assert.equal(await redis.zscore(fairKeys(name).queue, owner), ticket, 'same ticket after many asks');
     assert.ok(Number(await redis.zscore(fairKeys(name).deadlines, owner)) > 0);
     await h.release();
@@ -253,7 +257,7 @@ describe('dead and live waiters', () => {
         barged += 1;
         await got.release();
       }
-      await sleep(1);
+      await sleep(1); // the newcomer's pace of tries through the gap (the load), not a wait
     }
     const hh = await headGot.promise;
     assert.equal(barged, 0);
@@ -308,8 +312,13 @@ describe('tryAcquire(0) and re-entry', () => {
       assert.equal(inner.holdCount, 2);
       assert.ok(inner.token > outer.token, 're-entry gets a newer token');
       await inner.release();
-      await sleep(50);
-      assert.equal(bGot, false, 'still held after the inner release');
+      // Redis says who holds it: still A, once (B can only be in after A's entry is gone).
+      assert.deepEqual(
+        await locks.admin.hgetall(name),
+        { [outer.owner]: '1' },
+        'still held after the inner release',
+      );
+      assert.equal(bGot, false);
     });
     await bDone;
     assert.ok(bGot, 'B got the lock after the outer release');

@@ -91,9 +91,10 @@ describe('Redisson (seed 000 scripts) and this library exclude each other on one
       'our waiter listens on the Redisson channel',
       async () => (await numsub(admin, channel)) === 2,
     );
-    await sleep(300);
-    assert.equal(waiting.settled(), false, 'still waiting while the foreign lock is held');
+    // Nothing was published that could wake it, and Redis still shows the foreign hold.
+    assert.deepEqual(await rec.flush(), [], 'no unlock message yet');
     assert.deepEqual(await admin.hgetall(name), { [java.lockName(1)]: '1' });
+    assert.equal(waiting.settled(), false, 'still waiting while the foreign lock is held');
 
     const released = Date.now();
     assert.equal(await java.unlock(name, 1, LONG), 1, 'foreign unlock script returns 1');
@@ -131,7 +132,7 @@ describe('Redisson (seed 000 scripts) and this library exclude each other on one
     // lock() tries once, subscribes, tries again, then sleeps on its latch: count from there.
     await until('the foreign waiter tried again after subscribing', () => java.attempts === asked + 2);
     const attemptsBefore = java.attempts;
-    await sleep(300);
+    await sleep(300); // the window is the claim: a poller would try again within it
     assert.equal(waiting.settled(), false, 'foreign still waiting while we hold');
     assert.equal(java.attempts, attemptsBefore, 'the foreign waiter sleeps on the latch, it does not poll');
 
@@ -161,10 +162,9 @@ describe('Redisson (seed 000 scripts) and this library exclude each other on one
     await until('our waiter queued', async () => (await admin.zcard(lockKeys(name).queue)) === 1);
     assert.equal(await java.unlock(name, 3, 10_000), 0, 'first foreign release: holds remain');
     assert.deepEqual(await admin.hgetall(name), { [java.lockName(3)]: '1' });
-    await sleep(300);
+    assert.deepEqual(await rec.flush(), [], 'no unlock message while a hold remains');
     assert.equal(waiting.settled(), false, 'we are still out after one of two foreign releases');
     assert.equal(await client.tryAcquire(name, { leaseMs: 1000 }), null);
-    assert.deepEqual(await rec.flush(), [], 'no unlock message while a hold remains');
 
     const released = Date.now();
     assert.equal(await java.unlock(name, 3, 10_000), 1);
@@ -183,8 +183,8 @@ describe('Redisson (seed 000 scripts) and this library exclude each other on one
         foreignWaiting = track(java.lock(name, 3, { leaseMs: 10_000, waitMs: 60_000 }));
         await until('foreign waiter subscribed', async () => (await numsub(admin, channel)) === 2);
       });
-      assert.equal(await admin.hget(name, outer.owner), '1');
-      await sleep(300);
+      // Redis still shows our outer hold: the foreign waiter cannot be in.
+      assert.deepEqual(await admin.hgetall(name), { [outer.owner]: '1' });
       assert.equal(foreignWaiting?.settled(), false, 'foreign still out after our inner release');
       const ttl = await java.tryAcquireOnce(name, 4, 10_000);
       assert.ok(ttl !== null && ttl > 0, 'the foreign script still gets a PTTL');
@@ -219,7 +219,7 @@ describe('Redisson (seed 000 scripts) and this library exclude each other on one
       order.push(who);
       // Read-modify-write across awaits: any overlap loses an increment.
       const v = Number((await r.get(counterKey)) ?? 0);
-      await sleep(0);
+      await sleep(0); // a timer hop inside the critical section: overlaps would interleave here
       await r.set(counterKey, v + 1);
       inside -= 1;
     };
@@ -268,7 +268,7 @@ describe('Redisson (seed 000 scripts) and this library exclude each other on one
     assert.equal(await client.tryAcquire(name, { leaseMs: 1000 }), null);
     const waiting = track(client.acquire(name, { leaseMs: LONG, waitMs: 60_000 }));
     await until('our waiter listens on the channel', async () => (await numsub(admin, channel)) === 1);
-    await sleep(200);
+    assert.deepEqual(await admin.hgetall(name), { [java.lockName(1)]: '1' }, 'the foreign hold is on');
     assert.equal(waiting.settled(), false);
     const released = Date.now();
     assert.equal(await java.unlock(name, 1, LONG), 1);
@@ -280,7 +280,7 @@ describe('Redisson (seed 000 scripts) and this library exclude each other on one
     assert.ok((await java.tryAcquireOnce(name, 1, 10_000)) !== null);
     const foreignWaiting = track(java.lock(name, 1, { leaseMs: 10_000, waitMs: 60_000 }));
     await until('foreign waiter subscribed', async () => (await numsub(admin, channel)) === 1);
-    await sleep(200);
+    assert.deepEqual(await admin.hgetall(name), { [h.owner]: '1' }, 'our hold is on');
     assert.equal(foreignWaiting.settled(), false);
     await h.release();
     assert.equal(await foreignWaiting.promise, true, 'woken by our release (our lease outlasts its wait)');

@@ -17,7 +17,7 @@ import type { LockEvent } from '../src/lock/client.ts';
 import { LockAcquireTimeoutError, LockClient, type LockHandle } from '../src/lock/index.ts';
 import { lockKeys } from '../src/lock/keys.ts';
 import { RETRY_CAP_MS } from '../src/lock/waiting.ts';
-import { track, until } from './support/async.ts';
+import { repliesHandled, track, until } from './support/async.ts';
 import { unhandledRejections } from './support/lock.ts';
 import { numsub } from './support/pubsub.ts';
 import { RedisServer } from './support/redis-server.ts';
@@ -196,17 +196,18 @@ describe('(b) a wait that was not handed the lock withdraws', () => {
     assert.equal(await admin.hget(name, 'job'), '1');
     assert.equal(w2.settled(), false, 'wait 2 is still waiting');
     const cancels = () => c2.log.filter((c) => c.startsWith('evalsha') && c.includes(' cancel ')).length;
-    return { admin, k, h1, w2: w2.promise, third, cancels };
+    return { admin, k, c2, h1, w2: w2.promise, third, cancels };
   }
 
   it('abort: its cancel (with its own wait id) leaves the owner’s handed hold untouched', async () => {
     const name = 'reg:cancel-same-owner:abort';
     const controller = new AbortController();
-    const { admin, k, h1, w2, third, cancels } = await handedToFirstOfTwo(name, {
+    const { admin, k, c2, h1, w2, third, cancels } = await handedToFirstOfTwo(name, {
       waitMs: 8000,
       signal: controller.signal,
     });
-    await sleep(50);
+    // Wait 2 has had its refusal back and gone to sleep: the abort finds it asleep, not mid-ask.
+    await repliesHandled(c2.redis);
     controller.abort(new Error('wait 2 gives up'));
     await assert.rejects(w2, /wait 2 gives up/);
     assert.equal(cancels(), 1, 'it withdrew with a cancel');
@@ -293,7 +294,7 @@ describe('(d) a lock with no TTL', () => {
 
     const before = await commandCalls(admin);
     const waiting = track(c.client.acquire(name, { leaseMs: 5000, waitMs: 20_000 }));
-    await sleep(1000);
+    await sleep(1000); // the window is the claim: a poller would send many attempts within it
     const inOneSecond = scriptCalls(await commandCalls(admin)) - scriptCalls(before);
     assert.equal(waiting.settled(), false, 'still waiting');
     assert.ok(inOneSecond >= 1 && inOneSecond <= 4, `${inOneSecond} acquire attempts in 1 s (at most a few)`);

@@ -43,7 +43,13 @@ describe('sharing and exclusion', () => {
     });
     await queued(name, 1);
     await r1.release();
-    await sleep(50);
+    // Redis says who holds it: still r2's read lock, so the queued writer cannot have it.
+    assert.equal(await a.rw.mode(name), 'read');
+    assert.deepEqual(
+      (await locks.admin.hkeys(name)).filter((f) => /^[rw]:/.test(f)),
+      [`r:${r2.owner}`],
+      'only r2 holds',
+    );
     assert.deepEqual(events, [], 'the writer waits for every reader');
     await r2.release();
     const w = await writer;
@@ -90,7 +96,7 @@ describe('downgrade and upgrade', () => {
     const otherWriter = newRw();
     await rw.write.withLock(name, { leaseMs: 5000 }, async (w) => {
       const queuedReader = otherReader.rw.read.acquire(name, { waitMs: 5000, leaseMs: 5000 });
-      while ((await otherReader.redis.zcard(rwKeys(name).queue)) === 0) await sleep(5);
+      await queued(name, 1);
       const r = await rw.read.acquire(name, { leaseMs: 5000 }); // same chain: same owner
       assert.equal(r.holdCount, 1);
       await w.release(); // the downgrade
@@ -139,10 +145,9 @@ describe('leases', () => {
     const { redis } = a;
     const short = await a.rw.read.acquire(name, { leaseMs: 300 });
     const long = await b.rw.read.acquire(name); // watchdog-renewed
-    await sleep(500); // at least this long: past the short lease
-    assert.equal(await short.remainingTtl(), 0, 'the short hold lapsed');
+    await until('the short hold lapsed', async () => (await short.remainingTtl()) === 0);
     assert.ok((await long.remainingTtl()) > 0, 'the renewed hold is still there');
-    assert.ok(short.lost, 'the short hold is known lost');
+    await until('the short hold is known lost', () => short.lost);
     assert.equal(long.signal.aborted, false);
     const writer = newRw();
     assert.equal(await writer.rw.write.tryAcquire(name, { leaseMs: 1000 }), null, 'the live reader blocks');
@@ -199,10 +204,10 @@ describe('no writer starvation', () => {
           rw.read.withLock(name, { waitMs: 60_000, leaseMs: 5000 }, async () => {
             if (writerHeld) overlap += 1;
             events.push(`r${i}`);
-            await sleep(100);
+            await sleep(100); // each reader's hold: the overlapping stream is the thing under test
           }),
         );
-        await sleep(20);
+        await sleep(20); // the readers' arrival pace (the load), not a wait
       }
     })();
     // Four new readers queued behind the writer before the old reader leaves.
@@ -211,7 +216,7 @@ describe('no writer starvation', () => {
     const w: LockHandle = await wGot;
     writerHeld = true;
     events.push('writer');
-    await sleep(50);
+    await sleep(50); // the writer's hold: a reader let in meanwhile would count as an overlap
     writerHeld = false;
     await w.release();
     streaming = false;

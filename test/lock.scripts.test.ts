@@ -5,7 +5,6 @@
 // of ours" flag, the unlock latch, and what was (and was not) published where.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import {
   fairAcquireInput,
@@ -36,6 +35,7 @@ import {
   renewScript,
 } from '../src/lock/scripts.ts';
 import type { ScriptInput, TypedScript } from '../src/redis/lua.ts';
+import { redisNow, until, untilRedisPasses } from './support/async.ts';
 import { Recorder } from './support/pubsub.ts';
 import { RedisServer } from './support/redis-server.ts';
 import { REDISSON_LOCK_SCRIPT } from './support/redisson.ts';
@@ -110,9 +110,14 @@ function foreignHold(name: string, owner: string, leaseMs: number): Promise<unkn
 async function token(name: string): Promise<number> {
   return Number(await redis.get(lockKeys(name).token));
 }
-async function serverMs(): Promise<number> {
-  const [s, us] = (await redis.time()) as [number | string, number | string];
-  return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+/** Waits until Redis' clock has moved past this ms: the next wait's queue stamp (µs) cannot tie. */
+async function laterOnServer(): Promise<void> {
+  await untilRedisPasses(redis, await redisNow(redis), "Redis' clock to move on");
+}
+/** Waits until Redis' clock is past the eligibility a wait's info records (clientId|lease|until|owner). */
+async function pastEligibility(waiters: string, waitId: string): Promise<void> {
+  const eligibleUntil = Number((await redis.hget(waiters, waitId))?.split('|')[2]);
+  await untilRedisPasses(redis, eligibleUntil, `${waitId} past its eligibility`);
 }
 async function record(...channels: string[]): Promise<Recorder> {
   const r = await Recorder.on(server, channels);
@@ -202,9 +207,9 @@ describe('acquire.lua', () => {
     const name = 'a:wait';
     const k = lockKeys(name);
     await acquire({ name, owner: 'holder', leaseMs: 3000 });
-    const t0 = await serverMs();
+    const t0 = await redisNow(redis);
     const reply = await wait({ name, owner: 'w1', waitId: 'cw1:w17', clientId: 'cw1', leaseMs: 7000 });
-    const t1 = await serverMs();
+    const t1 = await redisNow(redis);
     heldByOurs(reply, 3000);
     assert.deepEqual(await redis.hgetall(name), { holder: '1' });
 
@@ -240,7 +245,7 @@ describe('acquire.lua', () => {
     const k = lockKeys(name);
     await acquire({ name, owner: 'holder', leaseMs: 10_000 });
     heldByOurs(await wait({ name, owner: 'job', waitId: 'cA:w1', clientId: 'cA', eligibleMs: 5000 }), 10_000);
-    await sleep(2);
+    await laterOnServer();
     heldByOurs(await wait({ name, owner: 'job', waitId: 'cB:w1', clientId: 'cB', eligibleMs: 5000 }), 10_000);
     assert.deepEqual(await redis.zrange(k.queue, 0, -1), ['cA:w1', 'cB:w1']);
     const infos = await redis.hgetall(k.waiters);
@@ -253,12 +258,12 @@ describe('acquire.lua', () => {
     const k = lockKeys(name);
     await acquire({ name, owner: 'holder', leaseMs: 10_000 });
     await wait({ name, owner: 'w1', waitId: 'w1:a', clientId: 'cw1', eligibleMs: 1000 });
-    await sleep(5);
+    await laterOnServer();
     await wait({ name, owner: 'w2', waitId: 'w2:a', clientId: 'cw2', eligibleMs: 1000 });
     const score1 = await redis.zscore(k.queue, 'w1:a');
     assert.notEqual(score1, null);
-    await sleep(5);
-    const t0 = await serverMs();
+    await laterOnServer();
+    const t0 = await redisNow(redis);
     const reply = await acquire({
       name,
       owner: 'w1',
@@ -304,7 +309,8 @@ describe('acquire.lua', () => {
     await acquire({ name, owner: 'holder', leaseMs: 50 });
     await wait({ name, owner: 'w1', waitId: 'w1:a' });
     await wait({ name, owner: 'w2', waitId: 'w2:a' });
-    await sleep(80); // the holder's lease lapses; no release, so no hand-off
+    // The holder's lease lapses; no release, so no hand-off.
+    await until('the holder’s lease lapsed', async () => (await redis.exists(name)) === 0);
     assert.equal(await redis.exists(name, k.ours), 0, 'lock and flag lapsed together');
     assert.deepEqual(
       await acquire({ name, owner: 'w1', waitId: 'w1:a', leaseMs: 3000, mode: 'retry', eligibleMs: 10_000 }),
@@ -321,7 +327,7 @@ describe('acquire.lua', () => {
     const k = lockKeys(name);
     await acquire({ name, owner: 'holder' });
     await wait({ name, owner: 'job', waitId: 'cA:w1', clientId: 'cA' });
-    await sleep(2);
+    await laterOnServer();
     await wait({ name, owner: 'job', waitId: 'cB:w1', clientId: 'cB' });
     const rec = await record(wake('cA'), wake('cB'));
 
@@ -451,7 +457,7 @@ describe('release.lua', () => {
     const k = lockKeys(name);
     await acquire({ name, owner: 'holder', leaseMs: 3000 });
     await wait({ name, owner: 'o1', waitId: 'cw1:w5', clientId: 'cw1', leaseMs: 7777 });
-    await sleep(2);
+    await laterOnServer();
     await wait({ name, owner: 'o2', waitId: 'cw2:w9', clientId: 'cw2', leaseMs: 8888 });
     const rec = await record(k.channel, wake('cw1'), wake('cw2'));
     const before = await token(name);
@@ -517,7 +523,7 @@ describe('release.lua', () => {
     await acquire({ name, owner: 'holder' });
     await redis.zadd(k.queue, 0, 'ghost'); // oldest of all, but no info: a crashed half-write
     await wait({ name, owner: 'stale', waitId: 'cstale:w1', clientId: 'cstale', eligibleMs: 1 });
-    await sleep(20);
+    await pastEligibility(k.waiters, 'cstale:w1');
     await wait({ name, owner: 'live', waitId: 'clive:w1', clientId: 'clive', leaseMs: 6000 });
     const rec = await record(k.channel, wake('cstale'), wake('clive'));
     assert.deepEqual(await redis.zrange(k.queue, 0, -1), ['ghost', 'cstale:w1', 'clive:w1']);
@@ -534,7 +540,7 @@ describe('release.lua', () => {
 
     // Only ineligible waiters left: the lock is deleted and Redisson's "0" published instead.
     await wait({ name, owner: 'stale2', waitId: 'cstale:w2', clientId: 'cstale', eligibleMs: 1 });
-    await sleep(20);
+    await pastEligibility(k.waiters, 'cstale:w2');
     assert.equal(await release(name, 'live', { waitId: 'clive:w1' }), 1);
     assert.equal(await redis.exists(name, k.ours), 0);
     assert.equal(await rec.next(k.channel), '0');
@@ -588,7 +594,7 @@ describe('release.lua', () => {
     const k = lockKeys(name);
     await acquire({ name, owner: 'holder' });
     await wait({ name, owner: 'w1', waitId: 'cw1:w1', clientId: 'cw1' });
-    await sleep(2);
+    await laterOnServer();
     await wait({ name, owner: 'w2', waitId: 'cw2:w1', clientId: 'cw2', leaseMs: 4444 });
     const rec = await record(k.channel, wake('cw1'), wake('cw2'));
     assert.equal(await release(name, 'holder'), 1);
@@ -618,7 +624,7 @@ describe('release.lua', () => {
     const k = lockKeys(name);
     await acquire({ name, owner: 'holder' });
     await wait({ name, owner: 'job', waitId: 'cA:w1', clientId: 'cA' });
-    await sleep(2);
+    await laterOnServer();
     await wait({ name, owner: 'job', waitId: 'cB:w1', clientId: 'cB' });
     assert.equal(await release(name, 'holder'), 1);
     assert.deepEqual(await redis.hgetall(name), { job: '1' }, 'handed to wait A');
@@ -722,8 +728,8 @@ describe('fencing counter', () => {
     seen.push(await token(name));
     await release(name, '', { mode: 'force' });
     await grab('c');
-    await sleep(150); // c's lease lapses: the lock key is gone, the counter is not
-    assert.equal(await redis.exists(name), 0);
+    // c's lease lapses: the lock key is gone, the counter is not.
+    await until('c’s lease lapsed', async () => (await redis.exists(name)) === 0);
     assert.equal(await redis.pttl(k.token), -1);
     await grab('d');
     assert.deepEqual(seen, [1, 2, 3, 4, 5]);

@@ -270,7 +270,7 @@ describe('the same interleaving against this library', () => {
       const h = await client.acquire(name, { leaseMs: 5000, waitMs: 5000 });
       const from = performance.now();
       assert.deepEqual(await admin.hgetall(name), { [h.owner]: '1' }, `${who} is the only holder`);
-      await sleep(100);
+      await sleep(100); // a hold long enough that overlapping spans would show (the thing under test)
       const to = performance.now();
       spans.push({ who, token: h.token, from, to });
       await h.release();

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import type { Redis } from 'ioredis';
+import { INVENTORY_SCRIPTS } from '../src/inventory/scripts.ts';
 import { FAMILY_SCRIPTS } from '../src/lock/family-scripts.ts';
 import { LOCK_SCRIPTS } from '../src/lock/scripts.ts';
 import { LuaScriptError, loadLua, luaHeader, typedScript } from '../src/redis/lua.ts';
@@ -48,8 +49,8 @@ describe('--- @include', () => {
     assert.throws(() => loadLua(y), LuaScriptError);
   });
 
-  it('leaves no include line in any lock script, and every one compiles on Redis', async () => {
-    for (const s of [...LOCK_SCRIPTS, ...FAMILY_SCRIPTS]) {
+  it('leaves no include line in any lock or inventory script, and every one compiles on Redis', async () => {
+    for (const s of [...LOCK_SCRIPTS, ...FAMILY_SCRIPTS, ...INVENTORY_SCRIPTS]) {
       assert.doesNotMatch(s.source, /^--- @include/m, s.name);
       assert.match(String(await redis.script('LOAD', s.source)), /^[0-9a-f]{40}$/, s.name);
     }
@@ -60,8 +61,8 @@ describe('typed scripts', () => {
   const header = '-- KEYS[1] counter: a counter\n-- ARGV[1] by: increment\n-- ARGV[2] tag: echoed\n';
   const body = "return {redis.call('incrby', KEYS[1], ARGV[1]), ARGV[2]}\n";
 
-  it('every lock script declares the KEYS/ARGV names its header documents', () => {
-    for (const s of [...LOCK_SCRIPTS, ...FAMILY_SCRIPTS]) {
+  it('every lock and inventory script declares the KEYS/ARGV names its header documents', () => {
+    for (const s of [...LOCK_SCRIPTS, ...FAMILY_SCRIPTS, ...INVENTORY_SCRIPTS]) {
       assert.deepEqual(luaHeader(readFileSync(s.file, 'utf8')), { keys: s.keys, args: s.args }, s.name);
     }
   });
@@ -104,5 +105,45 @@ describe('typed scripts', () => {
     const file = write('typed/bump.lua', header + body);
     const other = typedScript({ name: 'testBumpUndefined', file, keys: ['counter'], args: ['by', 'tag'] });
     assert.throws(() => other.run(redis.pipeline(), { counter: 'n', by: 1, tag: 'x' }), LuaScriptError);
+  });
+
+  it('takes an optional trailing argument, or a list for the rest of ARGV, named in the header', async () => {
+    const body = "return redis.call('rpush', KEYS[1], unpack(ARGV))\n";
+    const optional = typedScript({
+      name: 'testOptional',
+      file: write(
+        'typed/optional.lua',
+        `-- KEYS[1] out: a list\n-- ARGV[1] head: x\n-- ARGV[2] tag?: y\n${body}`,
+      ),
+      keys: ['out'],
+      args: ['head', 'tag?'],
+    });
+    assert.deepEqual(optional.values({ out: 'l', head: 'h', tag: 't' }), ['l', 'h', 't']);
+    assert.deepEqual(optional.values({ out: 'l', head: 'h' }), ['l', 'h']);
+    const list = typedScript({
+      name: 'testList',
+      file: write(
+        'typed/list.lua',
+        `-- KEYS[1] out: a list\n-- ARGV[1] head: x\n-- ARGV[2..] ...items: y\n${body}`,
+      ),
+      keys: ['out'],
+      args: ['head', '...items'],
+    });
+    assert.equal(await list.run(redis, { out: 'tail-list', head: 'h', items: ['a', 'b'] }), 3);
+    assert.equal(await optional.run(redis, { out: 'tail-list', head: 'i' }), 4);
+    assert.deepEqual(await redis.lrange('tail-list', 0, -1), ['h', 'a', 'b', 'i']);
+  });
+
+  it('refuses an optional argument before a required one or a list, a list not last, a marked KEYS', () => {
+    const cases: [string, string[], string[]][] = [
+      ['-- KEYS[1] k: x\n-- ARGV[1] a?: x\n-- ARGV[2] b: y\n', ['k'], ['a?', 'b']],
+      ['-- KEYS[1] k: x\n-- ARGV[1..] ...a: x\n-- ARGV[2] b: y\n', ['k'], ['...a', 'b']],
+      ['-- KEYS[1] k: x\n-- ARGV[1] a?: x\n-- ARGV[2..] ...b: y\n', ['k'], ['a?', '...b']],
+      ['-- KEYS[1] k?: x\n', ['k?'], []],
+    ];
+    for (const [i, [text, keys, args]] of cases.entries()) {
+      const file = write(`typed/shape${i}.lua`, `${text}return 1\n`);
+      assert.throws(() => typedScript({ name: `shape${i}`, file, keys, args }), LuaScriptError, text);
+    }
   });
 });

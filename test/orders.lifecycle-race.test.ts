@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { cancel, history, pay, redisNow, rowUnits, settled } from './support/lifecycle.ts';
+import { redisNow } from './support/async.ts';
+import { cancel, history, pay, rowUnits, settled } from './support/lifecycle.ts';
 import { call, createSale, placeOrder } from './support/service.ts';
 import { useService } from './support/suite.ts';
 

@@ -7,7 +7,7 @@ import type { Redis } from 'ioredis';
 import { lifecycleKeys } from '../src/inventory/keys.ts';
 import { decideFate, expireDue, fateOf, registerForExpiry } from '../src/orders/lifecycle.ts';
 import type { OrderRecord } from '../src/orders/order.ts';
-import { redisNow } from './support/lifecycle.ts';
+import { redisNow } from './support/async.ts';
 import { RedisServer } from './support/redis-server.ts';
 
 let server: RedisServer;

@@ -3,8 +3,8 @@
 // input that changes nothing. Expiry is waited for on observable state, never slept for.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { until } from './support/async.ts';
-import { cancel, history, pay, redisNow, rowUnits, settled } from './support/lifecycle.ts';
+import { redisNow, until } from './support/async.ts';
+import { cancel, history, pay, rowUnits, settled } from './support/lifecycle.ts';
 import { diffSnapshots, snapshotRedis } from './support/redis-snapshot.ts';
 import { admin, call, createSale, placeOrder } from './support/service.ts';
 import { useService } from './support/suite.ts';

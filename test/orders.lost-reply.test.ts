@@ -41,7 +41,7 @@ describe('order path: replies lost to broken Redis connections', () => {
     for (let round = 0; round < ROUNDS; round++) {
       const users = Array.from({ length: PER_ROUND }, (_, i) => `u${round}-${i}`);
       const replies = users.map(async (u) => last.set(u, await send(u)));
-      await sleep(2 + round * 2);
+      await sleep(2 + round * 2); // the cut lands at a later point of the orders' flight each round: the thing under test
       await proxy.cut(30);
       await Promise.all(replies);
     }

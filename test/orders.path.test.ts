@@ -10,7 +10,8 @@ import { insertOrders } from '../src/db/orders-repo.ts';
 import { orderBody } from '../src/http/validation.ts';
 import { Catalog } from '../src/inventory/catalog.ts';
 import { saleKey, shardKeys, shardStockKey } from '../src/inventory/keys.ts';
-import { replyInts, ShardStatus, withInventoryScripts } from '../src/inventory/scripts.ts';
+import { ShardStatus } from '../src/inventory/replies.ts';
+import { RESERVE } from '../src/inventory/scripts.ts';
 import { LockClient, LockNotHeldError } from '../src/lock/index.ts';
 import { lockKeys } from '../src/lock/keys.ts';
 import { BuyerLimits } from '../src/orders/buyer-limit.ts';
@@ -123,7 +124,7 @@ describe('order path: API + writer + sweeper in one process', () => {
             if (v !== null && Number(v) < 0) negatives.push(`${stocks[i]}=${v}`);
           });
         }
-        await sleep(2);
+        await sleep(2); // the sampler's pace while the orders run (it watches, nothing waits on it)
       }
     })();
     const qty = (i: number) => (i % 4) + 1;
@@ -159,34 +160,34 @@ describe('order path: API + writer + sweeper in one process', () => {
     const gen = await createSale(svc.url, 'fence', { stock: 10, shards: 1 });
     const stockKey = shardStockKey('fence', gen, 0);
     const k = shardKeys(stockKey);
-    const inv = withInventoryScripts(infra.client);
     const locks = new LockClient(infra.client);
     const reserveAs = (owner: string, token: number | '', orderId: string) =>
-      inv
-        .flashsaleReserve(
-          k.lock,
-          lockKeys(k.lock).token,
-          k.stock,
-          k.fence,
-          k.sold,
-          k.reservations,
-          owner,
-          token,
-          1,
+      RESERVE.run(infra.client, {
+        lock: k.lock,
+        tokenCounter: lockKeys(k.lock).token,
+        stock: k.stock,
+        fence: k.fence,
+        sold: k.sold,
+        reservations: k.reservations,
+        owner: owner,
+        token: token,
+        quantity: 1,
+        id: orderId,
+        entry: JSON.stringify({
           orderId,
-          JSON.stringify({
-            orderId,
-            productId: 'fence',
-            userId: 'holder',
-            quantity: 1,
-            shardKey: stockKey,
-            generation: gen,
-            shardIndex: 0,
-            reservedAt: Date.now() - 60_000,
-          }),
-          0,
-        )
-        .then(replyInts);
+          productId: 'fence',
+          userId: 'holder',
+          quantity: 1,
+          shardKey: stockKey,
+          generation: gen,
+          shardIndex: 0,
+          reservedAt: Date.now() - 60_000,
+        }),
+        deadline: 0,
+        startsAt: 0,
+        endsAt: 0,
+        fenced: '',
+      });
     const bOrder = newOrderId('fence', gen, 0);
     const state = async () => ({
       stock: await infra.client.get(k.stock),
@@ -199,9 +200,8 @@ describe('order path: API + writer + sweeper in one process', () => {
     try {
       // A takes the lock with a short lease and "pauses" past it.
       const a = await locks.acquire(k.lock, { leaseMs: 150, waitMs: 0 });
-      await sleep(300); // at least twice the lease
+      await until('the lease lapsed in Redis', async () => (await infra.client.exists(k.lock)) === 0);
       await until('A knows its lease ran out', () => a.lost !== undefined);
-      assert.equal(await infra.client.exists(k.lock), 0, 'the lease lapsed in Redis');
       // B takes it and decrements.
       const b = await locks.acquire(k.lock, { leaseMs: 10_000, waitMs: 0 });
       assert.ok(b.token > a.token, `tokens ${a.token} then ${b.token}`);
@@ -590,7 +590,7 @@ describe('order path: API processes without a writer', () => {
         expected,
       );
     }
-    await sleep(300);
+    // No process runs a writer yet: nothing can write a row, so there is nothing to wait for.
     assert.equal(await infra.rows('rc'), 0, 'no writer, no row');
     assert.equal((await call(a.url, 'GET', `/api/orders/${id}`)).body.status, 'reserved');
 

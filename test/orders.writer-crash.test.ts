@@ -104,7 +104,8 @@ describe('writer crash and job locks', () => {
       writer.worker.on('stalled', (id) => stalled.push(id));
 
       await until('the 20 jobs to be held', async () => (await world.counts()).active === 20);
-      // Several lock durations and dozens of stalled checks while the batch waits on Postgres.
+      // Several lock durations and dozens of stalled checks while the batch waits on Postgres: the
+      // time passing is what is tested (a writer that stopped renewing would lose its jobs meanwhile).
       await sleep(3500);
       assert.equal((await world.counts()).active, 20, 'the jobs are still held by the writer');
       assert.deepEqual(stalled, []);

@@ -8,10 +8,9 @@
 // from the shed lane, before the request is parsed.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { LockClient } from '../src/lock/index.ts';
-import { lockKeys } from '../src/lock/keys.ts';
 import { until } from './support/async.ts';
+import { queuedOn } from './support/lock-queue.ts';
 import { diffSnapshots, snapshotRedis } from './support/redis-snapshot.ts';
 import { admin, call, createSale, drained, type Reply } from './support/service.ts';
 import { useService } from './support/suite.ts';
@@ -31,11 +30,6 @@ const order = (url: string, productId: string, userId: string, headers: Record<s
 async function shardLock(url: string, productId: string, index = 0): Promise<string> {
   const r = await call(url, 'GET', `/admin/products/${productId}`, undefined, admin);
   return `stock:{${productId}:${r.body.generation}:${index}}:lock`;
-}
-
-/** Waits until `n` requests are queued on the lock `name` (an order waiting for its shard). */
-async function queuedOn(client: { zcard(key: string): Promise<number> }, name: string, n: number) {
-  while ((await client.zcard(lockKeys(name).queue)) < n) await sleep(5);
 }
 
 function assertBusy(r: Reply, what: string): void {

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { until } from './support/async.ts';
 import { admin, createSale, drained, spawnService } from './support/service.ts';
 import { useInfra } from './support/suite.ts';
 
@@ -16,16 +16,6 @@ function listeningWorkers(output: string): number[] {
     .split('\n')
     .filter((line) => line.includes('"api worker listening"'))
     .map((line) => (JSON.parse(line) as { workerPid: number }).workerPid);
-}
-
-async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
 }
 
 /** One order on a fresh connection (no pooled socket of a killed worker can be picked). */

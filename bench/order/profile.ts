@@ -156,8 +156,11 @@ function interesting(url: string, name: string): boolean {
   return false;
 }
 
+/** The bench's API entry point (bench/order/bench-api.ts: the API plus the /bench routes), from the repository root. */
+export const BENCH_API = 'bench/order/bench-api.ts';
+
 /**
- * Runs src/<entry>.ts under `node --cpu-prof` (Node refuses --cpu-prof in NODE_OPTIONS, so
+ * Runs the bench's API entry (as `entry`) under `node --cpu-prof` (Node refuses --cpu-prof in NODE_OPTIONS, so
  * test/support's spawnService cannot); resolves once /healthz answers. The profile is written into
  * `dir` when the process exits (stop() sends SIGTERM: the service shuts down and exits normally).
  */
@@ -170,7 +173,7 @@ export async function spawnProfiled(
 ): Promise<{ url: string; pid: number | undefined; stop(): Promise<void> }> {
   const proc = spawn(
     process.execPath,
-    ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--import', 'tsx', `src/${entry}.ts`],
+    ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--import', 'tsx', BENCH_API, entry],
     {
       cwd,
       env: { ...process.env, ...env, PORT: String(port) },

@@ -48,6 +48,7 @@ export class Recorder {
   readonly outcomes: Record<Outcome, number> = {
     accepted: 0,
     sold_out: 0,
+    queued: 0,
     busy: 0,
     rate_limited: 0,
     unexpected: 0,

@@ -1,4 +1,5 @@
-// Append-only trail of admin actions (who changed which sale, from what to what).
+// Trail of admin actions (who changed which sale, from what to what): a row is written before the
+// change, completed with its `after` once it is made, and removed only when the change was refused.
 import type { Kysely } from 'kysely';
 import type { Database } from './database.ts';
 
@@ -30,4 +31,18 @@ export async function writeAudit(db: Kysely<Database>, entry: AuditEntry): Promi
     .returning('id')
     .executeTakeFirstOrThrow();
   return row.id;
+}
+
+/** The state after the change, on the row written before it. */
+export async function completeAudit(db: Kysely<Database>, id: string, after: object): Promise<void> {
+  await db
+    .updateTable('admin_audit')
+    .set({ after: JSON.stringify(after) })
+    .where('id', '=', id)
+    .execute();
+}
+
+/** Removes the row of a change that was refused (nothing changed, so there is nothing to trail). */
+export async function discardAudit(db: Kysely<Database>, id: string): Promise<void> {
+  await db.deleteFrom('admin_audit').where('id', '=', id).execute();
 }

@@ -40,7 +40,8 @@ export interface AdminAuditTable {
   product_id: string | null;
   // Inserted as JSON text: pg would turn a JS array into a Postgres array literal, not jsonb.
   before: JSONColumnType<object | null, string | null, never>;
-  after: JSONColumnType<object | null, string | null, never>;
+  // Set after the change is made (the row is written before it).
+  after: JSONColumnType<object | null, string | null, string>;
   request: JSONColumnType<object | null, string | null, never>;
 }
 

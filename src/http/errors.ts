@@ -1,19 +1,24 @@
 // One place maps error codes to HTTP statuses; every error body is { error, message, ...details }.
-import { FlashsaleError } from '../errors.ts';
+import { type ErrorCode, FlashsaleError, isCodedError } from '../errors.ts';
 
-const STATUS: Record<string, number> = {
+/** Every code's status: a code added to ErrorCode without one here fails the typecheck. */
+const STATUS: Record<ErrorCode, number> = {
   invalid_request: 400,
+  invalid_encoding: 400,
   unauthorized: 401,
   forbidden: 403,
   not_owner: 403,
   unknown_product: 404,
   unknown_order: 404,
   not_found: 404,
+  method_not_allowed: 405,
+  request_timeout: 408,
   sold_out: 409,
   not_started: 409,
   sale_ended: 409,
   limit_exceeded: 409,
   insufficient_stock: 409,
+  stock_limit_exceeded: 409,
   request_in_progress: 409,
   invalid_ticket: 400,
   queued: 429,
@@ -22,10 +27,21 @@ const STATUS: Record<string, number> = {
   already_paid: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  headers_too_large: 431,
   idempotency_key_reused: 422,
   busy: 429,
   rate_limited: 429,
   unavailable: 503,
+  // The lock library's codes, for a lock error that reaches HTTP untranslated (the inventory turns
+  // lock_timeout into busy and lock_unavailable into unavailable): the same statuses as those.
+  lock_timeout: 429,
+  lock_unavailable: 503,
+  lock_quorum_unavailable: 503,
+  lock_lost: 503,
+  lock_not_held: 503,
+  // A bug, not a request's fault: a read-lock holder asking for the write lock; a failed migration.
+  lock_upgrade: 500,
+  migration_failed: 500,
 };
 
 export class HttpError extends FlashsaleError {}
@@ -52,10 +68,10 @@ export interface ErrorAnswer extends Answer {
   headers: Record<string, string>;
 }
 
-/** The answer for an error; anything that is not a FlashsaleError is an unexpected 500. */
+/** The answer for an error; anything without a code of the table is an unexpected 500. */
 export function errorAnswer(err: unknown): ErrorAnswer {
-  if (err instanceof FlashsaleError) {
-    const status = STATUS[err.code] ?? 500;
+  if (isCodedError(err)) {
+    const status = STATUS[err.code];
     const headers: Record<string, string> = { ...(err as { headers?: Record<string, string> }).headers };
     if (status === 429 || status === 503)
       headers['Retry-After'] = String((err as { retryAfterSeconds?: number }).retryAfterSeconds ?? 1);

@@ -1,6 +1,7 @@
 // Request schemas (zod). Numbers must be JSON numbers: "8" or 2.5 or 1e30 are refused, not coerced.
 import { z } from 'zod';
 import { PRODUCT_ID_PATTERN } from '../inventory/keys.ts';
+import { MAX_STOCK } from '../inventory/sale.ts';
 import { invalid } from './errors.ts';
 
 export const productId = z.string().regex(PRODUCT_ID_PATTERN, 'must match ^[A-Za-z0-9_-]{1,64}$');
@@ -13,7 +14,6 @@ const count = (min: number, max: number) => z.number().int().min(min).max(max);
 export const orderBody = (maxQuantity: number) =>
   z.object({ productId, userId, quantity: count(1, maxQuantity).default(1) });
 
-const MAX_STOCK = 1_000_000_000;
 /** A week: a payment window longer than a sale is surely a mistake. */
 const MAX_PAYMENT_TIMEOUT_SEC = 7 * 24 * 60 * 60;
 export const MAX_SHARDS = 1024;

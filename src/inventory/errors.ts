@@ -71,6 +71,17 @@ export class InsufficientStockError extends FlashsaleError {
   }
 }
 
+/** A restock would put more than MAX_STOCK units on sale in all (`total`). */
+export class StockLimitError extends FlashsaleError {
+  constructor(productId: string, total: number, delta: number, max: number) {
+    super(
+      'stock_limit_exceeded',
+      `cannot add ${delta} units to "${productId}": ${total} are on sale in all, at most ${max} may be`,
+      { productId, total, max },
+    );
+  }
+}
+
 /** A guarded shard script refused an admin change: the admin's shard lock was lost mid-change. */
 export class AdminLockLostError extends FlashsaleError {
   constructor(productId: string, shardKey: string) {

@@ -4,7 +4,8 @@
 import type { Logger } from '../log.ts';
 import { every, type Periodic } from '../periodic.ts';
 import { type RedisClient, runBatch, scanKeys } from '../redis/connection.ts';
-import { parsePending, type SaleAdmin } from './admin.ts';
+import type { SaleAdmin } from './admin.ts';
+import { parsePending } from './change.ts';
 
 export interface RecoveryOptions {
   redis: RedisClient;

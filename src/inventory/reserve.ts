@@ -2,12 +2,7 @@
 // shard (its lock taken for the run), or acquire + reserve + release pipelined after waiting on a busy one.
 import { performance } from 'node:perf_hooks';
 import { isConnectionError, UnavailableError } from '../errors.ts';
-import {
-  LockAcquireTimeoutError,
-  type LockClient,
-  type LockHandle,
-  LockUnavailableError,
-} from '../lock/index.ts';
+import { LockAcquireTimeoutError, type LockClient, type LockHandle } from '../lock/index.ts';
 import type { RedisClock } from '../redis/clock.ts';
 import type { RedisClient } from '../redis/connection.ts';
 import type { InputOf } from '../redis/lua.ts';
@@ -15,40 +10,18 @@ import type { ReplicaWait } from '../redis/replica-wait.ts';
 import type { Catalog } from './catalog.ts';
 import { BusyError, ReservationInDoubtError, SoldOutError, UnknownProductError } from './errors.ts';
 import { type ShardRef, shardKeys } from './keys.ts';
+import { fromLockError } from './lock-errors.ts';
+import { type Final, reserved, reserveOutcome, type ShardOutcome, settled } from './replies.ts';
+import {
+  type Reservation,
+  type ReserveRequest,
+  reserveInput,
+  SEND_LEASE_MS,
+  type Sent,
+} from './reserve-request.ts';
 import { readShardStocks, type Sale, windowError } from './sale.ts';
-import { RESERVE, ShardStatus, withInventoryScripts } from './scripts.ts';
+import { RESERVE } from './scripts.ts';
 import type { ExternalShardLocks } from './shard-locks.ts';
-
-/** What to reserve, and the entry to record for it in the shard's reservation hash. */
-export interface ReserveRequest<T extends object> {
-  productId: string;
-  quantity: number;
-  /**
-   * Server time (ms) after which no reservation of this request may take effect: reserve.lua refuses
-   * it then. Each one is sent with at most 1 s of it left, so a lost reply is settled soon.
-   */
-  deadline: number;
-  /**
-   * The entry to write on the shard chosen (called once per shard tried): its id in the reservation
-   * hash and its JSON object, to which the script adds `token` (the fencing token of the hold).
-   */
-  entry(shard: ShardRef): { id: string; value: T };
-}
-
-/** A reservation made: where, under which fencing token, and the entry written. */
-export interface Reservation<T extends object> {
-  shard: ShardRef;
-  id: string;
-  value: T;
-  token: number;
-  /** The latest deadline any reservation of this request was sent with (≤ the request's deadline). */
-  sentDeadline: number;
-  /**
-   * False when the replicas (ReserverOptions.replicas) did not confirm the reservation in time: it is
-   * made, but a failover of its master now could still lose it. Always true without `replicas`.
-   */
-  replicated: boolean;
-}
 
 export interface ReserverOptions {
   leaseMs: number;
@@ -68,42 +41,19 @@ export interface ReserverOptions {
   onShardAttempt?: (outcome: ShardOutcome['kind'], fallback: boolean) => void;
 }
 
-type ShardOutcome =
-  | { kind: 'reserved'; shard: ShardRef; id: string; token: number }
-  | { kind: 'insufficient'; left: number }
-  | { kind: 'busy' }
-  | { kind: 'retired' }
-  | { kind: 'fenced' }
-  | { kind: 'expired' }
-  | { kind: 'closed'; why: 'not_started' | 'ended' };
-
-/** Outcomes that end an order's walk over the shards. */
-type Final = Exclude<ShardOutcome, { kind: 'insufficient' } | { kind: 'busy' }>;
-
-/** What one reserve() has sent so far (its own, never shared): latest deadline, entries by id. */
-interface Sent<T> {
-  deadline: number;
-  values: Map<string, T>;
-}
-
 /** A reshard retires the shards an order picked; after this many in a row, answer busy. */
 const MAX_GENERATION_HOPS = 5;
-/**
- * A reservation must reach Redis within this long of being sent, or it is refused. Keeps the wait
- * before a lost reply can be resolved short; a healthy round trip takes well under a millisecond.
- */
-const SEND_LEASE_MS = 1000;
 
 export class StockReserver {
-  private readonly redis: RedisClient;
-
   constructor(
-    redis: RedisClient,
+    private readonly redis: RedisClient,
     private readonly locks: LockClient,
     private readonly catalog: Catalog,
     private readonly options: ReserverOptions,
   ) {
-    this.redis = withInventoryScripts(redis);
+    // runGuarded queues reserve.lua on a pipeline of the lock client's connection (the same one in
+    // the service), which only takes commands defined on its client beforehand.
+    RESERVE.define(redis);
   }
 
   /** How long one reserve() may take: the lock wait budget plus room for the round trips (a fitting deadline). */
@@ -183,7 +133,6 @@ export class StockReserver {
       }
       return outcome;
     };
-    const settled = (o: ShardOutcome): o is Final => o.kind !== 'insufficient' && o.kind !== 'busy';
     const waitShare = (shardsLeft: number) =>
       Math.max(0, (deadline - performance.now()) / Math.max(1, shardsLeft));
     const spread = sale.shardKeys.length > 1;
@@ -198,22 +147,8 @@ export class StockReserver {
       if (outcome.kind !== 'busy') busyShards[k] = -1;
     }
     const busy = busyShards.some((i) => i >= 0);
-    // Before refusing, look again at the shards we skipped as empty (one round trip for all).
-    if (empty.length > 0) {
-      const stocks = await readShardStocks(
-        this.redis,
-        empty.map((i) => sale.shardKeys[i] as string),
-      );
-      for (const [k, i] of empty.entries()) {
-        const stock = stocks[k];
-        if (stock === null) return { kind: 'retired' };
-        left.set(i, stock ?? 0);
-        if ((stock ?? 0) >= req.quantity) {
-          const outcome = await tryShard(i, waitShare(1));
-          if (settled(outcome)) return outcome;
-        }
-      }
-    }
+    const again = await this.retryEmpty(sale, empty, req.quantity, left, (i) => tryShard(i, waitShare(1)));
+    if (again) return again;
     // A busy shard may still hold stock: that is "retry shortly", not "sold out".
     if (busy) return { kind: 'busy' };
     const available = [...left.values()].reduce((a, b) => a + b, 0);
@@ -221,6 +156,10 @@ export class StockReserver {
     return { kind: 'soldOut', available };
   }
 
+  /**
+   * Tries shard `index` of the sale, waiting up to `waitMs` for its lock (0: only if free), and
+   * records the entry sent in `sent`. Lock errors become the service's (fromLockError).
+   */
   private async onShard<T extends object>(
     sale: Sale,
     index: number,
@@ -234,109 +173,119 @@ export class StockReserver {
       index,
       key: sale.shardKeys[index] as string,
     };
-    const k = shardKeys(shard.key);
     const { id, value } = req.entry(shard);
     sent.values.set(id, value);
     const { external } = this.options;
-    /** The script's input for a hold (`owner`, `token`), or without one (""): take the lock if free. */
+    const tokenCounter = this.locks.tokenCounterKey(shardKeys(shard.key).lock);
     const input = (owner: string, token: number | '') => {
       const deadline = Math.min(req.deadline, this.options.clock.now() + SEND_LEASE_MS);
       sent.deadline = Math.max(sent.deadline, deadline);
-      return {
-        lock: k.lock,
-        tokenCounter: this.locks.tokenCounterKey(k.lock),
-        stock: k.stock,
-        fence: external ? external.fenceKey(k.fence) : k.fence,
-        sold: k.sold,
-        reservations: k.reservations,
+      const { quantity } = req;
+      return reserveInput({
+        sale,
+        shard,
+        quantity,
+        id,
+        value,
+        deadline,
         owner,
         token,
-        quantity: req.quantity,
-        id,
-        entry: JSON.stringify(value),
-        deadline,
-        startsAt: sale.window.startsAt ?? 0,
-        endsAt: sale.window.endsAt ?? 0,
-        fenced: external ? '1' : '',
-      };
+        tokenCounter,
+        external,
+      });
     };
-    if (external) return this.onExternallyLockedShard(external, k.lock, waitMs, input, shard, id);
-    // Not waiting: one script call reserves if nobody holds the lock, else the shard is busy. No
-    // acquire, lease or release is needed, since the script's run is atomic (see reserve.lua).
-    if (waitMs === 0) return outcomeOf(await RESERVE.run(this.redis, input('', '')), shard, id);
-    let replies: unknown[];
+    const reply = external
+      ? await this.underExternalHold(external, shard, waitMs, input)
+      : waitMs === 0
+        ? // Not waiting: one script call reserves if nobody holds the lock, else the shard is busy. No
+          // acquire, lease or release is needed, since the script's run is atomic (see reserve.lua).
+          await RESERVE.run(this.redis, input('', ''))
+        : await this.underRedisHold(shard, waitMs, input);
+    return reply ? reserveOutcome(reply, shard, id) : { kind: 'busy' };
+  }
+
+  /** Waits for the Redis lock, then acquire + reserve + release in one pipeline; null: still busy. */
+  private async underRedisHold(
+    shard: ShardRef,
+    waitMs: number,
+    input: (owner: string, token: number | '') => InputOf<typeof RESERVE>,
+  ): Promise<number[] | null> {
     try {
-      replies = await this.locks.runGuarded(
-        k.lock,
+      const replies = await this.locks.runGuarded(
+        shardKeys(shard.key).lock,
         {
           leaseMs: this.options.leaseMs,
           waitMs,
           // A re-sent reservation answers "reserved" for its order id even when its re-sent acquire lost.
-          settled: (replies) => RESERVE.parse(replies[0])[0] === ShardStatus.ok,
+          settled: (replies) => reserved(RESERVE.parse(replies[0])),
         },
         (pipeline, hold) => {
           RESERVE.run(pipeline, input(hold.owner, hold.token ?? ''));
         },
       );
+      return RESERVE.parse(replies[0]);
     } catch (err) {
-      if (err instanceof LockAcquireTimeoutError) return { kind: 'busy' };
-      if (err instanceof LockUnavailableError) throw new UnavailableError('Redis', err);
-      throw err;
+      if (err instanceof LockAcquireTimeoutError) return null;
+      throw fromLockError(err, shard.productId, 'Redis');
     }
-    return outcomeOf(RESERVE.parse(replies[0]), shard, id);
   }
 
   /**
    * A shard whose lock is on etcd or ZooKeeper: take it (waitMs 0: only if free and nobody queued),
    * reserve with the hold's token (reserve.lua refuses a token older than the shard's fence), and
    * release without holding up the answer: two round trips for the order, the release a third.
+   * Null: busy.
    */
-  private async onExternallyLockedShard(
+  private async underExternalHold(
     external: ExternalShardLocks,
-    lock: string,
+    shard: ShardRef,
     waitMs: number,
     input: (owner: string, token: number) => InputOf<typeof RESERVE>,
-    shard: ShardRef,
-    id: string,
-  ): Promise<ShardOutcome> {
+  ): Promise<number[] | null> {
     let hold: LockHandle | null;
     try {
-      hold = await external.locks.tryAcquire(lock, { waitMs, leaseMs: this.options.leaseMs });
+      hold = await external.locks.tryAcquire(shardKeys(shard.key).lock, {
+        waitMs,
+        leaseMs: this.options.leaseMs,
+      });
     } catch (err) {
-      if (err instanceof LockUnavailableError) throw new UnavailableError(external.backend, err);
-      throw err;
+      throw fromLockError(err, shard.productId, external.backend);
     }
-    if (!hold) return { kind: 'busy' };
+    if (!hold) return null;
     try {
-      return outcomeOf(await RESERVE.run(this.redis, input(hold.owner, hold.token)), shard, id);
+      return await RESERVE.run(this.redis, input(hold.owner, hold.token));
     } finally {
       hold.release().catch(() => {
         // Lost or unreachable: the hold ends with its lease (or the client's session) anyway.
       });
     }
   }
-}
 
-/** What a reserve.lua reply means for the order's walk over the shards. */
-function outcomeOf(reply: number[], shard: ShardRef, id: string): ShardOutcome {
-  const [status = ShardStatus.notOwner, stockLeft = 0, fence = 0] = reply;
-  switch (status) {
-    case ShardStatus.ok:
-      return { kind: 'reserved', shard, id, token: fence };
-    case ShardStatus.insufficient:
-      return { kind: 'insufficient', left: stockLeft };
-    case ShardStatus.held:
-      return { kind: 'busy' };
-    case ShardStatus.retired:
-      return { kind: 'retired' };
-    case ShardStatus.expired:
-      return { kind: 'expired' };
-    case ShardStatus.notStarted:
-      return { kind: 'closed', why: 'not_started' };
-    case ShardStatus.ended:
-      return { kind: 'closed', why: 'ended' };
-    default:
-      // Our hold was not current when the script ran (lease lapsed): nothing was written.
-      return { kind: 'fenced' };
+  /**
+   * Before refusing, looks again at the shards skipped as empty (one round trip for all), noting
+   * what each holds in `left`, and tries each that now holds enough. Null: none settled the order.
+   */
+  private async retryEmpty(
+    sale: Sale,
+    empty: readonly number[],
+    quantity: number,
+    left: Map<number, number>,
+    tryShard: (i: number) => Promise<ShardOutcome>,
+  ): Promise<Final | null> {
+    if (empty.length === 0) return null;
+    const stocks = await readShardStocks(
+      this.redis,
+      empty.map((i) => sale.shardKeys[i] as string),
+    );
+    for (const [k, i] of empty.entries()) {
+      const stock = stocks[k];
+      if (stock === null) return { kind: 'retired' };
+      left.set(i, stock ?? 0);
+      if ((stock ?? 0) >= quantity) {
+        const outcome = await tryShard(i);
+        if (settled(outcome)) return outcome;
+      }
+    }
+    return null;
   }
 }

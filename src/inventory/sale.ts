@@ -3,6 +3,9 @@ import { type RedisClient, runBatch } from '../redis/connection.ts';
 import { NotStartedError, SaleEndedError } from './errors.ts';
 import { saleKey, shardListKey } from './keys.ts';
 
+/** Most units a sale may hold in all (`total`); an admin change past it is refused. */
+export const MAX_STOCK = 1_000_000_000;
+
 export interface Sale {
   productId: string;
   generation: number;

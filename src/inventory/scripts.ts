@@ -1,56 +1,55 @@
-// The inventory's Lua scripts, registered on a connection once and callable on it and its pipelines.
-import type { ChainableCommander } from 'ioredis';
-import type { RedisClient } from '../redis/connection.ts';
-import { defineScripts, luaScript, replyInt, typedScript } from '../redis/lua.ts';
+// The inventory's Lua scripts as typed commands: the order's guarded reserve, and an admin change's
+// journal, retire and switch. Their reply codes and what they mean live in replies.ts.
+import { replyInt, replyInts, typedScript } from '../redis/lua.ts';
+
+const file = (name: string) => new URL(`./scripts/${name}`, import.meta.url);
 
 /** reserve.lua: the guarded, fenced decrement plus the reservation; answers {status, stockLeft, token}. */
 export const RESERVE = typedScript({
   name: 'flashsaleReserve',
-  file: new URL('./scripts/reserve.lua', import.meta.url),
+  file: file('reserve.lua'),
   keys: ['lock', 'tokenCounter', 'stock', 'fence', 'sold', 'reservations'],
   args: ['owner', 'token', 'quantity', 'id', 'entry', 'deadline', 'startsAt', 'endsAt', 'fenced'],
-  parse: (reply) => replyInts(reply),
+  parse: replyInts,
 });
 
-const SCRIPTS = [
-  RESERVE,
-  luaScript('flashsaleAdjust', 2, new URL('./scripts/adjust.lua', import.meta.url)),
-  luaScript('flashsaleRetireRecorded', 4, new URL('./scripts/retire-recorded.lua', import.meta.url)),
-  luaScript('flashsaleJournal', 2, new URL('./scripts/journal.lua', import.meta.url)),
-  luaScript('flashsaleSwitch', 2, new URL('./scripts/switch.lua', import.meta.url)),
-] as const;
+/** journal.lua: journals a change; answers the generation reserved for it, or JournalReply.refused. */
+export const JOURNAL = typedScript({
+  name: 'flashsaleJournal',
+  file: file('journal.lua'),
+  keys: ['sale', 'adminLock'],
+  args: ['owner', 'generation', 'change'],
+  parse: replyInt,
+});
 
-type Arg = string | number;
-type InventoryCommands<R> = {
-  flashsaleReserve(...args: Arg[]): R;
-  flashsaleAdjust(...args: Arg[]): R;
-  flashsaleRetireRecorded(...args: Arg[]): R;
-  flashsaleJournal(...args: Arg[]): R;
-  flashsaleSwitch(...args: Arg[]): R;
-};
-export type InventoryRedis = RedisClient & InventoryCommands<Promise<unknown>>;
-export type InventoryPipeline = ChainableCommander & InventoryCommands<ChainableCommander>;
+/** retire-recorded.lua: empties a shard, recording what it held; answers {status, stock, sold}. */
+export const RETIRE = typedScript({
+  name: 'flashsaleRetireRecorded',
+  file: file('retire-recorded.lua'),
+  keys: ['lock', 'stock', 'sold', 'retired'],
+  args: ['owner', 'token?'],
+  parse: replyInts,
+});
 
-export function withInventoryScripts(redis: RedisClient): InventoryRedis {
-  defineScripts(redis, SCRIPTS);
-  return redis as InventoryRedis;
-}
+/** switch.lua: makes a generation current (list and sale hash together); answers a SwitchReply. */
+export const SWITCH = typedScript({
+  name: 'flashsaleSwitch',
+  file: file('switch.lua'),
+  keys: ['sale', 'shardList'],
+  args: [
+    'generation',
+    'perUserLimit',
+    'totalDelta',
+    'retiredSold',
+    'createdAt',
+    'startsAt',
+    'endsAt',
+    'paymentTimeoutSec',
+    'returningTaken',
+    '...stockKeys',
+  ],
+  parse: replyInt,
+});
 
-/** Status codes shared by the guarded shard scripts. */
-export const ShardStatus = {
-  ok: 1,
-  insufficient: 0,
-  notOwner: -1,
-  staleToken: -2,
-  retired: -3,
-  expired: -4,
-  notStarted: -5,
-  ended: -6,
-  held: -7,
-} as const;
-
-/** A script's reply as integers (Lua tables arrive as arrays under RESP2 and RESP3). */
-export function replyInts(reply: unknown): number[] {
-  if (!Array.isArray(reply)) throw new TypeError(`expected an array reply, got ${String(reply)}`);
-  return reply.map(replyInt);
-}
+/** Every inventory script, e.g. to define them on a connection before queueing them on its pipelines. */
+export const INVENTORY_SCRIPTS = [RESERVE, JOURNAL, RETIRE, SWITCH] as const;

@@ -6,7 +6,7 @@ import type { Kysely } from 'kysely';
 import type { Database, OrderRowStatus } from '../db/database.ts';
 import { existingOrderIds, rowStatuses, unitsByStatus } from '../db/orders-repo.ts';
 import { type BatchCommand, isCluster, masterOf, type RedisClient, runBatch } from '../redis/connection.ts';
-import { type PendingChange, parsePending } from './admin.ts';
+import { type PendingChange, parsePending } from './change.ts';
 import { BusyError, UnknownProductError } from './errors.ts';
 import { lifecycleKeys, retiredShardsKey, saleKey, shardKeys } from './keys.ts';
 import { loadSale, type Sale } from './sale.ts';

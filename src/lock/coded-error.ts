@@ -1,10 +1,22 @@
 // The base of the lock library's errors (a stable machine-readable `code`, details), and how a lost
 // connection is told from a wrong request; the service's own errors share both (src/errors.ts).
 
-/** An error with a stable machine-readable `code` to branch on, and structured details. */
-export class CodedError extends Error {
+/** The codes of the lock library's errors (src/lock/errors.ts), one per error class. */
+export type LockErrorCode =
+  | 'lock_timeout'
+  | 'lock_lost'
+  | 'lock_not_held'
+  | 'lock_unavailable'
+  | 'lock_upgrade'
+  | 'lock_quorum_unavailable';
+
+/**
+ * An error with a stable machine-readable `code` to branch on, and structured details. Abstract: each
+ * family of errors fixes its own union of codes (LockError: LockErrorCode), so a code is never free text.
+ */
+export abstract class CodedError<Code extends string> extends Error {
   constructor(
-    readonly code: string,
+    readonly code: Code,
     message: string,
     readonly details: Record<string, unknown> = {},
     options?: ErrorOptions,

@@ -1,8 +1,8 @@
 // Typed lock errors, each with a stable code so callers branch on `code`, not on message text.
-import { CodedError } from './coded-error.ts';
+import { CodedError, type LockErrorCode } from './coded-error.ts';
 
 /** Base of every lock error; branch on `code`. */
-export class LockError extends CodedError {}
+export class LockError extends CodedError<LockErrorCode> {}
 
 /** The wait budget ran out while another owner held the lock. */
 export class LockAcquireTimeoutError extends LockError {

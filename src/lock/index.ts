@@ -6,6 +6,7 @@ export {
   LockClient,
   type LockClientOptions,
 } from './client.ts';
+export type { LockErrorCode } from './coded-error.ts';
 export {
   LockAcquireTimeoutError,
   LockError,

@@ -57,11 +57,13 @@ function defineScript(redis: RedisClient, s: LuaScript): void {
 
 /**
  * The names a script's header documents, in order: lines `-- KEYS[n] <name>: ...` and
- * `-- ARGV[n] <name>: ...` of the file itself (not of its includes). Throws when the numbering has gaps.
+ * `-- ARGV[n] <name>: ...` of the file itself (not of its includes). An optional trailing argument is
+ * written `-- ARGV[n] <name>?:`, a list taking the rest of ARGV `-- ARGV[n..] ...<name>:`, and the
+ * names keep those marks. Throws when the numbering has gaps.
  */
 export function luaHeader(text: string, file = 'script'): { keys: string[]; args: string[] } {
   const found = { KEYS: [] as string[], ARGV: [] as string[] };
-  for (const m of text.matchAll(/^--\s*(KEYS|ARGV)\[(\d+)\]\s+([A-Za-z_]\w*):/gm)) {
+  for (const m of text.matchAll(/^--\s*(KEYS|ARGV)\[(\d+)(?:\.\.)?\]\s+((?:\.\.\.)?[A-Za-z_]\w*\??):/gm)) {
     const list = found[m[1] as 'KEYS' | 'ARGV'];
     if (Number(m[2]) !== list.length + 1) {
       throw new LuaScriptError(`${file}: ${m[1]}[${m[2]}] out of order in the header`);
@@ -72,8 +74,14 @@ export function luaHeader(text: string, file = 'script'): { keys: string[]; args
 }
 
 type Value = string | number;
+/** Argument names of a typed script: `name`, `name?` (optional, trailing) or `...name` (the rest, a list). */
+type PlainName<A> = A extends `${string}?` | `...${string}` ? never : A;
+type OptionalName<A> = A extends `${infer N}?` ? N : never;
+type RestName<A> = A extends `...${infer N}` ? N : never;
 /** Named KEYS and ARGV of a typed script. */
-export type ScriptInput<K extends string, A extends string> = { readonly [P in K | A]: Value };
+export type ScriptInput<K extends string, A extends string> = {
+  readonly [P in K | PlainName<A>]: Value;
+} & { readonly [P in OptionalName<A>]?: Value } & { readonly [P in RestName<A>]: readonly Value[] };
 
 /** The named input a typed script takes. */
 export type InputOf<S> = S extends TypedScript<infer K, infer A, unknown> ? ScriptInput<K, A> : never;
@@ -100,7 +108,10 @@ export interface TypedScriptSpec<K extends string, A extends string, R> {
   file: URL;
   /** KEYS names in order; must match the file's `-- KEYS[n] <name>:` header. */
   keys: readonly K[];
-  /** ARGV names in order; must match the file's `-- ARGV[n] <name>:` header. */
+  /**
+   * ARGV names in order; must match the file's `-- ARGV[n] <name>:` header. `name?` is optional
+   * (only optional ones may follow it; one left out leaves out the rest), `...name` takes a list (last).
+   */
   args: readonly A[];
   /** Turns the raw reply into R (default: the reply as is). */
   parse?: (reply: unknown) => R;
@@ -124,6 +135,7 @@ export function typedScript<const K extends string, const A extends string, R = 
         `differ from the declaration KEYS ${spec.keys.join(',')} / ARGV ${spec.args.join(',')}`,
     );
   }
+  checkArgShapes(spec.keys, spec.args, spec.file);
   const parse = spec.parse ?? ((reply: unknown) => reply as R);
   const script = {
     name: spec.name,
@@ -133,10 +145,10 @@ export function typedScript<const K extends string, const A extends string, R = 
     keys: spec.keys,
     args: spec.args,
     parse,
-    values: (input: ScriptInput<K, A>): Value[] => [
-      ...spec.keys.map((k) => input[k]),
-      ...spec.args.map((a) => input[a]),
-    ],
+    values: (input: ScriptInput<K, A>): Value[] => {
+      const named = input as unknown as Record<string, Value | readonly Value[] | undefined>;
+      return [...spec.keys.map((k) => named[k] as Value), ...argValues(spec.args, named)];
+    },
     define: (redis: RedisClient) => defineScript(redis, script),
     run(target: RedisClient | ChainableCommander, input: ScriptInput<K, A>): Promise<R> | ChainableCommander {
       const isClient = !(target instanceof Pipeline);
@@ -152,6 +164,39 @@ export function typedScript<const K extends string, const A extends string, R = 
     },
   };
   return script as TypedScript<K, A, R>;
+}
+
+/** Refuses a KEYS entry that is not plain, an optional argument followed by a required one or a list, and a list that is not last. */
+function checkArgShapes(keys: readonly string[], args: readonly string[], file: URL): void {
+  // numberOfKeys is fixed per defined command: KEYS take no optional or list entries.
+  const key = keys.find((k) => k.endsWith('?') || k.startsWith('...'));
+  if (key) throw new LuaScriptError(`${file.pathname}: KEYS ${key} must be a plain name`);
+  args.forEach((a, i) => {
+    const next = args[i + 1];
+    const bad =
+      (a.startsWith('...') && next !== undefined) ||
+      (a.endsWith('?') && next !== undefined && !next.endsWith('?'));
+    if (bad) throw new LuaScriptError(`${file.pathname}: ARGV ${a} cannot be followed by ${next}`);
+  });
+}
+
+/** ARGV in order: a list spread, an optional argument left out with every one after it. */
+function argValues(
+  args: readonly string[],
+  input: Record<string, Value | readonly Value[] | undefined>,
+): Value[] {
+  const out: Value[] = [];
+  for (const a of args) {
+    if (a.startsWith('...')) {
+      out.push(...(input[a.slice(3)] as readonly Value[]));
+      continue;
+    }
+    const optional = a.endsWith('?');
+    const value = input[optional ? a.slice(0, -1) : a] as Value;
+    if (optional && value === undefined) break;
+    out.push(value);
+  }
+  return out;
 }
 
 /** Integer replies arrive as numbers (RESP2/RESP3 integers) or numeric strings (Lua string results). */

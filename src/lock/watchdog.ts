@@ -85,7 +85,7 @@ export class Watchdog {
         for (const h of handles) {
           if (!this.isRegistered(h)) continue;
           if (outcome === 'unreachable')
-            this.loseIfExpired(h, 'renewal could not reach RedisClient before the lease lapsed');
+            this.loseIfExpired(h, 'renewal could not reach the lock service before the lease lapsed');
           else if (outcome === 'lost') this.lose(h, 'lock no longer held at renewal');
           else h.confirm(outcome.from, this.leaseMs);
         }
@@ -94,7 +94,7 @@ export class Watchdog {
       for (const handles of batch) {
         for (const h of handles) {
           if (this.isRegistered(h))
-            this.loseIfExpired(h, 'renewal could not reach RedisClient before the lease lapsed');
+            this.loseIfExpired(h, 'renewal could not reach the lock service before the lease lapsed');
         }
       }
     } finally {

@@ -2,8 +2,8 @@
 // through. Claims are recorded per order attempt (its ticket), so both steps are safe to run twice.
 import type { RedisClient } from '../redis/connection.ts';
 import { replyInt, typedScript } from '../redis/lua.ts';
-import { LimitExceededError } from './errors.ts';
 import { buyerClaimsKey, buyerKey } from './keys.ts';
+import { claimedUnits } from './replies.ts';
 
 const CLAIM = typedScript({
   name: 'flashsaleClaim',
@@ -34,7 +34,7 @@ export class BuyerLimits {
     limit: number,
     ticket: string,
   ): Promise<void> {
-    const after = await CLAIM.run(this.redis, {
+    const reply = await CLAIM.run(this.redis, {
       count: buyerKey(productId, userId),
       claims: buyerClaimsKey(productId, userId),
       quantity,
@@ -42,7 +42,7 @@ export class BuyerLimits {
       ticket,
       ttlSeconds: CLAIMS_TTL_SECONDS,
     });
-    if (after < 0) throw new LimitExceededError(productId, limit);
+    claimedUnits(reply, productId, limit);
   }
 
   /** Gives back what the attempt `ticket` claimed, if it holds a claim; answers the units given back. */

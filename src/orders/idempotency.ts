@@ -8,6 +8,7 @@ import { replyInt, typedScript } from '../redis/lua.ts';
 import { type Attempt, CLOCK_SKEW_MARGIN_MS } from './attempt.ts';
 import { IdempotencyKeyReusedError, OutcomeUnknownError, RequestInProgressError } from './errors.ts';
 import { idempotencyKey } from './keys.ts';
+import { IdempotencyClaimReply } from './replies.ts';
 
 /**
  * The order operation behind a key; `T` is the outcome a key remembers (JSON), e.g. the order placed
@@ -38,14 +39,16 @@ const TTL_SECONDS = 24 * 60 * 60;
 /** Longest a retry waits for the request that holds its key (it normally ends by its deadline). */
 const MAX_WAIT_MS = 15_000;
 
-const CLAIM = typedScript({
+/** idempotency-claim.lua: takes the key, or answers the record of whoever holds it, with Redis' clock. */
+export const IDEMPOTENCY_CLAIM = typedScript({
   name: 'flashsaleIdempotencyClaim',
   file: new URL('./scripts/idempotency-claim.lua', import.meta.url),
   keys: ['key'],
   args: ['record', 'ttlSeconds'],
   parse: parseClaimReply,
 });
-const SETTLE = typedScript({
+/** idempotency-settle.lua: stores the answer or gives the claim up, only for the attempt holding it. */
+export const IDEMPOTENCY_SETTLE = typedScript({
   name: 'flashsaleIdempotencySettle',
   file: new URL('./scripts/idempotency-settle.lua', import.meta.url),
   keys: ['key'],
@@ -76,7 +79,11 @@ function parseClaimReply(reply: unknown): { claimed: boolean; raw: string; now: 
   if (!Array.isArray(reply) || typeof reply[1] !== 'string') {
     throw new TypeError(`unexpected claim reply ${JSON.stringify(reply)}`);
   }
-  return { claimed: replyInt(reply[0]) === 1, raw: reply[1], now: replyInt(reply[2]) };
+  return {
+    claimed: replyInt(reply[0]) === IdempotencyClaimReply.claimed,
+    raw: reply[1],
+    now: replyInt(reply[2]),
+  };
 }
 
 /**
@@ -103,7 +110,7 @@ export async function idempotent<T>(
   const giveUpAt = Date.now() + MAX_WAIT_MS;
   for (;;) {
     const attempt = order.newAttempt();
-    const { claimed, raw, now } = await CLAIM.run(redis, {
+    const { claimed, raw, now } = await IDEMPOTENCY_CLAIM.run(redis, {
       key: k,
       record: record(attempt),
       ttlSeconds: TTL_SECONDS,
@@ -120,7 +127,7 @@ export async function idempotent<T>(
       // the key with what it did, then go round (and find that answer, or claim the freed key).
       const holder: Attempt = { ticket: stored.attempt, deadline: stored.deadline };
       const answer = await order.resolve(holder);
-      await SETTLE.run(redis, {
+      await IDEMPOTENCY_SETTLE.run(redis, {
         key: k,
         attempt: holder.ticket,
         record: answer ? record(holder, answer) : '',
@@ -153,5 +160,5 @@ async function runClaimed<T>(
 
 /** Stores the answer (record) or releases the claim (record ''); retried in the background while RedisClient is unreachable. */
 function settle(r: RedisClient, k: string, attempt: Attempt, record: string): Promise<void> {
-  return eventually(() => SETTLE.run(r, { key: k, attempt: attempt.ticket, record }));
+  return eventually(() => IDEMPOTENCY_SETTLE.run(r, { key: k, attempt: attempt.ticket, record }));
 }

@@ -1,10 +1,10 @@
 // Pay or expire: each order's fate (paid, expired, cancelled) is decided once, by one script in the
 // product's slot; orders of a sale with a payment timeout are registered there for expiry.
 import { type Fate, lifecycleKeys } from '../inventory/keys.ts';
-import { replyInts } from '../inventory/scripts.ts';
 import { type RedisClient, runBatch } from '../redis/connection.ts';
-import { replyInt, typedScript } from '../redis/lua.ts';
+import { replyInt, replyInts, typedScript } from '../redis/lua.ts';
 import type { OrderRecord } from './order.ts';
+import { fateOfReply } from './replies.ts';
 
 const LIFECYCLE_KEYS = ['sale', 'final', 'due', 'unpaid', 'settle'] as const;
 
@@ -29,36 +29,6 @@ const REGISTER = typedScript({
   args: ['orderId', 'payBy', 'userId', 'quantity'],
   parse: replyInt,
 });
-
-/** Reply codes of pay-or-cancel.lua. */
-export const FateReply = {
-  paidNow: 1,
-  cancelledNow: 2,
-  expiredNow: 3,
-  wasPaid: -1,
-  wasCancelled: -2,
-  wasExpired: -3,
-} as const;
-
-/** The fate a pay-or-cancel.lua reply names, and whether this call decided it. */
-export function fateOfReply(code: number): { fate: Fate; now: boolean } {
-  switch (code) {
-    case FateReply.paidNow:
-      return { fate: 'paid', now: true };
-    case FateReply.cancelledNow:
-      return { fate: 'cancelled', now: true };
-    case FateReply.expiredNow:
-      return { fate: 'expired', now: true };
-    case FateReply.wasPaid:
-      return { fate: 'paid', now: false };
-    case FateReply.wasCancelled:
-      return { fate: 'cancelled', now: false };
-    case FateReply.wasExpired:
-      return { fate: 'expired', now: false };
-    default:
-      throw new TypeError(`unexpected pay-or-cancel.lua reply ${code}`);
-  }
-}
 
 /** Pays (`pay`) or cancels (`cancel`) an order, or finds the fate it already has; see pay-or-cancel.lua. */
 export async function decideFate(

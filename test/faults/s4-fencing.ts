@@ -15,8 +15,9 @@
 import { Redis } from 'ioredis';
 import { SaleAdmin } from '../../src/inventory/admin.ts';
 import { shardKeys } from '../../src/inventory/keys.ts';
+import { ShardStatus } from '../../src/inventory/replies.ts';
 import { loadSale } from '../../src/inventory/sale.ts';
-import { replyInts, ShardStatus, withInventoryScripts } from '../../src/inventory/scripts.ts';
+import { RESERVE } from '../../src/inventory/scripts.ts';
 import { LockClient } from '../../src/lock/index.ts';
 import { lockKeys } from '../../src/lock/keys.ts';
 import { RedisServer } from '../support/redis-server.ts';
@@ -56,26 +57,27 @@ async function libraryLevel(result: ScenarioResult): Promise<void> {
     if (!sale) throw new Error('sale not created');
     const k = shardKeys(sale.shardKeys[0] as string);
     const token = lockKeys(k.lock).token;
-    const a = withInventoryScripts(redisA);
-    const b = withInventoryScripts(redisB);
+    const a = redisA;
+    const b = redisB;
     const stock = async () => Number(await redisB.get(k.stock));
     const reserve = (r: typeof a, owner: string, tok: number | string, orderId: string) =>
-      r
-        .flashsaleReserve(
-          k.lock,
-          token,
-          k.stock,
-          k.fence,
-          k.sold,
-          k.reservations,
-          owner,
-          tok,
-          1,
-          orderId,
-          JSON.stringify({ orderId }),
-          0,
-        )
-        .then(replyInts);
+      RESERVE.run(r, {
+        lock: k.lock,
+        tokenCounter: token,
+        stock: k.stock,
+        fence: k.fence,
+        sold: k.sold,
+        reservations: k.reservations,
+        owner: owner,
+        token: tok,
+        quantity: 1,
+        id: orderId,
+        entry: JSON.stringify({ orderId }),
+        deadline: 0,
+        startsAt: 0,
+        endsAt: 0,
+        fenced: '',
+      });
     const rounds: Record<string, unknown>[] = [];
 
     // Round 1: A's decrement is delayed past its lease; B took the shard meanwhile.

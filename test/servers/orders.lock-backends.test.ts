@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { shardKeys } from '../../src/inventory/keys.ts';
-import { RESERVE, ShardStatus, withInventoryScripts } from '../../src/inventory/scripts.ts';
+import { ShardStatus } from '../../src/inventory/replies.ts';
+import { RESERVE } from '../../src/inventory/scripts.ts';
 import { ExternalShardLocks } from '../../src/inventory/shard-locks.ts';
 import { until } from '../support/async.ts';
 import { LOCK_SERVERS } from '../support/lock-servers.ts';
@@ -91,7 +92,7 @@ for (const backend of LOCK_SERVERS) {
       };
       const a = (await ExternalShardLocks.connect(config)) as ExternalShardLocks;
       const b = (await ExternalShardLocks.connect(config)) as ExternalShardLocks;
-      const redis = withInventoryScripts(suite.infra.redis.client());
+      const redis = suite.infra.redis.client();
       const k = shardKeys(`stock:{fence-${backend.name}:1:0}`);
       await redis.set(k.stock, 10);
       const reserve = (owner: string, token: number, id: string) =>
@@ -120,7 +121,7 @@ for (const backend of LOCK_SERVERS) {
         assert.ok(newer.token > old.token);
         assert.equal((await reserve(newer.owner, newer.token, 'o-new'))[0], ShardStatus.ok);
         const [status] = await reserve(old.owner, old.token, 'o-old');
-        assert.equal(status, -2, 'the older token is fenced off');
+        assert.equal(status, ShardStatus.staleToken, 'the older token is fenced off');
         assert.equal(await redis.get(k.stock), '9', 'nothing taken by the fenced holder');
         await newer.release();
       } finally {

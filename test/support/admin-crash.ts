@@ -4,8 +4,9 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SaleAdmin } from '../../src/inventory/admin.ts';
 import { shardKeys, shardStockKey } from '../../src/inventory/keys.ts';
-import { type InventoryPipeline, withInventoryScripts } from '../../src/inventory/scripts.ts';
+import { INVENTORY_SCRIPTS, SWITCH } from '../../src/inventory/scripts.ts';
 import { LockClient } from '../../src/lock/index.ts';
+import { defineScripts } from '../../src/redis/lua.ts';
 import { admin, call, createSale, drained, type Infra, type Service } from './service.ts';
 
 export type Body = Record<string, unknown>;
@@ -42,7 +43,8 @@ export function crashKit(infra: Infra, svc: Service) {
    */
   function dyingAdmin(): { admin: SaleAdmin; died: () => boolean } {
     let died = false;
-    const redis = withInventoryScripts(infra.redis.client());
+    const redis = infra.redis.client();
+    defineScripts(redis, INVENTORY_SCRIPTS);
     const lockRedis = infra.redis.client();
     const locks = new LockClient(lockRedis, { watchdogLeaseMs: DYING_LEASE_MS });
     const die = async () => {
@@ -54,15 +56,17 @@ export function crashKit(infra: Infra, svc: Service) {
     const pipeline = redis.pipeline.bind(redis);
     Object.assign(redis, {
       pipeline: () => {
-        const p = pipeline() as InventoryPipeline;
+        const p = pipeline();
         const exec = p.exec.bind(p);
-        const flashsaleSwitch = p.flashsaleSwitch.bind(p);
+        // switch.lua is queued as its command (SWITCH.name) on the admin's pipeline.
+        const commands = p as unknown as Record<string, (...args: unknown[]) => unknown>;
+        const queueSwitch = (commands[SWITCH.name] as (...args: unknown[]) => unknown).bind(p);
         let switching = false;
+        commands[SWITCH.name] = (...args: unknown[]) => {
+          switching = true;
+          return queueSwitch(...args);
+        };
         return Object.assign(p, {
-          flashsaleSwitch: (...args: (string | number)[]) => {
-            switching = true;
-            return flashsaleSwitch(...args);
-          },
           exec: async () => {
             if (!switching) return exec();
             await die();
@@ -93,7 +97,7 @@ export function crashKit(infra: Infra, svc: Service) {
           else if (r.body.error === 'sold_out') return;
           else {
             assert.equal(r.status, 429, JSON.stringify(r.body));
-            await sleep(10);
+            await sleep(10); // a buyer's pause before retrying a busy order (pacing, not a wait)
           }
         }
       }),

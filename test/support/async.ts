@@ -1,5 +1,5 @@
-// Waiting in tests: the one poll-until helper and the one promise-timeout helper of the suite, and
-// a tracker that tells whether a promise has settled yet.
+// Waiting in tests: the one poll-until helper and the one promise-timeout helper of the suite, a
+// tracker that tells whether a promise has settled yet, and waiting for Redis' clock.
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface UntilOptions {
@@ -29,6 +29,27 @@ export async function until<T>(
     }
     await sleep(everyMs);
   }
+}
+
+/** Redis' clock in ms (TIME): the clock leases, deadlines and queue stamps are judged by. */
+export async function redisNow(client: { time(): Promise<unknown> }): Promise<number> {
+  const [seconds, micros] = (await client.time()) as [string | number, string | number];
+  return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+}
+
+/** Waits until Redis' clock is past `ms` (e.g. a deadline a script stamped with that clock). */
+export async function untilRedisPasses(client: { time(): Promise<unknown> }, ms: number, what: string) {
+  await until(what, async () => (await redisNow(client)) > ms);
+}
+
+/**
+ * Resolves once every command sent on this connection before the call has been answered and its reply
+ * handled: one connection answers in order, and a turn of the event loop runs the handlers' promise
+ * continuations. Orders a test after "whatever that client had in flight", without a sleep.
+ */
+export async function repliesHandled(redis: { ping(): Promise<unknown> }): Promise<void> {
+  await redis.ping();
+  await new Promise((resolve) => setImmediate(resolve));
 }
 
 /** `p`, or a rejection naming `what` if it has not settled within ms (the timer never outlives it). */

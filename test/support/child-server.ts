@@ -3,8 +3,7 @@
 // and always stopped (its data dir removed) with the test. A subclass supplies its spawn and probe.
 import type { ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { performance } from 'node:perf_hooks';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { until } from './async.ts';
 import { resourceDir, signalGroup } from './cleanup.ts';
 
 export abstract class ChildServer {
@@ -37,13 +36,14 @@ export abstract class ChildServer {
     const proc = this.launch();
     this.proc = proc;
     // Readiness has no event to wait for: the probe is asked again until the start timeout.
-    const deadline = performance.now() + this.startTimeoutMs;
-    while (performance.now() < deadline) {
-      if (proc.exitCode !== null) throw new Error(`${this.what} exited with ${proc.exitCode}`);
-      if (await this.ready()) return;
-      await sleep(25);
-    }
-    throw new Error(`${this.what} did not become ready within ${this.startTimeoutMs} ms`);
+    await until(
+      `${this.what} to become ready`,
+      async () => {
+        if (proc.exitCode !== null) throw new Error(`${this.what} exited with ${proc.exitCode}`);
+        return this.ready();
+      },
+      { timeoutMs: this.startTimeoutMs, everyMs: 25 },
+    );
   }
 
   /** SIGKILL (a crash); restart() brings it back on the same ports and data. */

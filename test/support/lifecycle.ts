@@ -11,12 +11,6 @@ export const pay = (url: string, orderId: string, userId: string): Promise<Reply
 export const cancel = (url: string, orderId: string, userId: string): Promise<Reply> =>
   call(url, 'POST', `/api/orders/${orderId}/cancel`, { userId });
 
-/** Redis' clock in ms: the one clock payment deadlines are judged by. */
-export async function redisNow(client: RedisClient): Promise<number> {
-  const [seconds, micros] = await client.time();
-  return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
-}
-
 /**
  * Waits until the product is quiescent — no reservation waiting for the writer, no fate waiting for
  * Postgres, no unit waiting to go back on sale — and asserts its reconcile; returns its admin status.

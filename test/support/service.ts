@@ -123,18 +123,21 @@ export interface Spawned {
   stop(): Promise<number | null>;
 }
 
-/** Runs src/<entry>.ts as a child process; resolves once /healthz answers (or the worker is up). */
+/**
+ * Runs src/<entry>.ts (or `script` with its arguments, an entry point of the same kind) as a child
+ * process; resolves once /healthz answers (or the worker is up).
+ */
 export async function spawnService(
   infra: ServiceInfra,
   entry: 'main' | 'api' | 'worker',
   env: Record<string, string> = {},
+  [script, ...args]: [string, ...string[]] = [`src/${entry}.ts`],
 ): Promise<Spawned> {
   const port = await freePort();
   let out = '';
-  const script = `src/${entry}.ts`;
   const proc = spawnOwned(
     process.execPath,
-    ['--import', 'tsx', script],
+    ['--import', 'tsx', script, ...args],
     {
       env: { ...process.env, ...infra.env, PORT: String(port), LOG_LEVEL: 'info', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -32,6 +32,7 @@
 -- ioredis sends a pipeline again after a reconnect when its replies were lost: the same order id
 -- must not take stock twice, so an order already reserved answers as it did the first time, even
 -- when the resent acquire found the lock taken by someone else meanwhile.
+--- @include "../../redis/scripts/includes/server-time.lua"
 local existing = redis.call('hget', KEYS[6], ARGV[4])
 if existing then
   return {1, tonumber(redis.call('get', KEYS[3]) or '0'), cjson.decode(existing).token}
@@ -42,8 +43,7 @@ local deadline = tonumber(ARGV[6])
 local startsAt = tonumber(ARGV[7] or '0')
 local endsAt = tonumber(ARGV[8] or '0')
 if deadline > 0 or startsAt > 0 or endsAt > 0 then
-  local t = redis.call('time')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local now = now_ms()
   if deadline > 0 and now > deadline then
     return {-4, 0, 0}
   end

@@ -5,13 +5,13 @@
 -- numbers, and only one switch can use them (it refuses a generation that is not newer).
 -- The reservation hash stays: its orders are still on their way to Postgres.
 --
--- KEYS[1] shard lock hash; with an external lock service (ARGV[2] given) the shard's fence key
+-- KEYS[1] lock: shard lock hash; with an external lock service (ARGV[2] given) the shard's fence key
 --   for that service instead (stock:{P:g:i}:fence:<service>)
--- KEYS[2] stock
--- KEYS[3] sold
--- KEYS[4] retired marker: JSON {stock, sold}, deleted when the retired shard is pruned
--- ARGV[1] owner id of the admin's hold
--- ARGV[2] fencing token of the admin's hold on an external lock service (etcd, ZooKeeper);
+-- KEYS[2] stock: stock:{P:g:i}
+-- KEYS[3] sold: stock:{P:g:i}:sold
+-- KEYS[4] retired: the retired marker, JSON {stock, sold}, deleted when the retired shard is pruned
+-- ARGV[1] owner: owner id of the admin's hold
+-- ARGV[2] token?: fencing token of the admin's hold on an external lock service (etcd, ZooKeeper);
 --   absent with Redis locks. Refused when older than the fence; the fence then moves up to it, so
 --   an order whose hold lapsed meanwhile can no longer reserve here
 -- Returns {status, stock, sold}: 1 retired now; -3 already retired, with the recorded numbers

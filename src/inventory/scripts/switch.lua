@@ -3,19 +3,19 @@
 -- change's journal (the sale hash's `pending` field, see journal.lua) ends in the same step: a
 -- journal is left only by a change that never switched.
 --
--- KEYS[1] sale hash            sale:{P}   (its `pending` field is deleted on switching)
--- KEYS[2] product->shards list  sale:{P}:shards
--- ARGV[1] new generation (must be newer than the current one)
--- ARGV[2] per-user limit (0 = none)
--- ARGV[3] change of total (units added to or removed from sale)
--- ARGV[4] units sold by the shards being retired (moved into retiredSold)
--- ARGV[5] creation time (ms), recorded when the sale is new
+-- KEYS[1] sale: sale hash sale:{P} (its `pending` field is deleted on switching)
+-- KEYS[2] shardList: the product->shards list, sale:{P}:shards
+-- ARGV[1] generation: the new generation (must be newer than the current one)
+-- ARGV[2] perUserLimit: 0 = none
+-- ARGV[3] totalDelta: change of total (units added to or removed from sale)
+-- ARGV[4] retiredSold: units sold by the shards being retired (moved into retiredSold)
+-- ARGV[5] createdAt: creation time (ms), recorded when the sale is new
 -- ARGV[6] startsAt: when orders open (server ms), "" = no bound
 -- ARGV[7] endsAt: when orders close (server ms), "" = no bound
 -- ARGV[8] paymentTimeoutSec: seconds an order has to be paid (0 = no payment needed)
 -- ARGV[9] returningTaken: units of expired/cancelled orders the new generation puts back on sale
---         (taken off the sale hash's `returning`)
--- ARGV[10..] stock keys of the new generation, in index order
+--   (taken off the sale hash's `returning`)
+-- ARGV[10..] ...stockKeys: stock keys of the new generation, in index order
 -- Returns 1 when switched, 0 when a newer generation is already current.
 local current = tonumber(redis.call('hget', KEYS[1], 'gen') or '0')
 if tonumber(ARGV[1]) <= current then

@@ -10,9 +10,9 @@
 -- KEYS[5] settle: hash orderId -> JSON {status, userId, quantity, at}
 -- ARGV[1] limit: most orders expired by this call
 -- Returns {orders expired, units returned by them, units of the sale waiting to go back on sale}.
---- @include "fate-lib.lua"
+--- @include "../../redis/scripts/includes/fate.lua"
 local k = {sale = KEYS[1], final = KEYS[2], due = KEYS[3], unpaid = KEYS[4], settle = KEYS[5]}
-local now = serverMs()
+local now = now_ms()
 local ids = redis.call('zrangebyscore', KEYS[3], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
 local orders, units = 0, 0
 for _, id in ipairs(ids) do

@@ -7,8 +7,8 @@
 -- ARGV[2] ttlSeconds: TTL of the key
 -- Returns {1, record, now} when claimed, {0, stored record, now} when the key was already taken
 -- (now: server time in ms). A resent claim of the same attempt answers 0 with its own record.
-local t = redis.call('time')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--- @include "../../redis/scripts/includes/server-time.lua"
+local now = now_ms()
 local stored = redis.call('get', KEYS[1])
 if stored then
   return {0, stored, now}

@@ -15,7 +15,7 @@
 -- ARGV[5] quantity: the order's units
 -- Returns one code: 1 paid now, 2 cancelled now, 3 expired now (paid too late), -1 already paid,
 -- -2 already cancelled, -3 already expired.
---- @include "fate-lib.lua"
+--- @include "../../redis/scripts/includes/fate.lua"
 local was = redis.call('hget', KEYS[2], ARGV[1])
 if was == 'paid' then
   return -1
@@ -25,7 +25,7 @@ elseif was == 'expired' then
   return -3
 end
 local k = {sale = KEYS[1], final = KEYS[2], due = KEYS[3], unpaid = KEYS[4], settle = KEYS[5]}
-local now = serverMs()
+local now = now_ms()
 local quantity = tonumber(ARGV[5])
 if ARGV[2] == 'cancel' then
   decide(k, ARGV[1], 'cancelled', ARGV[4], quantity, now)

@@ -5,10 +5,11 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import express, { type Router } from 'express';
 import { z } from 'zod';
-import { type LiveDeps, LiveView } from '../ops/live.ts';
-import { parse, productId } from './validation.ts';
+import { type LiveDeps, LiveView } from '../../ops/live.ts';
+import { parse, productId } from '../validation.ts';
+import { onlyMethods } from './allow.ts';
 
-const PAGE_DIR = fileURLToPath(new URL('./dashboard/', import.meta.url));
+const PAGE_DIR = fileURLToPath(new URL('../dashboard/', import.meta.url));
 const resolveModule = createRequire(import.meta.url).resolve;
 /** The chart library, served as the page's only third-party file. */
 const UPLOT = {
@@ -33,10 +34,13 @@ export function dashboardPage(): Router {
     res.set('Content-Security-Policy', CSP);
     res.set('Cache-Control', 'no-cache');
   };
-  router.get('/dashboard', (_req, res) => {
-    noSniff(res);
-    res.sendFile('index.html', { root: PAGE_DIR });
-  });
+  router
+    .route('/dashboard')
+    .get((_req, res) => {
+      noSniff(res);
+      res.sendFile('index.html', { root: PAGE_DIR });
+    })
+    .all(onlyMethods('GET'));
   for (const [name, file] of Object.entries(UPLOT)) {
     router.get(`/dashboard/${name}`, (_req, res) => {
       noSniff(res);
@@ -51,11 +55,14 @@ export function dashboardPage(): Router {
 export function liveRoutes(deps: LiveDeps): Router {
   const live = new LiveView(deps);
   const router = express.Router();
-  router.get('/products/:productId/live', async (req, res) => {
-    const id = parse(productId, req.params.productId, 'productId');
-    const since = parse(sinceQuery, req.query.since, 'since');
-    res.set('Cache-Control', 'no-store');
-    res.json(await live.product(id, since));
-  });
+  router
+    .route('/products/:productId/live')
+    .get(async (req, res) => {
+      const id = parse(productId, req.params.productId, 'productId');
+      const since = parse(sinceQuery, req.query.since, 'since');
+      res.set('Cache-Control', 'no-store');
+      res.json(await live.product(id, since));
+    })
+    .all(onlyMethods('GET'));
   return router;
 }

@@ -1,12 +1,7 @@
--- Shared by pay-or-cancel.lua and expire-due.lua (included, not loaded on its own): writes an unpaid order's
+-- Shared by the orders' pay-or-cancel.lua and expire-due.lua (an include): writes an unpaid order's
 -- fate, the one step after which it is paid for good or its units are on their way back on sale.
 -- The caller has checked that the order has no fate yet. Every key is in the product's slot.
-
--- Redis' clock in ms: the one clock deadlines are judged by.
-local function serverMs()
-  local t = redis.call('time')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+--- @include "server-time.lua"
 
 -- k: {sale, final, due, unpaid, settle}; status: 'paid' | 'expired' | 'cancelled'.
 local function decide(k, orderId, status, userId, quantity, now)

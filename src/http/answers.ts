@@ -1,0 +1,67 @@
+// How an outcome becomes an answer: typed errors by the status table, requests the transport could not
+// read (body not JSON or not decodable, path not decodable) as 4xx, anything else a logged 500.
+import type { Request, Response } from 'express';
+import { isCodedError, isConnectionError, UnavailableError } from '../errors.ts';
+import { type Answer, type ErrorAnswer, errorAnswer, HttpError } from './errors.ts';
+
+export function send(res: Response, answer: Answer): void {
+  res
+    .status(answer.status)
+    .set(answer.headers ?? {})
+    .json(answer.body);
+}
+
+/** The answer for a failure; an unexpected one is logged with the request and answered 500. */
+export function failure(err: unknown, req: Request): ErrorAnswer {
+  const answer = known(err);
+  if (answer) return answer;
+  req.log.error({ err, method: req.method, path: req.originalUrl }, 'unexpected error');
+  return errorAnswer(err);
+}
+
+/** The answer for a failure, without logging (for counting it; failure() answers it). */
+export function answerOf(err: unknown): ErrorAnswer {
+  return known(err) ?? errorAnswer(err);
+}
+
+function known(err: unknown): ErrorAnswer | undefined {
+  if (isCodedError(err)) return errorAnswer(err);
+  const refused = unreadable(err);
+  if (refused) return errorAnswer(refused);
+  if (isConnectionError(err)) return errorAnswer(new UnavailableError('Redis or Postgres', err));
+  return undefined;
+}
+
+/** Codes of zlib's decoding errors: gzip and deflate (Z_DATA_ERROR, ...), brotli (ERR__ERROR_FORMAT_...), zstd. */
+const DECODING_ERROR = /^(Z_|ERR__ERROR_|ERR_BROTLI|ERR_ZSTD|ZSTD_)/;
+
+/**
+ * The typed error for a request the transport could not read (body-parser's and the router's errors,
+ * told apart by their `type` or class), or undefined when `err` is not one.
+ */
+function unreadable(err: unknown): HttpError | undefined {
+  if (err instanceof URIError) return new HttpError('invalid_request', 'path: malformed percent-encoding');
+  if (!(err instanceof Error)) return undefined;
+  const { type, code, status } = err as { type?: unknown; code?: unknown; status?: unknown };
+  switch (type) {
+    case 'entity.parse.failed':
+      return new HttpError('invalid_request', 'body is not valid JSON');
+    case 'entity.too.large':
+      return new HttpError('payload_too_large', 'body larger than 16 kB');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new HttpError(
+        'unsupported_media_type',
+        'body must be UTF-8 JSON, sent as is or with Content-Encoding gzip, deflate or br',
+      );
+    case 'request.aborted':
+    case 'request.size.invalid':
+      return new HttpError('invalid_request', 'body does not match its Content-Length');
+  }
+  if (typeof code === 'string' && DECODING_ERROR.test(code))
+    return new HttpError('invalid_encoding', 'body does not decode as its Content-Encoding says');
+  // Any other refusal of the body reader (http-errors, 4xx): the request, not the service, is at fault.
+  if (typeof status === 'number' && status >= 400 && status < 500)
+    return new HttpError('invalid_request', 'the request could not be read');
+  return undefined;
+}

@@ -1,0 +1,3 @@
+-- Redis' clock for the service's scripts (an include): the lock library's helpers, now_ms() and
+-- now_ms_us(), so deadlines everywhere are judged by one clock written once.
+--- @include "../../../lock/scripts/time.lua"

@@ -20,7 +20,7 @@ const LINES_TICK = { exclude: (key: string) => key.startsWith('queue:{') };
  * Buyers a stand-in process puts in a line: so many that the service's own idle capacity (it offers
  * about a tenth of its limit per tick) cannot drain the line while a test looks at it.
  */
-const LONG_LINE = 100_000;
+const LONG_LINE = 2_000_000;
 
 /** A stand-in for one API process's admission control: the capacity a test hands out. */
 class Capacity {
@@ -104,8 +104,8 @@ describe('waiting-room line', () => {
     }
     const standing = lineB.standing(seen[30] as Arrival);
     assert.ok(standing.position >= 18 && standing.position <= 22, `position ${standing.position}`);
-    await a.room.stop();
-    await b.room.stop();
+    a.room.stop();
+    b.room.stop();
   });
 
   it('abandoned tickets do not stall the line: idle capacity moves it on', async () => {
@@ -126,7 +126,7 @@ describe('waiting-room line', () => {
       await a.room.tick();
       return line.admits(seen[29] as Arrival);
     });
-    await a.room.stop();
+    a.room.stop();
   });
 });
 
@@ -168,8 +168,8 @@ describe('waiting-room lottery', () => {
     assert.ok(admitted >= 9 && admitted <= 11, `about 10 admitted, got ${admitted}`);
     assert.ok(drawn.slice(0, admitted).every((x) => lineB.lets(x, now.ms)));
     assert.ok(drawn.slice(admitted).every((x) => !lineB.lets(x, now.ms)));
-    await a.room.stop();
-    await b.room.stop();
+    a.room.stop();
+    b.room.stop();
   });
 });
 
@@ -184,7 +184,8 @@ describe('waiting room over HTTP', () => {
     // The service reads its line once a tick: wait until it shows the crowd.
     await until('the service to see the line', async () => {
       const product = await call(svc.url, 'GET', `/api/products/${productId}`);
-      return ((product.body.queue as { waiting?: number } | undefined)?.waiting ?? 0) >= buyers;
+      // The service lets some in meanwhile: its idle slots move the line on too.
+      return ((product.body.queue as { waiting?: number } | undefined)?.waiting ?? 0) >= buyers / 2;
     });
     return other;
   }
@@ -222,10 +223,13 @@ describe('waiting room over HTTP', () => {
     assert.deepEqual(diffSnapshots(before, await snapshotRedis(infra.client, LINES_TICK)), []);
     const metrics = await (await fetch(`${svc.url}/metrics`)).text();
     assert.ok(Number(/^flashsale_waiting_room_invalid_tickets_total (\S+)$/m.exec(metrics)?.[1]) >= 3);
-    assert.ok(Number(/^flashsale_waiting_room_buyers (\S+)$/m.exec(metrics)?.[1]) >= LONG_LINE);
+    assert.ok(Number(/^flashsale_waiting_room_buyers (\S+)$/m.exec(metrics)?.[1]) >= LONG_LINE / 2);
     const product = await call(svc.url, 'GET', '/api/products/wr-http');
-    assert.ok((product.body.queue as { waiting: number }).waiting >= 50, JSON.stringify(product.body));
-    await other.room.stop();
+    assert.ok(
+      (product.body.queue as { waiting: number }).waiting >= LONG_LINE / 2,
+      JSON.stringify(product.body),
+    );
+    other.room.stop();
   });
 
   it('once the line reaches a ticket it places one order, and the ticket answers that order again', async () => {
@@ -244,7 +248,7 @@ describe('waiting room over HTTP', () => {
     const replay = await order('wr-served', 'patient', ticket);
     assert.deepEqual([replay.status, replay.body.orderId], [202, first.body.orderId]);
     assert.equal((await drained(svc.url, 'wr-served')).sold, 1);
-    await other.room.stop();
+    other.room.stop();
   });
 
   it('a lottery window: its seed is committed before, every buyer in it waits for the draw', async () => {
@@ -293,6 +297,6 @@ describe('waiting room over HTTP', () => {
         return again.body.error === 'sold_out';
       });
     }
-    await other.room.stop();
+    other.room.stop();
   });
 });

@@ -49,8 +49,10 @@ export interface QueueView {
 /** Waiting buyers come back at the earliest this soon, at the latest this late. */
 const MIN_RETRY_MS = 250;
 const MAX_RETRY_MS = 5000;
+/** The ETA of a line whose pace is not measured yet (its first tick): a second, not the maximum. */
+const UNKNOWN_ETA_MS = 1000;
 /** A let-in buyer is back within about this long: idle slots are offered at this pace. */
-const RETURN_MS = 1000;
+const RETURN_MS = 500;
 /** A line nobody here asked about for this long stops syncing. */
 const IDLE_MS = 30_000;
 
@@ -85,9 +87,13 @@ export class WaitingRoom {
     this.timer.unref();
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Stops the reports. A report under way is not waited for: on a shutdown its connection may already
+   * be closing, and a line left unreported costs only the arrivals since the last report.
+   */
+  stop(): void {
     clearInterval(this.timer);
-    await this.ticking;
+    this.capacity = undefined;
   }
 
   /** The buyer's place: its ticket's first-seen time (verified), or now. Throws InvalidTicketError. */
@@ -132,14 +138,23 @@ export class WaitingRoom {
     const { position, etaMs } = line.lets(arrival, now) ? { position: 0, etaMs: 0 } : line.standing(arrival);
     // In a lottery window nobody is served before the draw: come back once it has closed.
     const drawMs = line.drawing(now) ? (line.draw?.closesAt ?? now) - now : 0;
-    const finite = Math.max(drawMs, Number.isFinite(etaMs) ? etaMs : MAX_RETRY_MS);
+    const finite = Math.max(drawMs, Number.isFinite(etaMs) ? etaMs : UNKNOWN_ETA_MS);
     return new QueuedError(arrival.productId, {
       ticket,
       position,
       etaMs: finite,
-      retryAfterMs: Math.max(drawMs, Math.min(MAX_RETRY_MS, Math.max(MIN_RETRY_MS, finite))),
+      retryAfterMs: Math.max(drawMs, this.retryAfter(finite)),
       available: Number.isFinite(line.available) ? line.available : 0,
     });
+  }
+
+  /**
+   * When to come back: at the ETA, within bounds. A buyer let in but refused by admission control
+   * (ETA 0) is spread over a few MIN_RETRY_MS, so that such buyers do not return as one wave.
+   */
+  private retryAfter(etaMs: number): number {
+    const spread = etaMs < MIN_RETRY_MS ? MIN_RETRY_MS * 2 * Math.random() : 0;
+    return Math.round(Math.min(MAX_RETRY_MS, Math.max(MIN_RETRY_MS, etaMs) + spread));
   }
 
   /** A product's line (buyers waiting, how far behind now it serves) and lottery, for its page. */

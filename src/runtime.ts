@@ -7,7 +7,10 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { Kysely } from 'kysely';
 import { SaleChanges } from './admin/sale-changes.ts';
 import { ApiCluster } from './api-cluster.ts';
-import { type Config, ConfigError, loadConfig, redactUrl } from './config.ts';
+import { ConfigError } from './config/errors.ts';
+import { type Config, loadConfig } from './config/load.ts';
+import { redactUrl } from './config/redact.ts';
+import type { RedisSection } from './config/sections.ts';
 import { checkDatabase, createDatabase, type Database } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { type ApiExtension, createApp } from './http/app.ts';
@@ -69,8 +72,8 @@ export interface Runtime {
 }
 
 /** The Redis of the configuration: the cluster of REDIS_CLUSTER_NODES, else the server of REDIS_URL. */
-export function redisTarget(config: Config): RedisTarget {
-  return config.REDIS_CLUSTER_NODES ? { nodes: config.REDIS_CLUSTER_NODES } : { url: config.REDIS_URL };
+export function redisTarget(redis: RedisSection): RedisTarget {
+  return redis.clusterNodes ? { nodes: redis.clusterNodes } : { url: redis.url };
 }
 
 /** Redis connection for request work: fail fast (503) rather than queue commands while Redis is away. */
@@ -100,16 +103,16 @@ async function connectRedis(target: RedisTarget, name: string): Promise<RedisCli
 /** The shard locks' service of LOCK_BACKEND when it is not Redis; a clear startup error when unreachable. */
 async function connectLockService(config: Config, metrics: Metrics): Promise<ExternalShardLocks | undefined> {
   try {
-    return await ExternalShardLocks.connect(config, { onEvent: (e) => metrics.observeLock(e) });
+    return await ExternalShardLocks.connect(config.locks, { onEvent: (e) => metrics.observeLock(e) });
   } catch (err) {
     const where = {
       redis: undefined,
-      etcd: { service: 'etcd', at: config.ETCD_ENDPOINTS.join(','), variable: 'ETCD_ENDPOINTS' },
-      zookeeper: { service: 'ZooKeeper', at: config.ZOOKEEPER_CONNECT, variable: 'ZOOKEEPER_CONNECT' },
-    }[config.LOCK_BACKEND];
+      etcd: { service: 'etcd', at: config.locks.etcdEndpoints.join(','), variable: 'ETCD_ENDPOINTS' },
+      zookeeper: { service: 'ZooKeeper', at: config.locks.zookeeperConnect, variable: 'ZOOKEEPER_CONNECT' },
+    }[config.locks.backend];
     if (!where) throw err;
     throw new StartupError(
-      `${where.service} is unreachable at ${where.at}: start ${where.service} or set ${where.variable} (LOCK_BACKEND=${config.LOCK_BACKEND})`,
+      `${where.service} is unreachable at ${where.at}: start ${where.service} or set ${where.variable} (LOCK_BACKEND=${config.locks.backend})`,
     );
   }
 }
@@ -122,18 +125,19 @@ export async function boot(role: string, env: NodeJS.ProcessEnv = process.env): 
     if (err instanceof ConfigError) throw new StartupError(err.message);
     throw err;
   }
-  const logger = createLogger(config.LOG_LEVEL);
-  if (config.devToken) logger.warn('ADMIN_TOKEN not set: using the development token "dev-admin-token"');
-  const target = redisTarget(config);
+  const logger = createLogger(config.log.level);
+  if (config.admin.devToken)
+    logger.warn('ADMIN_TOKEN not set: using the development token "dev-admin-token"');
+  const target = redisTarget(config.redis);
   const redis = await connectRedis(target, `flashsale-${role}`);
-  const db = createDatabase(config.DATABASE_URL);
+  const db = createDatabase(config.postgres.url);
   try {
     await checkDatabase(db);
   } catch {
     redis.disconnect();
     await db.destroy().catch(() => {});
     throw new StartupError(
-      `Postgres is unreachable at ${redactUrl(config.DATABASE_URL)}: start PostgreSQL or set DATABASE_URL`,
+      `Postgres is unreachable at ${redactUrl(config.postgres.url)}: start PostgreSQL or set DATABASE_URL`,
     );
   }
   // Before anything is written: a start refused for an unreachable lock service changes nothing.
@@ -192,19 +196,16 @@ export async function startApi(rt: Runtime, extension?: ApiExtension): Promise<S
   const queues = prefixes.map((prefix) => orderQueue(rt, prefix));
   metrics.watchQueue(allQueues(queues));
   metrics.watchReservations(redis);
-  const handOff = new HandOff(queues, {
-    maxBatch: config.HANDOFF_MAX_BATCH,
-    maxWaitMs: config.HANDOFF_MAX_WAIT_MS,
-  });
+  const handOff = new HandOff(queues, config.handOff);
   const clock = await new RedisClock(redis).start();
   const replicas =
-    config.REDIS_WAIT_REPLICAS > 0
-      ? new ReplicaWait(redis, config.REDIS_WAIT_REPLICAS, config.REDIS_WAIT_TIMEOUT_MS)
+    config.redis.waitReplicas > 0
+      ? new ReplicaWait(redis, config.redis.waitReplicas, config.redis.waitTimeoutMs)
       : undefined;
   const reserver = new StockReserver(redis, locks, catalog, {
     clock,
-    leaseMs: config.LOCK_LEASE_MS,
-    waitMs: config.LOCK_WAIT_MS,
+    leaseMs: config.locks.leaseMs,
+    waitMs: config.locks.waitMs,
     replicas,
     external,
     onShardAttempt: (outcome, fallback) => metrics.observeShardAttempt(outcome, fallback),
@@ -228,21 +229,10 @@ export async function startApi(rt: Runtime, extension?: ApiExtension): Promise<S
     onSoldOutFastPath: () => metrics.soldOutFastPath.inc(),
   });
   const lag = new EventLoopLag();
-  const room = createWaitingRoom(config, { redis, catalog, now: () => clock.now() });
+  const room = createWaitingRoom(config.waitingRoom, { redis, catalog, now: () => clock.now() });
   const gate = new OrderGate({
-    admission: {
-      initialLimit: config.ADMISSION_LIMIT,
-      minLimit: config.ADMISSION_MIN_LIMIT,
-      maxLimit: config.ADMISSION_MAX_LIMIT,
-      targetMs: config.ADMISSION_TARGET_MS,
-      queueMs: config.ADMISSION_QUEUE_MS,
-      overloadQueueMs: config.ADMISSION_OVERLOAD_QUEUE_MS,
-      maxQueue: config.ADMISSION_MAX_QUEUE,
-      maxLagMs: config.ADMISSION_MAX_LAG_MS,
-      maxUtilization: config.ADMISSION_MAX_UTILIZATION,
-    },
-    perUser: config.RATE_LIMIT_PER_USER,
-    perAddress: config.RATE_LIMIT_PER_IP,
+    admission: config.admission,
+    ...config.rateLimits,
     isSoldOut: (productId) => catalog.isSoldOut(productId),
     loop: lag,
     onShed: (reason) => metrics.admissionShed.inc({ reason }),
@@ -261,24 +251,27 @@ export async function startApi(rt: Runtime, extension?: ApiExtension): Promise<S
     lockService: external,
     metrics,
     logger,
-    adminToken: config.ADMIN_TOKEN,
-    maxOrderQuantity: config.MAX_ORDER_QUANTITY,
+    adminToken: config.admin.token,
+    maxOrderQuantity: config.http.maxOrderQuantity,
     gate,
     room,
     failedJobsOf: (productId) => failedJobsOf(queues, productId),
     extend:
       extension &&
-      ((app) => extension(app, { redis, catalog, handOff, maxOrderQuantity: config.MAX_ORDER_QUANTITY })),
+      ((app) => extension(app, { redis, catalog, handOff, maxOrderQuantity: config.http.maxOrderQuantity })),
   });
   // X-Forwarded-For is believed only from TRUST_PROXY's addresses (req.ip for the per-address limit).
-  app.set('trust proxy', config.TRUST_PROXY);
+  app.set('trust proxy', config.http.trustProxy);
   const listener = withShedLane(app, { gate, onShed: () => metrics.orders.inc({ outcome: 'busy' }) });
   const server = Object.assign(createServer(listener), SERVER_TIMEOUTS, { maxConnections: MAX_CONNECTIONS });
   answerClientErrors(server);
-  server.listen({ port: config.PORT, host: config.HOST, backlog: LISTEN_BACKLOG });
+  server.listen({ port: config.http.port, host: config.http.host, backlog: LISTEN_BACKLOG });
   await once(server, 'listening');
   const address = server.address();
-  logger.info({ port: typeof address === 'object' && address ? address.port : config.PORT }, 'api listening');
+  logger.info(
+    { port: typeof address === 'object' && address ? address.port : config.http.port },
+    'api listening',
+  );
   // Closers run last-pushed first: stop the server (finishing in-flight requests) before the lock
   // client, hand-off, queue and subscriber those requests use.
   rt.closers.push(
@@ -291,7 +284,7 @@ export async function startApi(rt: Runtime, extension?: ApiExtension): Promise<S
     async () => void (await Promise.all(queues.map(closeBull))),
     () => handOff.close(),
     () => locks.close(),
-    () => closeServer(server, rt.config.SHUTDOWN_TIMEOUT_MS),
+    () => closeServer(server, rt.config.shutdown.timeoutMs),
   );
   return server;
 }
@@ -318,7 +311,7 @@ function startLifecycle(rt: Runtime, admin: SaleAdmin, limits: BuyerLimits, prod
     returns,
     limits,
     products,
-    intervalMs: config.EXPIRY_INTERVAL_MS,
+    intervalMs: config.lifecycle.expiryIntervalMs,
     onExpired: (orders) => metrics.orderFates.inc({ fate: 'expired' }, orders),
     logger,
   });
@@ -330,11 +323,11 @@ function startLifecycle(rt: Runtime, admin: SaleAdmin, limits: BuyerLimits, prod
  * primary) as that many worker processes sharing PORT, which then run startApi themselves.
  */
 export async function serveApi(rt: Runtime, extension?: ApiExtension): Promise<void> {
-  if (!cluster.isPrimary || rt.config.API_WORKERS === 1) {
+  if (!cluster.isPrimary || rt.config.http.apiWorkers === 1) {
     await startApi(rt, extension);
     return;
   }
-  const apis = new ApiCluster(rt.config.API_WORKERS, rt.logger);
+  const apis = new ApiCluster(rt.config.http.apiWorkers, rt.logger);
   // Pushed last, so closed first: the workers finish their requests before the writer drains.
   rt.closers.push(() => apis.stop());
   await apis.start();
@@ -371,11 +364,7 @@ export async function startWorker(rt: Runtime): Promise<void> {
     connection: rt.target,
     prefixes,
     db,
-    concurrency: config.WRITER_CONCURRENCY,
-    batchSize: config.WRITER_BATCH_SIZE,
-    batchMaxWaitMs: config.WRITER_BATCH_MS,
-    lockDurationMs: config.WRITER_LOCK_MS,
-    stalledIntervalMs: config.WRITER_STALLED_INTERVAL_MS,
+    ...config.writer,
     logger,
     onBatch: (s) => {
       metrics.writerBatchSize.observe(s.size);
@@ -383,7 +372,7 @@ export async function startWorker(rt: Runtime): Promise<void> {
     },
   });
   // Queues registered later (an API process started on a changed slot map) are consumed too.
-  const queueWatch = every(config.SWEEP_INTERVAL_MS, () =>
+  const queueWatch = every(config.lifecycle.sweepIntervalMs, () =>
     registeredQueues(redis)
       .then((found) => writer.consume(found))
       .catch((err: unknown) => logger.warn({ err }, 'reading the order queues failed; will retry')),
@@ -396,8 +385,8 @@ export async function startWorker(rt: Runtime): Promise<void> {
     redis,
     db,
     queue,
-    ageMs: config.SWEEP_AGE_MS,
-    intervalMs: config.SWEEP_INTERVAL_MS,
+    ageMs: config.lifecycle.sweepAgeMs,
+    intervalMs: config.lifecycle.sweepIntervalMs,
     logger,
   });
   const locks = new LockClient(redis);
@@ -407,15 +396,15 @@ export async function startWorker(rt: Runtime): Promise<void> {
   const recovery = startAdminRecovery({
     redis,
     admin,
-    ageMs: config.SWEEP_AGE_MS,
-    intervalMs: config.SWEEP_INTERVAL_MS,
+    ageMs: config.lifecycle.sweepAgeMs,
+    intervalMs: config.lifecycle.sweepIntervalMs,
     logger,
   });
   const reconcileWatch = startReconcileWatch({
     redis,
     db,
     metrics,
-    intervalMs: config.RECONCILE_INTERVAL_MS,
+    intervalMs: config.lifecycle.reconcileIntervalMs,
     logger,
   });
   if (reconcileWatch) rt.closers.push(() => reconcileWatch.close());
@@ -454,18 +443,18 @@ export async function startMetricsServer(rt: Runtime): Promise<Server | undefine
     }
   });
   try {
-    server.listen(config.PORT, config.HOST);
+    server.listen(config.http.port, config.http.host);
     await once(server, 'listening');
   } catch (err) {
-    logger.warn({ err, port: config.PORT }, 'metrics server not started (set PORT to a free port)');
+    logger.warn({ err, port: config.http.port }, 'metrics server not started (set PORT to a free port)');
     return undefined;
   }
   const address = server.address();
   logger.info(
-    { port: typeof address === 'object' && address ? address.port : config.PORT },
+    { port: typeof address === 'object' && address ? address.port : config.http.port },
     'metrics listening',
   );
-  rt.closers.push(() => closeServer(server, rt.config.SHUTDOWN_TIMEOUT_MS));
+  rt.closers.push(() => closeServer(server, rt.config.shutdown.timeoutMs));
   return server;
 }
 
@@ -495,7 +484,7 @@ export async function run(role: string, start: (rt: Runtime) => Promise<void>): 
     if (stopping) return;
     stopping = true;
     rt.logger.info({ signal }, 'shutting down');
-    const force = setTimeout(() => process.exit(1), rt.config.SHUTDOWN_TIMEOUT_MS);
+    const force = setTimeout(() => process.exit(1), rt.config.shutdown.timeoutMs);
     force.unref();
     // Last started, first closed: the server stops taking requests before the writer drains.
     for (const close of [...rt.closers].reverse())

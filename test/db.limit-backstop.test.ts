@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { type Kysely, sql } from 'kysely';
 import * as perUserLimitMigration from '../migrations/0002_per_user_limit.ts';
 import * as orderLimitMigration from '../migrations/0003_order_limit.ts';
+import { loadSection } from '../src/config/load.ts';
 import { createDatabase, type Database } from '../src/db/database.ts';
 import { saleLimit, upsertSaleLimit } from '../src/db/limits-repo.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
@@ -196,7 +197,13 @@ describe('writer with the per-user limit backstop', () => {
       batch.splice(10, 0, over);
       await reserveIn(redis.client(), batch);
       await Promise.all(batch.map((r) => enqueueOrder(queue, r)));
-      writer = startWriter({ connection: redis.url, db, batchSize: 30, batchMaxWaitMs: 50 });
+      writer = startWriter({
+        ...loadSection('writer', {}),
+        connection: redis.url,
+        db,
+        batchSize: 30,
+        batchMaxWaitMs: 50,
+      });
 
       const counts = () => queue.getJobCounts('waiting', 'active', 'delayed', 'completed', 'failed');
       await until(

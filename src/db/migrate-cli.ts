@@ -1,11 +1,11 @@
 // `tsx src/db/migrate-cli.ts` / `node dist/src/db/migrate-cli.js`: applies pending migrations to
 // DATABASE_URL and prints one line, so operators and CI see a result, not a stack trace.
-import { redactUrl } from '../config.ts';
+import { ConfigError } from '../config/errors.ts';
+import { loadSection } from '../config/load.ts';
+import { redactUrl } from '../config/redact.ts';
 import { UnavailableError } from '../errors.ts';
 import { checkDatabase, createDatabase } from './database.ts';
 import { migrateToLatest } from './migrate.ts';
-
-const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
 
 function causeMessage(err: Error): string {
   const cause = err.cause;
@@ -14,7 +14,13 @@ function causeMessage(err: Error): string {
 }
 
 async function main(): Promise<number> {
-  const url = process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
+  let url: string;
+  try {
+    ({ url } = loadSection('postgres'));
+  } catch (err) {
+    console.error(err instanceof ConfigError ? err.message : String(err));
+    return 1;
+  }
   const db = createDatabase(url, { max: 1 });
   try {
     await checkDatabase(db);
@@ -28,7 +34,7 @@ async function main(): Promise<number> {
   } catch (err) {
     if (err instanceof UnavailableError) {
       console.error(
-        `Postgres is unreachable at ${redactUrl(url, '<unparseable DATABASE_URL>')} (${causeMessage(err)}): start PostgreSQL or set DATABASE_URL`,
+        `Postgres is unreachable at ${redactUrl(url)} (${causeMessage(err)}): start PostgreSQL or set DATABASE_URL`,
       );
     } else {
       console.error(`migration failed: ${err instanceof Error ? err.message : String(err)}`);

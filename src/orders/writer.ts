@@ -3,8 +3,9 @@
 import { type Job, UnrecoverableError, Worker } from 'bullmq';
 import type { Kysely } from 'kysely';
 import { type Logger, pino } from 'pino';
+import type { WriterSection } from '../config/sections.ts';
 import { type Database, isConnectionError } from '../db/database.ts';
-import { existingOrderIds, insertOrders, MAX_ORDERS_PER_INSERT } from '../db/orders-repo.ts';
+import { existingOrderIds, insertOrders } from '../db/orders-repo.ts';
 import { UnavailableError } from '../errors.ts';
 import { deleteReservations, presentReservations } from '../inventory/reservations.ts';
 import { createRedisClient } from '../redis/connection.ts';
@@ -32,26 +33,17 @@ export interface BatchStats {
   ms: number;
 }
 
-export interface WriterOptions {
+/**
+ * Where the writer reads and writes, and its settings: config.writer (WRITER_* in
+ * src/config/sections.ts, which holds their defaults and bounds). `lockDurationMs` is the BullMQ lock
+ * of each held job, renewed while the job is held (also while its batch waits on Postgres): a killed
+ * writer's jobs go back to the queue about lockDurationMs + stalledIntervalMs after the kill.
+ */
+export interface WriterOptions extends WriterSection {
   connection: QueueConnection;
   /** Prefixes of the queues to consume (more can be added with `consume`). Default: the one default queue. */
   prefixes?: readonly string[];
   db: Kysely<Database>;
-  /** Jobs held at once; a batch can only be as big as this. Default 256. */
-  concurrency?: number;
-  /** Rows per insert. Default 128. */
-  batchSize?: number;
-  /** Longest a job waits for its batch to fill. Default 5 ms. */
-  batchMaxWaitMs?: number;
-  /**
-   * BullMQ lock of each held job, renewed every quarter to half of it while the job is held (also
-   * while its batch waits on Postgres). A killed writer's jobs go back to the queue once their locks
-   * have lapsed and a stalled check has seen that: about lockDurationMs + stalledIntervalMs after the
-   * kill, one interval more if the dead writer had run the last check. Default 10 s (BullMQ: 30 s).
-   */
-  lockDurationMs?: number;
-  /** How often this writer looks for jobs whose lock lapsed (any writer's). Default 5 s (BullMQ: 30 s). */
-  stalledIntervalMs?: number;
   logger?: Logger;
   /** Called after every committed batch (metrics, tests). */
   onBatch?: (stats: BatchStats) => void;
@@ -66,30 +58,6 @@ export interface Writer {
   consume(prefixes: readonly string[]): void;
   /** Stops taking jobs, flushes the open batch and waits until every held job is settled. */
   close(): Promise<void>;
-}
-
-const WRITER_DEFAULTS = {
-  concurrency: 256,
-  batchSize: 128,
-  batchMaxWaitMs: 5,
-  lockDurationMs: 10_000,
-  stalledIntervalMs: 5_000,
-} as const;
-
-/**
- * Shortest lock. A healthy writer loses a job only if its event loop or Redis stalls for over half
- * the lock; under a second, a long GC pause or a Redis hiccup would do, and the renewal of every
- * held job would run several times a second.
- */
-const MIN_LOCK_MS = 1_000;
-/** Shortest stalled-check period: each check reads the whole active list. */
-const MIN_STALLED_INTERVAL_MS = 100;
-
-function intOption(name: string, value: number, min: number, max: number): number {
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new RangeError(`writer option ${name} must be an integer in ${min}..${max}, got ${value}`);
-  }
-  return value;
 }
 
 /** SQLSTATE class 22 (data exception) / 23 (integrity violation): retrying the same row cannot help. */
@@ -117,32 +85,7 @@ function uniqueByOrderId(records: OrderRecord[]): OrderRecord[] {
 }
 
 export function startWriter(options: WriterOptions): Writer {
-  const concurrency = intOption('concurrency', options.concurrency ?? WRITER_DEFAULTS.concurrency, 1, 10_000);
-  const batchSize = intOption(
-    'batchSize',
-    options.batchSize ?? WRITER_DEFAULTS.batchSize,
-    1,
-    MAX_ORDERS_PER_INSERT,
-  );
-  const batchMaxWaitMs = intOption(
-    'batchMaxWaitMs',
-    options.batchMaxWaitMs ?? WRITER_DEFAULTS.batchMaxWaitMs,
-    1,
-    60_000,
-  );
-  const lockDurationMs = intOption(
-    'lockDurationMs',
-    options.lockDurationMs ?? WRITER_DEFAULTS.lockDurationMs,
-    MIN_LOCK_MS,
-    600_000,
-  );
-  const stalledIntervalMs = intOption(
-    'stalledIntervalMs',
-    options.stalledIntervalMs ?? WRITER_DEFAULTS.stalledIntervalMs,
-    MIN_STALLED_INTERVAL_MS,
-    600_000,
-  );
-  const { db, onBatch } = options;
+  const { db, onBatch, concurrency, batchSize, batchMaxWaitMs, lockDurationMs, stalledIntervalMs } = options;
   const logger = options.logger ?? pino({ level: 'silent' });
   const target = typeof options.connection === 'string' ? { url: options.connection } : options.connection;
   const prefixes = options.prefixes?.length ? options.prefixes : [DEFAULT_QUEUE_PREFIX];

@@ -3,6 +3,7 @@
 import { afterEach, beforeEach } from 'node:test';
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
+import { loadSection } from '../../src/config/load.ts';
 import { createDatabase, type Database } from '../../src/db/database.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
 import { countOrders } from '../../src/db/orders-repo.ts';
@@ -82,9 +83,9 @@ export function useWorld(): { world: World; waitUntilDrained(expectedRows: numbe
       extraDbs: [],
       start(overrides = {}) {
         const writer = startWriter({
+          ...loadSection('writer', {}),
           connection: redis.url,
           db,
-          concurrency: 256,
           batchSize: 100,
           batchMaxWaitMs: 5,
           onBatch: (s) => batches.push(s),

@@ -8,9 +8,10 @@ import type { Kysely } from 'kysely';
 import { SaleChanges } from './admin/sale-changes.ts';
 import { ApiCluster } from './api-cluster.ts';
 import { ConfigError } from './config/errors.ts';
-import { type Config, loadConfig } from './config/load.ts';
+import { type Config, loadConfig, type WorkerConfig } from './config/load.ts';
 import { redactUrl } from './config/redact.ts';
-import type { RedisSection } from './config/sections.ts';
+import type { LocksSection, RedisSection } from './config/sections.ts';
+import { postgresProblem } from './db/connect-problem.ts';
 import { checkDatabase, createDatabase, type Database } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { type ApiExtension, createApp } from './http/app.ts';
@@ -48,7 +49,6 @@ import { every } from './periodic.ts';
 import { RedisClock } from './redis/clock.ts';
 import {
   createRedisClient,
-  describeTarget,
   duplicateClient,
   type RedisClient,
   type RedisTarget,
@@ -58,8 +58,12 @@ import { createWaitingRoom } from './waiting-room/index.ts';
 
 export class StartupError extends Error {}
 
-export interface Runtime {
-  config: Config;
+/**
+ * What boot made for an entry point. `C` is WorkerConfig for a process without the admin routes (it
+ * needed no ADMIN_TOKEN), Config otherwise.
+ */
+export interface Runtime<C extends WorkerConfig = Config> {
+  config: C;
   logger: Logger;
   metrics: Metrics;
   redis: RedisClient;
@@ -89,62 +93,91 @@ async function connectRedis(target: RedisTarget, name: string): Promise<RedisCli
   try {
     await redis.connect();
     await redis.ping();
-  } catch {
+  } catch (err) {
     redis.disconnect();
-    throw new StartupError(
-      'nodes' in target
-        ? `Redis Cluster is unreachable at ${describeTarget(target)}: start the cluster or set REDIS_CLUSTER_NODES`
-        : `Redis is unreachable at ${target.url}: start redis-server or set REDIS_URL`,
-    );
+    throw new StartupError(redisProblem(target, err));
   }
   return redis;
 }
 
+/** The one line naming what to fix when Redis refused the first connection (never its password). */
+function redisProblem(target: RedisTarget, err: unknown): string {
+  const variable = 'nodes' in target ? 'REDIS_CLUSTER_NODES' : 'REDIS_URL';
+  const at =
+    'nodes' in target ? target.nodes.map((n) => `${n.host}:${n.port}`).join(',') : redactUrl(target.url);
+  const message = err instanceof Error ? err.message : String(err);
+  // Reachable, but the credentials are wrong or missing: starting Redis would not help.
+  if (/WRONGPASS|NOAUTH|invalid password|invalid username-password/i.test(message)) {
+    return `Redis at ${at} refused the login (${message.split('\n')[0]}): fix the user or password in ${variable}`;
+  }
+  return 'nodes' in target
+    ? `Redis Cluster is unreachable at ${at}: start the cluster or set REDIS_CLUSTER_NODES`
+    : `Redis is unreachable at ${at}: start redis-server or set REDIS_URL`;
+}
+
 /** The shard locks' service of LOCK_BACKEND when it is not Redis; a clear startup error when unreachable. */
-async function connectLockService(config: Config, metrics: Metrics): Promise<ExternalShardLocks | undefined> {
+async function connectLockService(
+  locks: LocksSection,
+  metrics: Metrics,
+): Promise<ExternalShardLocks | undefined> {
   try {
-    return await ExternalShardLocks.connect(config.locks, { onEvent: (e) => metrics.observeLock(e) });
+    return await ExternalShardLocks.connect(locks, { onEvent: (e) => metrics.observeLock(e) });
   } catch (err) {
     const where = {
       redis: undefined,
-      etcd: { service: 'etcd', at: config.locks.etcdEndpoints.join(','), variable: 'ETCD_ENDPOINTS' },
-      zookeeper: { service: 'ZooKeeper', at: config.locks.zookeeperConnect, variable: 'ZOOKEEPER_CONNECT' },
-    }[config.locks.backend];
+      etcd: { service: 'etcd', at: locks.etcdEndpoints.join(','), variable: 'ETCD_ENDPOINTS' },
+      zookeeper: { service: 'ZooKeeper', at: locks.zookeeperConnect, variable: 'ZOOKEEPER_CONNECT' },
+    }[locks.backend];
     if (!where) throw err;
     throw new StartupError(
-      `${where.service} is unreachable at ${where.at}: start ${where.service} or set ${where.variable} (LOCK_BACKEND=${config.locks.backend})`,
+      `${where.service} is unreachable at ${where.at}: start ${where.service} or set ${where.variable} (LOCK_BACKEND=${locks.backend})`,
     );
   }
 }
 
-export async function boot(role: string, env: NodeJS.ProcessEnv = process.env): Promise<Runtime> {
-  let config: Config;
+/** Reads the config (ADMIN_TOKEN only where `adminRoutes`); a refusal is a StartupError. */
+function readConfig(env: NodeJS.ProcessEnv, adminRoutes: boolean): Config | WorkerConfig {
   try {
-    config = loadConfig(env);
+    return adminRoutes ? loadConfig(env) : loadConfig(env, { adminRoutes: false });
   } catch (err) {
-    if (err instanceof ConfigError) throw new StartupError(err.message);
-    throw err;
+    throw err instanceof ConfigError ? new StartupError(err.message) : err;
   }
+}
+
+/**
+ * Config, connections checked, migrations: what every entry point needs before it starts its part.
+ * `{ adminRoutes: false }` (the worker) boots without ADMIN_TOKEN.
+ */
+export async function boot(name: string, env?: NodeJS.ProcessEnv): Promise<Runtime>;
+export async function boot(
+  name: string,
+  env: NodeJS.ProcessEnv,
+  options: { adminRoutes: false },
+): Promise<Runtime<WorkerConfig>>;
+export async function boot(
+  name: string,
+  env: NodeJS.ProcessEnv = process.env,
+  { adminRoutes } = { adminRoutes: true },
+): Promise<Runtime<Config | WorkerConfig>> {
+  const config = readConfig(env, adminRoutes);
   const logger = createLogger(config.log.level);
-  if (config.admin.devToken)
+  if ('admin' in config && config.admin.devToken)
     logger.warn('ADMIN_TOKEN not set: using the development token "dev-admin-token"');
   const target = redisTarget(config.redis);
-  const redis = await connectRedis(target, `flashsale-${role}`);
+  const redis = await connectRedis(target, `flashsale-${name}`);
   const db = createDatabase(config.postgres.url);
   try {
     await checkDatabase(db);
-  } catch {
+  } catch (err) {
     redis.disconnect();
     await db.destroy().catch(() => {});
-    throw new StartupError(
-      `Postgres is unreachable at ${redactUrl(config.postgres.url)}: start PostgreSQL or set DATABASE_URL`,
-    );
+    throw new StartupError(postgresProblem(err, config.postgres.url));
   }
   // Before anything is written: a start refused for an unreachable lock service changes nothing.
   const metrics = createMetrics();
   let lockService: ExternalShardLocks | undefined;
   try {
-    lockService = await connectLockService(config, metrics);
+    lockService = await connectLockService(config.locks, metrics);
   } catch (err) {
     redis.disconnect();
     await db.destroy().catch(() => {});
@@ -295,7 +328,12 @@ export async function startApi(rt: Runtime, extension?: ApiExtension): Promise<S
  * worker (over every sale) runs the sweep, and the claim in Redis makes each expiry happen once, so
  * expiry goes on while either kind of process is down.
  */
-function startLifecycle(rt: Runtime, admin: SaleAdmin, limits: BuyerLimits, products?: () => string[]) {
+function startLifecycle(
+  rt: Runtime<WorkerConfig>,
+  admin: SaleAdmin,
+  limits: BuyerLimits,
+  products?: () => string[],
+) {
   const { redis, db, metrics, logger, config } = rt;
   const returns = new UnitReturns(admin, (units) => metrics.unitsReturned.inc(units));
   const payments = new OrderPayments({
@@ -348,13 +386,13 @@ function closeServer(server: Server, budgetMs: number): Promise<void> {
 }
 
 /** A queue of the orders under `prefix`, its errors logged. */
-function orderQueue(rt: Runtime, prefix: string): OrderQueue {
+function orderQueue(rt: Runtime<WorkerConfig>, prefix: string): OrderQueue {
   const queue = createOrderQueue(rt.target, prefix);
   queue.on('error', (err) => rt.logger.warn({ err, prefix }, 'order queue error'));
   return queue;
 }
 
-export async function startWorker(rt: Runtime): Promise<void> {
+export async function startWorker(rt: Runtime<WorkerConfig>): Promise<void> {
   const { config, logger, metrics, db, redis } = rt;
   // The queues of this slot map and every one an API process registered (maybe on an older map).
   const own = queuePrefixes(redis);
@@ -424,7 +462,7 @@ export async function startWorker(rt: Runtime): Promise<void> {
  * GET /metrics and /healthz on PORT for a process without the API (the worker), so the writer's
  * batch metrics can be scraped. A taken port is logged and skipped: metrics never stop the writer.
  */
-export async function startMetricsServer(rt: Runtime): Promise<Server | undefined> {
+export async function startMetricsServer(rt: Runtime<WorkerConfig>): Promise<Server | undefined> {
   const { config, logger, metrics } = rt;
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
@@ -459,7 +497,7 @@ export async function startMetricsServer(rt: Runtime): Promise<Server | undefine
 }
 
 /** Closes what the runtime started, last started first, then its connections. */
-export async function shutdown(rt: Runtime): Promise<void> {
+export async function shutdown(rt: Runtime<WorkerConfig>): Promise<void> {
   for (const close of [...rt.closers].reverse()) {
     await close().catch((err: unknown) => rt.logger.warn({ err }, 'close failed'));
   }
@@ -467,11 +505,19 @@ export async function shutdown(rt: Runtime): Promise<void> {
   rt.redis.disconnect();
 }
 
-/** Runs an entry point: one clear line and exit 1 on a startup problem; graceful stop on signals. */
+/**
+ * Runs an entry point: one clear line and exit 1 on a startup problem; graceful stop on signals.
+ * The worker serves no admin routes, so it starts without ADMIN_TOKEN.
+ */
+export async function run(role: 'worker', start: (rt: Runtime<WorkerConfig>) => Promise<void>): Promise<void>;
+export async function run(role: 'main' | 'api', start: (rt: Runtime) => Promise<void>): Promise<void>;
 export async function run(role: string, start: (rt: Runtime) => Promise<void>): Promise<void> {
   let rt: Runtime;
   try {
-    rt = await boot(role);
+    // Without the admin routes, Runtime<WorkerConfig>: `start` is then the worker's, which reads no admin.
+    rt = (
+      role === 'worker' ? await boot(role, process.env, { adminRoutes: false }) : await boot(role)
+    ) as Runtime;
     await start(rt);
     if (role === 'worker') await startMetricsServer(rt);
   } catch (err) {

@@ -202,6 +202,25 @@ describe('loadConfig: the waiting room', () => {
   });
 });
 
+describe('newcomer findings', () => {
+  test('REDIS_URL with another scheme says the scheme is wrong, without the password', () => {
+    const line = assertRefused(
+      { ...base, REDIS_URL: 'http://:secret@cache:6379' },
+      'REDIS_URL',
+      /redis:\/\//,
+    );
+    assert.doesNotMatch(line, /secret|unreachable/);
+    assert.equal(loadConfig({ ...base, REDIS_URL: 'rediss://cache:6380' }).redis.url, 'rediss://cache:6380');
+  });
+
+  test('a process without admin routes (the worker) needs no ADMIN_TOKEN', () => {
+    const config = loadConfig({}, { adminRoutes: false });
+    assert.equal('admin' in config, false);
+    assert.equal(config.writer.concurrency, 256);
+    assert.throws(() => loadConfig({ PORT: 'x' }, { adminRoutes: false }), /PORT/);
+  });
+});
+
 describe('secrets', () => {
   test('redactUrl masks the password, also of text that is not a URL', () => {
     assert.equal(redactUrl('redis://:secret@cache:6379'), 'redis://:***@cache:6379');

@@ -2,16 +2,10 @@
 // DATABASE_URL and prints one line, so operators and CI see a result, not a stack trace.
 import { ConfigError } from '../config/errors.ts';
 import { loadSection } from '../config/load.ts';
-import { redactUrl } from '../config/redact.ts';
 import { UnavailableError } from '../errors.ts';
+import { postgresProblem } from './connect-problem.ts';
 import { checkDatabase, createDatabase } from './database.ts';
 import { migrateToLatest } from './migrate.ts';
-
-function causeMessage(err: Error): string {
-  const cause = err.cause;
-  if (cause instanceof AggregateError && cause.errors[0] instanceof Error) return cause.errors[0].message;
-  return cause instanceof Error && cause.message ? cause.message : err.message;
-}
 
 async function main(): Promise<number> {
   let url: string;
@@ -33,9 +27,7 @@ async function main(): Promise<number> {
     return 0;
   } catch (err) {
     if (err instanceof UnavailableError) {
-      console.error(
-        `Postgres is unreachable at ${redactUrl(url)} (${causeMessage(err)}): start PostgreSQL or set DATABASE_URL`,
-      );
+      console.error(postgresProblem(err, url));
     } else {
       console.error(`migration failed: ${err instanceof Error ? err.message : String(err)}`);
     }

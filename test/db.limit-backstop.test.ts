@@ -14,8 +14,8 @@ import { migrateToLatest } from '../src/db/migrate.ts';
 import { countOrders, insertOrders } from '../src/db/orders-repo.ts';
 import { shardStockKey } from '../src/inventory/keys.ts';
 import type { OrderRecord } from '../src/orders/order.ts';
+import { OrderWriter } from '../src/orders/order-writer.ts';
 import { createOrderQueue, enqueueOrder } from '../src/orders/queue.ts';
-import { startWriter } from '../src/orders/writer.ts';
 import { until } from './support/async.ts';
 import { createTestDatabase, type TestDatabase } from './support/postgres.ts';
 import { RedisServer } from './support/redis-server.ts';
@@ -186,7 +186,7 @@ describe('writer with the per-user limit backstop', () => {
     const tdb = await createTestDatabase();
     const db = createDatabase(tdb.url);
     const queue = createOrderQueue(redis.url);
-    let writer: ReturnType<typeof startWriter> | undefined;
+    let writer: OrderWriter | undefined;
     try {
       await migrateToLatest(db);
       await upsertSaleLimit(db, 'wl', 2);
@@ -197,7 +197,7 @@ describe('writer with the per-user limit backstop', () => {
       batch.splice(10, 0, over);
       await reserveIn(redis.client(), batch);
       await Promise.all(batch.map((r) => enqueueOrder(queue, r)));
-      writer = startWriter({
+      writer = new OrderWriter({
         ...loadSection('writer', {}),
         connection: redis.url,
         db,

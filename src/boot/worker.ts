@@ -7,6 +7,7 @@ import { LockClient } from '../lock/index.ts';
 import { allQueues } from '../metrics.ts';
 import { startReconcileWatch } from '../ops/reconcile-watch.ts';
 import { BuyerLimits } from '../orders/buyer-limit.ts';
+import { OrderWriter } from '../orders/order-writer.ts';
 import {
   closeBull,
   type OrderQueue,
@@ -15,7 +16,6 @@ import {
   registerQueues,
 } from '../orders/queue.ts';
 import { startSweeper } from '../orders/sweeper.ts';
-import { startWriter } from '../orders/writer.ts';
 import { every } from '../periodic.ts';
 import type { Runtime } from './boot.ts';
 import { orderQueue, startLifecycle } from './parts.ts';
@@ -26,7 +26,7 @@ async function startOrderWriter(rt: Runtime<WorkerConfig>) {
   const own = queuePrefixes(redis);
   await registerQueues(redis, own);
   const prefixes = [...new Set([...own, ...(await registeredQueues(redis))])];
-  const writer = startWriter({
+  const writer = new OrderWriter({
     connection: rt.target,
     prefixes,
     db,

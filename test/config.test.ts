@@ -45,6 +45,7 @@ describe('loadConfig: sections and defaults', () => {
       trustProxy: false,
       maxOrderQuantity: 100,
     });
+    assert.deepEqual(c.mode, { nodeEnv: 'development', devRun: false });
     assert.deepEqual(c.admin, { token: TOKEN, devToken: false });
     assert.deepEqual(c.log, { level: 'info' });
     assert.deepEqual(c.locks, {

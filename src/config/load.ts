@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { Variable } from './env-schema.ts';
 import { ConfigError } from './errors.ts';
 import { redactUrl } from './redact.ts';
-import { type ParsedSections, SECTIONS } from './sections.ts';
+import { type ModeSection, type ParsedSections, SECTIONS } from './sections.ts';
 
 /** The admin token of a development run (`npm start`); the CLI sends it when ADMIN_TOKEN is unset. */
 export const DEV_ADMIN_TOKEN = 'dev-admin-token';
@@ -75,19 +75,18 @@ function checkRedis(redis: ParsedSections['redis'], env: Env): void {
   }
 }
 
+/** A development run: FLASHSALE_DEV_RUN=1 (`npm start`), never with NODE_ENV=production. */
+function isDevRun({ nodeEnv, devRun }: ModeSection): boolean {
+  return devRun && nodeEnv !== 'production';
+}
+
 /**
  * The admin token. Without ADMIN_TOKEN only a development run (`FLASHSALE_DEV_RUN=1`, not in
  * production; `npm start` is one) starts, with the well-known token `dev-admin-token`.
  */
-/** A development run: FLASHSALE_DEV_RUN=1 (`npm start`), never with NODE_ENV=production. */
-function isDevRun({ nodeEnv, devRun }: ParsedSections['admin']): boolean {
-  return devRun && nodeEnv !== 'production';
-}
-
-function adminSection(admin: ParsedSections['admin']): AdminSection {
-  const { token, nodeEnv } = admin;
-  const production = nodeEnv === 'production';
-  const dev = isDevRun(admin);
+function adminSection({ token }: ParsedSections['admin'], mode: ModeSection): AdminSection {
+  const production = mode.nodeEnv === 'production';
+  const dev = isDevRun(mode);
   const chosen = token ?? (dev ? DEV_ADMIN_TOKEN : '');
   if (chosen === '' || (chosen === DEV_ADMIN_TOKEN && !dev)) {
     throw new ConfigError(
@@ -135,8 +134,8 @@ export function loadConfig(env: Env = process.env, options = { adminRoutes: true
   if (!options.adminRoutes) return sections;
   return {
     ...sections,
-    admin: adminSection(admin),
-    waitingRoom: waitingRoomSection(waitingRoom, isDevRun(admin)),
+    admin: adminSection(admin, sections.mode),
+    waitingRoom: waitingRoomSection(waitingRoom, isDevRun(sections.mode)),
   };
 }
 

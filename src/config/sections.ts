@@ -15,8 +15,8 @@ import {
 
 /**
  * The sections, by name. Numbers are integers within the bounds shown; an empty value means "not
- * set". A new section is one more entry here (its type follows: `Config['<name>']`), plus any check
- * across its fields in load.ts.
+ * set". A new section is one more entry here (its type follows: `Config['<name>']`); a check across
+ * fields, or a secret required outside a development run (like ADMIN_TOKEN), goes in load.ts.
  */
 export const SECTIONS = {
   redis: {
@@ -54,12 +54,11 @@ export const SECTIONS = {
     /** Largest quantity one order may ask for. Default 100, 1..1000000. */
     maxOrderQuantity: variable('MAX_ORDER_QUANTITY', int(100, 1, 1_000_000)),
   },
-  admin: {
-    /** Bearer token of the admin endpoints; required unless FLASHSALE_DEV_RUN=1 (see load.ts). */
-    token: variable('ADMIN_TOKEN', z.string().optional()),
-    /** `production` enforces a real ADMIN_TOKEN (at least 16 characters). Default `development`. */
+  /** What kind of run this is: the secrets a process requires depend on it (load.ts). */
+  mode: {
+    /** `production` enforces real secrets (ADMIN_TOKEN of at least 16 characters). Default `development`. */
     nodeEnv: variable('NODE_ENV', z.string().default('development')),
-    /** `1`: a local run (`npm start`), which may use the development admin token. */
+    /** `1`: a local run (`npm start`), which may use well-known development secrets (not in production). */
     devRun: variable(
       'FLASHSALE_DEV_RUN',
       z
@@ -67,6 +66,10 @@ export const SECTIONS = {
         .optional()
         .transform((v) => v === '1'),
     ),
+  },
+  admin: {
+    /** Bearer token of the admin endpoints; required unless FLASHSALE_DEV_RUN=1 (see load.ts). */
+    token: variable('ADMIN_TOKEN', z.string().optional()),
   },
   log: {
     /** pino level; `debug` logs every order. Default `info`. */
@@ -188,6 +191,7 @@ type Parsed<S extends Record<string, Variable>> = { [F in keyof S]: z.output<S[F
 /** Every section as parsed from the environment, before the checks across fields (load.ts). */
 export type ParsedSections = { [N in keyof typeof SECTIONS]: Parsed<(typeof SECTIONS)[N]> };
 
+export type ModeSection = ParsedSections['mode'];
 export type RedisSection = ParsedSections['redis'];
 export type LocksSection = ParsedSections['locks'];
 export type HandOffSection = ParsedSections['handOff'];

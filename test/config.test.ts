@@ -214,11 +214,12 @@ describe('newcomer findings', () => {
     assert.equal(loadConfig({ ...base, REDIS_URL: 'rediss://cache:6380' }).redis.url, 'rediss://cache:6380');
   });
 
-  test('a process without admin routes (the worker) needs no ADMIN_TOKEN', () => {
-    const config = loadConfig({}, { adminRoutes: false });
+  test('a process without the API (the worker) needs neither ADMIN_TOKEN nor QUEUE_SECRET', () => {
+    const config = loadConfig({}, { api: false });
     assert.equal('admin' in config, false);
+    assert.equal('waitingRoom' in config, false);
     assert.equal(config.writer.concurrency, 256);
-    assert.throws(() => loadConfig({ PORT: 'x' }, { adminRoutes: false }), /PORT/);
+    assert.throws(() => loadConfig({ PORT: 'x' }, { api: false }), /PORT/);
   });
 });
 

@@ -13,8 +13,8 @@ import { checkPostgres, connectLockService, connectRedis, redisTarget } from './
 import { StartupError } from './startup-error.ts';
 
 /**
- * What boot made for an entry point. `C` is WorkerConfig for a process without the admin routes (it
- * needed no ADMIN_TOKEN), Config otherwise.
+ * What boot made for an entry point. `C` is WorkerConfig for a process without the API (it needed
+ * no ADMIN_TOKEN or QUEUE_SECRET), Config otherwise.
  */
 export interface Runtime<C extends WorkerConfig = Config> {
   config: C;
@@ -30,10 +30,10 @@ export interface Runtime<C extends WorkerConfig = Config> {
   closers: Array<() => Promise<unknown>>;
 }
 
-/** Reads the config (ADMIN_TOKEN only where `adminRoutes`); a refusal is a StartupError. */
-function readConfig(env: NodeJS.ProcessEnv, adminRoutes: boolean): Config | WorkerConfig {
+/** Reads the config (the API's secrets only where `api`); a refusal is a StartupError. */
+function readConfig(env: NodeJS.ProcessEnv, api: boolean): Config | WorkerConfig {
   try {
-    return adminRoutes ? loadConfig(env) : loadConfig(env, { adminRoutes: false });
+    return api ? loadConfig(env) : loadConfig(env, { api: false });
   } catch (err) {
     throw err instanceof ConfigError ? new StartupError(err.message) : err;
   }
@@ -41,24 +41,24 @@ function readConfig(env: NodeJS.ProcessEnv, adminRoutes: boolean): Config | Work
 
 /**
  * Config, connections checked, migrations: what every entry point needs before it starts its part.
- * `name` names the Redis connection (`flashsale-<name>`). `{ adminRoutes: false }` (the worker) boots
- * without ADMIN_TOKEN.
+ * `name` names the Redis connection (`flashsale-<name>`). `{ api: false }` (the worker) boots without
+ * the API's secrets (ADMIN_TOKEN, QUEUE_SECRET).
  *
  * @example
- * const rt = await boot('worker', process.env, { adminRoutes: false });
+ * const rt = await boot('worker', process.env, { api: false });
  */
 export async function boot(name: string, env?: NodeJS.ProcessEnv): Promise<Runtime>;
 export async function boot(
   name: string,
   env: NodeJS.ProcessEnv,
-  options: { adminRoutes: false },
+  options: { api: false },
 ): Promise<Runtime<WorkerConfig>>;
 export async function boot(
   name: string,
   env: NodeJS.ProcessEnv = process.env,
-  { adminRoutes } = { adminRoutes: true },
+  { api } = { api: true },
 ): Promise<Runtime<Config | WorkerConfig>> {
-  const config = readConfig(env, adminRoutes);
+  const config = readConfig(env, api);
   const logger = createLogger(config.log.level);
   if ('admin' in config && config.admin.devToken)
     logger.warn('ADMIN_TOKEN not set: using the development token "dev-admin-token"');

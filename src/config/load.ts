@@ -115,7 +115,8 @@ function waitingRoomSection(
 
 /**
  * Reads and validates the configuration once, at start. Throws ConfigError with one line naming the
- * variable. A process without admin routes (`{ adminRoutes: false }`: the worker) needs no ADMIN_TOKEN.
+ * variable. A process without the API (`{ api: false }`: the worker) needs neither ADMIN_TOKEN nor
+ * QUEUE_SECRET.
  *
  * @example
  * ```ts
@@ -125,13 +126,13 @@ function waitingRoomSection(
  * ```
  */
 export function loadConfig(env?: Env): Config;
-export function loadConfig(env: Env, options: { adminRoutes: false }): WorkerConfig;
-export function loadConfig(env: Env = process.env, options = { adminRoutes: true }): Config | WorkerConfig {
+export function loadConfig(env: Env, options: { api: false }): WorkerConfig;
+export function loadConfig(env: Env = process.env, options = { api: true }): Config | WorkerConfig {
   const cleaned = withoutEmpty(env);
   const { admin, waitingRoom, ...sections } = parseSections(cleaned, SECTIONS) as ParsedSections;
   checkAdmission(sections.admission);
   checkRedis(sections.redis, cleaned);
-  if (!options.adminRoutes) return sections;
+  if (!options.api) return sections;
   return {
     ...sections,
     admin: adminSection(admin, sections.mode),

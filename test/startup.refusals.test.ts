@@ -2,7 +2,7 @@
 // or Postgres, invalid configuration, production without a proper ADMIN_TOKEN.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { withTimeout } from './support/async.ts';
+import { until, withTimeout } from './support/async.ts';
 import { signalGroup, spawnOwned } from './support/cleanup.ts';
 import { freePort } from './support/redis-server.ts';
 import {
@@ -281,6 +281,8 @@ describe('starting without ADMIN_TOKEN and QUEUE_SECRET', () => {
     const infra = await startInfra();
     try {
       const worker = await spawnService(infra, 'worker', { ADMIN_TOKEN: '', QUEUE_SECRET: '' });
+      // Up to the end of its start (the metrics server is last), so SIGTERM meets its graceful stop.
+      await until('the worker to serve /metrics', () => worker.output().includes('metrics listening'));
       assert.equal(await worker.stop(), 0, worker.output());
       const exit = await runMain({
         REDIS_URL: infra.env.REDIS_URL as string,

@@ -1,5 +1,5 @@
-// Reads the environment once into typed sections (sections.ts), then checks what spans fields: the
-// admission limits' order, one Redis or a cluster, the admin token. Pure: it reads only `env`.
+// Reads the environment once into typed sections (sections.ts) and checks what spans fields (admission
+// limits, one Redis or a cluster, the API's secrets ADMIN_TOKEN and QUEUE_SECRET). Pure: reads only env.
 import { z } from 'zod';
 import type { Variable } from './env-schema.ts';
 import { ConfigError } from './errors.ts';

@@ -7,9 +7,10 @@ import { findOrderByTicket } from '../db/orders-repo.ts';
 import { type FlashsaleError, isConnectionError, UnavailableError } from '../errors.ts';
 import type { Catalog } from '../inventory/catalog.ts';
 import { ReservationInDoubtError, SoldOutError, UnknownProductError } from '../inventory/errors.ts';
+import type { ShardRef } from '../inventory/keys.ts';
 import { findReservation } from '../inventory/reservations.ts';
 import type { StockReserver } from '../inventory/reserve.ts';
-import { windowRefusal } from '../inventory/sale.ts';
+import { type Sale, windowRefusal } from '../inventory/sale.ts';
 import type { RedisClock } from '../redis/clock.ts';
 import type { RedisClient } from '../redis/connection.ts';
 import { eventually } from '../redis/eventually.ts';
@@ -161,25 +162,7 @@ export class PlaceOrder {
         productId: req.productId,
         quantity: req.quantity,
         deadline: attempt.deadline,
-        entry: (shard) => {
-          const orderId = orderIdFor(shard, attempt.ticket);
-          const value = {
-            orderId,
-            productId: shard.productId,
-            userId: req.userId,
-            quantity: req.quantity,
-            shardKey: shard.key,
-            generation: shard.generation,
-            shardIndex: shard.index,
-            reservedAt: Date.now(),
-            perUserLimit: sale.perUserLimit,
-            // The deadline is in Redis' time, the clock that judges it (pay-or-cancel.lua, expire-due.lua).
-            ...(sale.paymentTimeoutSec > 0 && {
-              payBy: this.deps.clock.now() + sale.paymentTimeoutSec * 1000,
-            }),
-          };
-          return { id: orderId, value };
-        },
+        entry: (shard) => this.entry(req, sale, shard, attempt),
       });
       record = { ...r.value, token: r.token };
       replicated = r.replicated;
@@ -202,6 +185,25 @@ export class PlaceOrder {
     // Not acknowledged, but not withdrawn either: its claims stay with it (see NotReplicatedError).
     if (!replicated) throw new NotReplicatedError(record.orderId);
     return record;
+  }
+
+  /** The reservation (the outbox entry) an order leaves in the shard it is taken from. */
+  private entry(req: OrderRequest, sale: Sale, shard: ShardRef, attempt: Attempt) {
+    const orderId = orderIdFor(shard, attempt.ticket);
+    const value = {
+      orderId,
+      productId: shard.productId,
+      userId: req.userId,
+      quantity: req.quantity,
+      shardKey: shard.key,
+      generation: shard.generation,
+      shardIndex: shard.index,
+      reservedAt: Date.now(),
+      perUserLimit: sale.perUserLimit,
+      // The deadline is in Redis' time, the clock that judges it (pay-or-cancel.lua, expire-due.lua).
+      ...(sale.paymentTimeoutSec > 0 && { payBy: this.deps.clock.now() + sale.paymentTimeoutSec * 1000 }),
+    };
+    return { id: orderId, value };
   }
 
   /**

@@ -3,6 +3,9 @@
 import { isIP } from 'node:net';
 import os from 'node:os';
 import { z } from 'zod';
+import { type BuyerAuth, ConfigError, checkSecurity, isProduction, securityEnv } from './config-security.ts';
+
+export { ConfigError };
 
 /** The admin token of a development run (`npm start`); the CLI sends it when ADMIN_TOKEN is unset. */
 export const DEV_ADMIN_TOKEN = 'dev-admin-token';
@@ -52,7 +55,7 @@ function trustedProxyEntry(entry: string): boolean {
  * value means "not set". A value out of bounds stops the process at start with one line naming it.
  */
 const schema = z.object({
-  /** `production` enforces a real ADMIN_TOKEN (at least 16 characters). Default `development`. */
+  /** `production` (any case) is never a development run. Default `development`. */
   NODE_ENV: z.string().default('development'),
   /** Redis for stock, locks and the order queue. Default `redis://127.0.0.1:6379`. */
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
@@ -191,6 +194,8 @@ const schema = z.object({
   RATE_LIMIT_PER_USER: rateLimit('off'),
   /** Orders per client address in each API process: `<per second>:<burst>` or `off`. */
   RATE_LIMIT_PER_IP: rateLimit('off'),
+  /** Wrong admin tokens per client address: `<per second>:<burst>` or `off`; past it, 429 without a look at the token. */
+  ADMIN_AUTH_FAILURES: rateLimit('0.1:10'),
   /** Admission control (src/http/admission.ts): the adaptive limit of orders in flight per process. */
   ADMISSION_LIMIT: int(128, 1, 100_000),
   ADMISSION_MIN_LIMIT: int(8, 1, 100_000),
@@ -213,17 +218,19 @@ const schema = z.object({
   QUEUE_SECRET: z.string().optional(),
   /** `on`: under excess demand, orders are answered 429 queued and admitted first come, first served; `off`: 429 busy. */
   WAITING_ROOM: z.enum(['on', 'off']).default('on'),
+  ...securityEnv,
 });
 
-/** The validated configuration; `devToken` is true when the development admin token is in use. */
+/**
+ * The validated configuration; `devToken` is true when the development admin token is in use,
+ * `buyerAuth` is BUYER_AUTH with its development-run default applied.
+ */
 export type Config = Omit<z.infer<typeof schema>, 'ADMIN_TOKEN' | 'QUEUE_SECRET'> & {
   ADMIN_TOKEN: string;
   devToken: boolean;
   QUEUE_SECRET: string;
+  buyerAuth: BuyerAuth;
 };
-
-/** A configuration value is missing or invalid; its message is the one line to print. */
-export class ConfigError extends Error {}
 
 /**
  * Reads and validates the configuration once, at start. Throws ConfigError with one line naming the
@@ -259,7 +266,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       'invalid configuration: set REDIS_URL (one Redis) or REDIS_CLUSTER_NODES (a Redis Cluster), not both',
     );
   }
-  const production = c.NODE_ENV === 'production';
+  // Case-insensitive: `NODE_ENV=Production` is production, and never a development run.
+  const production = isProduction(c.NODE_ENV);
   // The well-known development token only for a run that says it is one (`npm start` does).
   const devRun = !production && env.FLASHSALE_DEV_RUN === '1';
   const token = c.ADMIN_TOKEN ?? (devRun ? DEV_ADMIN_TOKEN : '');
@@ -268,16 +276,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       'invalid configuration: ADMIN_TOKEN must be set (or FLASHSALE_DEV_RUN=1 for a local run with the token "dev-admin-token")',
     );
   }
-  if (production && token.length < 16) {
-    throw new ConfigError(
-      'invalid configuration: ADMIN_TOKEN must be a secret of at least 16 characters when NODE_ENV=production',
-    );
-  }
+  const buyerAuth = checkSecurity({ ...c, ADMIN_TOKEN: token }, devRun);
   return {
     ...c,
     ADMIN_TOKEN: token,
     devToken: token === DEV_ADMIN_TOKEN,
     QUEUE_SECRET: queueSecret(c, devRun),
+    buyerAuth,
   };
 }
 

@@ -12,6 +12,7 @@ import { checkDatabase, createDatabase, type Database } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { type ApiExtension, createApp } from './http/app.ts';
 import { answerClientErrors } from './http/client-errors.ts';
+import { apiDoors } from './http/doors.ts';
 import { EventLoopLag } from './http/loop-lag.ts';
 import { OrderGate } from './http/order-gate.ts';
 import { withShedLane } from './http/shed-lane.ts';
@@ -269,6 +270,20 @@ export async function startApi(rt: Runtime, extension?: ApiExtension): Promise<S
     extend:
       extension &&
       ((app) => extension(app, { redis, catalog, handOff, maxOrderQuantity: config.MAX_ORDER_QUANTITY })),
+    doors: apiDoors({
+      adminToken: config.ADMIN_TOKEN,
+      buyerAuth: config.buyerAuth,
+      jwt: {
+        secret: config.BUYER_JWT_SECRET,
+        publicKeyPem: config.BUYER_JWT_PUBLIC_KEY,
+        issuer: config.BUYER_JWT_ISSUER,
+        audience: config.BUYER_JWT_AUDIENCE,
+        clockSkewSeconds: config.BUYER_JWT_CLOCK_SKEW_S,
+      },
+      paymentWebhookSecret: config.PAYMENT_WEBHOOK_SECRET,
+      adminFailures: config.ADMIN_AUTH_FAILURES,
+    }),
+    metricsElsewhere: config.METRICS_PORT !== undefined,
   });
   // X-Forwarded-For is believed only from TRUST_PROXY's addresses (req.ip for the per-address limit).
   app.set('trust proxy', config.TRUST_PROXY);

@@ -14,8 +14,12 @@ import { freePort, RedisServer } from './redis-server.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 
-/** What a service on a test infrastructure runs with, beside where its Redis and Postgres are. */
+/**
+ * What a service on a test infrastructure runs with, beside where its Redis and Postgres are: a
+ * development run (BUYER_AUTH defaults to none, the body's userId is the buyer) unless a test says otherwise.
+ */
 export const BASE_SERVICE_ENV: Record<string, string> = {
+  FLASHSALE_DEV_RUN: '1',
   ADMIN_TOKEN,
   QUEUE_SECRET: 'test-queue-secret-0123456789abcdefghij',
   LOG_LEVEL: 'silent',

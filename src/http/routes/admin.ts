@@ -13,7 +13,7 @@ import { windowView } from './views.ts';
 
 type AdminDeps = Pick<
   AppDeps,
-  'redis' | 'db' | 'changes' | 'metrics' | 'adminToken' | 'failedJobsOf' | 'room'
+  'redis' | 'db' | 'changes' | 'metrics' | 'adminToken' | 'failedJobsOf' | 'room' | 'doors'
 >;
 
 const productParam = (req: Request) => parse(productIdSchema, req.params.productId, 'productId');
@@ -21,7 +21,7 @@ const productParam = (req: Request) => parse(productIdSchema, req.params.product
 export function adminRouter(deps: AdminDeps): Router {
   const { redis, db, metrics, failedJobsOf } = deps;
   const router = express.Router();
-  router.use(adminAuth(deps.adminToken), jsonBody());
+  router.use(adminAuth(deps.adminToken, deps.doors.adminFailures), jsonBody());
   router
     .route('/products/:productId')
     .put(putSale(deps))

@@ -12,6 +12,7 @@ import { checkDatabase, createDatabase, type Database } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { type ApiExtension, createApp } from './http/app.ts';
 import { answerClientErrors } from './http/client-errors.ts';
+import { capConnectionsPerAddress } from './http/connection-cap.ts';
 import { apiDoors } from './http/doors.ts';
 import { EventLoopLag } from './http/loop-lag.ts';
 import { OrderGate } from './http/order-gate.ts';
@@ -158,12 +159,22 @@ export async function boot(role: string, env: NodeJS.ProcessEnv = process.env): 
  * HTTP server limits, chosen for overload (README, "Connections under overload"): a refused order
  * must be an answer (429 + Retry-After), never a reset connection.
  * - keepAliveTimeout 65 s: longer than a load balancer's idle timeout (nginx 60 s), so the proxy
- *   always closes an idle connection first and never sends on one this server just closed.
- * - headersTimeout 66 s (above keepAliveTimeout, as Node requires for keep-alive connections) and
- *   requestTimeout 30 s: a client that trickles its headers or body is cut (slowloris), while a
- *   request whose bytes merely sat in a socket buffer during a busy moment is not.
+ *   always closes an idle connection first and never sends on one this server just closed. (Node
+ *   times a request's headers from its first byte, so an idle keep-alive connection is not cut by
+ *   headersTimeout.)
+ * - headersTimeout (HTTP_HEADERS_TIMEOUT_MS, 12 s) below requestTimeout (HTTP_REQUEST_TIMEOUT_MS,
+ *   30 s), checked every HTTP_CONNECTIONS_CHECK_MS (1 s): a client that trickles its headers or body
+ *   is cut (slowloris), while a request whose bytes merely sat in a socket buffer during a busy
+ *   moment is not. Given to createServer, so Node's own check that headers < request runs.
  */
-const SERVER_TIMEOUTS = { keepAliveTimeout: 65_000, headersTimeout: 66_000, requestTimeout: 30_000 };
+function serverOptions(config: Config) {
+  return {
+    keepAliveTimeout: 65_000,
+    headersTimeout: config.HTTP_HEADERS_TIMEOUT_MS,
+    requestTimeout: config.HTTP_REQUEST_TIMEOUT_MS,
+    connectionsCheckingInterval: config.HTTP_CONNECTIONS_CHECK_MS,
+  };
+}
 /**
  * Pending connections the kernel holds before accept() (capped by net.core.somaxconn): a herd of new
  * connections waits in the kernel instead of being dropped. Node's default is 511.
@@ -288,8 +299,15 @@ export async function startApi(rt: Runtime, extension?: ApiExtension): Promise<S
   // X-Forwarded-For is believed only from TRUST_PROXY's addresses (req.ip for the per-address limit).
   app.set('trust proxy', config.TRUST_PROXY);
   const listener = withShedLane(app, { gate, onShed: () => metrics.orders.inc({ outcome: 'busy' }) });
-  const server = Object.assign(createServer(listener), SERVER_TIMEOUTS, { maxConnections: MAX_CONNECTIONS });
+  const server = Object.assign(createServer(serverOptions(config), listener), {
+    maxConnections: MAX_CONNECTIONS,
+  });
   answerClientErrors(server);
+  if (config.HTTP_MAX_CONNECTIONS_PER_ADDRESS > 0) {
+    const trusted = app.get('trust proxy fn') as (address: string, hop: number) => boolean;
+    capConnectionsPerAddress(server, config.HTTP_MAX_CONNECTIONS_PER_ADDRESS, (a) => trusted(a, 0));
+  }
+  if (config.METRICS_PORT !== undefined) await startMetricsServer(rt, config.METRICS_PORT);
   server.listen({ port: config.PORT, host: config.HOST, backlog: LISTEN_BACKLOG });
   await once(server, 'listening');
   const address = server.address();
@@ -447,12 +465,16 @@ export async function startWorker(rt: Runtime): Promise<void> {
 }
 
 /**
- * GET /metrics and /healthz on PORT for a process without the API (the worker), so the writer's
- * batch metrics can be scraped. A taken port is logged and skipped: metrics never stop the writer.
+ * GET /metrics and /healthz on `port`: PORT for a process without the API (the worker), so the
+ * writer's batch metrics can be scraped, or METRICS_PORT (then /metrics is not on the API port). A
+ * taken port is logged and skipped: metrics never stop the writer.
  */
-export async function startMetricsServer(rt: Runtime): Promise<Server | undefined> {
+export async function startMetricsServer(
+  rt: Runtime,
+  port = rt.config.METRICS_PORT ?? rt.config.PORT,
+): Promise<Server | undefined> {
   const { config, logger, metrics } = rt;
-  const server = createServer((req, res) => {
+  const server = createServer(serverOptions(config), (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method === 'GET' && path === '/metrics') {
       metrics.registry.metrics().then(
@@ -469,17 +491,14 @@ export async function startMetricsServer(rt: Runtime): Promise<Server | undefine
     }
   });
   try {
-    server.listen(config.PORT, config.HOST);
+    server.listen(port, config.HOST);
     await once(server, 'listening');
   } catch (err) {
-    logger.warn({ err, port: config.PORT }, 'metrics server not started (set PORT to a free port)');
+    logger.warn({ err, port }, 'metrics server not started (set PORT or METRICS_PORT to a free port)');
     return undefined;
   }
   const address = server.address();
-  logger.info(
-    { port: typeof address === 'object' && address ? address.port : config.PORT },
-    'metrics listening',
-  );
+  logger.info({ port: typeof address === 'object' && address ? address.port : port }, 'metrics listening');
   rt.closers.push(() => closeServer(server, rt.config.SHUTDOWN_TIMEOUT_MS));
   return server;
 }

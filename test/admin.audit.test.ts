@@ -6,9 +6,7 @@ import { before, describe, it } from 'node:test';
 import { ADMIN_TOKEN, admin, call, createSale, drained, spawnService } from './support/service.ts';
 import { useService } from './support/suite.ts';
 
-// The failed-attempt brake (ADMIN_AUTH_FAILURES) has its own test (security.admin-door); here the
-// door's answers to many wrong tokens are looked at one by one.
-const { infra, svc } = useService({ ADMIN_AUTH_FAILURES: '1:100' });
+const { infra, svc } = useService();
 
 interface AuditRow {
   id: string;

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
+import { idempotencyKey } from '../src/orders/keys.ts';
 import { call, createSale } from './support/service.ts';
 import { useService } from './support/suite.ts';
 
@@ -37,7 +38,8 @@ async function storm(n: number, concurrency: number, fn: (i: number) => Promise<
 describe('no request can fill Redis', () => {
   it('10,000 orders with fresh Idempotency-Keys for a sold-out product leave no key in Redis', async () => {
     await createSale(svc.url, 'gone', { stock: 1, shards: 2 });
-    const sold = await call(svc.url, 'POST', '/api/orders', { productId: 'gone', userId: 'first' });
+    const first = { 'idempotency-key': 'first-checkout' };
+    const sold = await call(svc.url, 'POST', '/api/orders', { productId: 'gone', userId: 'first' }, first);
     assert.equal(sold.status, 202);
     const tally = await storm(10_000, 32, async (i) => {
       const r = await call(
@@ -50,8 +52,12 @@ describe('no request can fill Redis', () => {
       return r.status;
     });
     assert.deepEqual(tally, { 409: 10_000 });
-    assert.deepEqual(await keys(infra.client, 'idem:*'), []);
+    // Only the key of the order that was sold.
+    assert.deepEqual(await keys(infra.client, 'idem:*'), [idempotencyKey('first', 'first-checkout')]);
     assert.deepEqual(await keys(infra.client, 'buyer:*'), []);
+    // Its retry, after the sale sold out, still answers that order.
+    const retried = await call(svc.url, 'POST', '/api/orders', { productId: 'gone', userId: 'first' }, first);
+    assert.deepEqual([retried.status, retried.body.orderId], [202, sold.body.orderId]);
   });
 
   it('refusals of every kind store nothing under their key, nor a per-user count', async () => {

@@ -56,6 +56,11 @@ export const IDEMPOTENCY_SETTLE = typedScript({
   parse: replyInt,
 });
 
+/** True when the buyer's key holds a record (an order, or a claim in progress); reads only. */
+export async function keyInUse(redis: RedisClient, buyer: string, key: string): Promise<boolean> {
+  return (await redis.exists(idempotencyKey(buyer, key))) === 1;
+}
+
 export function fingerprint(value: unknown): string {
   return createHash('sha256').update(JSON.stringify(value)).digest('hex');
 }

@@ -17,7 +17,7 @@ import { type Attempt, CLOCK_SKEW_MARGIN_MS, newAttempt, orderIdFor } from './at
 import type { BuyerLimits } from './buyer-limit.ts';
 import { LimitExceededError, NotReplicatedError, OutcomeUnknownError } from './errors.ts';
 import type { HandOff } from './hand-off.ts';
-import { fingerprint, idempotent } from './idempotency.ts';
+import { fingerprint, idempotent, keyInUse } from './idempotency.ts';
 import { registerForExpiry } from './lifecycle.ts';
 import type { OrderRecord } from './order.ts';
 
@@ -107,8 +107,15 @@ export class PlaceOrder {
     if (!sale) throw new UnknownProductError(req.productId);
     const closed = windowRefusal(sale, this.deps.clock.now());
     if (closed) throw closed;
-    this.refuseIfSoldOut(req);
     const key = options.idempotencyKey;
+    // Sold out: refused at once, unless the key holds an earlier request's order to answer again
+    // (a read, never a write: one round trip only for keyed retries of a sold-out product).
+    if (
+      this.deps.catalog.isSoldOut(req.productId) &&
+      !(key && (await keyInUse(this.deps.redis, req.userId, key)))
+    ) {
+      this.refuseIfSoldOut(req);
+    }
     if (key === undefined) return { ...placed(await this.placeAs(req, this.newAttempt())), replayed: false };
     let ran = false;
     const print = fingerprint({ productId: req.productId, userId: req.userId, quantity: req.quantity });

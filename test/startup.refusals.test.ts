@@ -213,7 +213,10 @@ describe('refusing to start', { concurrency: 2 }, () => {
         runMain({
           REDIS_URL: infra.env.REDIS_URL as string,
           DATABASE_URL: infra.env.DATABASE_URL as string,
-          ADMIN_TOKEN,
+          // Not a development run, with everything else it then needs.
+          FLASHSALE_DEV_RUN: '',
+          ADMIN_TOKEN: 'a-production-admin-token-0123456789abcdef',
+          BUYER_AUTH: 'none',
           PORT: '0',
           ...(secret === undefined ? { QUEUE_SECRET: '' } : { QUEUE_SECRET: secret }),
         }),

@@ -8,6 +8,8 @@ import { admin, call, createSale } from './support/service.ts';
 import { useService } from './support/suite.ts';
 
 const STRONG = 'a-strong-admin-token-of-32-chars-or-more-0123';
+/** The waiting room's key, required outside a development run as well. */
+const QUEUE_SECRET = 'a-queue-secret-of-32-characters-or-more-0123';
 const refuses = (env: Record<string, string>, pattern: RegExp) =>
   assert.throws(
     () => loadConfig(env),
@@ -25,7 +27,8 @@ describe('admin token and buyer auth rules (loadConfig)', () => {
     }
     refuses({ ADMIN_TOKEN: 'x', BUYER_AUTH: 'none' }, /ADMIN_TOKEN/);
     assert.equal(
-      loadConfig({ NODE_ENV: 'production', ADMIN_TOKEN: STRONG, BUYER_AUTH: 'none' }).ADMIN_TOKEN,
+      loadConfig({ NODE_ENV: 'production', ADMIN_TOKEN: STRONG, BUYER_AUTH: 'none', QUEUE_SECRET })
+        .ADMIN_TOKEN,
       STRONG,
     );
   });
@@ -43,7 +46,7 @@ describe('admin token and buyer auth rules (loadConfig)', () => {
   });
 
   it('BUYER_AUTH must be explicit outside a development run, with what its mode needs', () => {
-    const base = { NODE_ENV: 'production', ADMIN_TOKEN: STRONG };
+    const base = { NODE_ENV: 'production', ADMIN_TOKEN: STRONG, QUEUE_SECRET };
     refuses(base, /BUYER_AUTH must be set/);
     refuses({ ...base, BUYER_AUTH: 'jwt' }, /BUYER_JWT_SECRET/);
     refuses({ ...base, BUYER_AUTH: 'jwt', BUYER_JWT_SECRET: 'too-short' }, /BUYER_JWT_SECRET/);

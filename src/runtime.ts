@@ -298,6 +298,11 @@ export async function startApi(rt: Runtime, extension?: ApiExtension): Promise<S
   });
   // X-Forwarded-For is believed only from TRUST_PROXY's addresses (req.ip for the per-address limit).
   app.set('trust proxy', config.TRUST_PROXY);
+  if (config.buyerAuth !== 'none' && config.PAYMENT_WEBHOOK_SECRET === undefined) {
+    logger.warn(
+      'PAYMENT_WEBHOOK_SECRET unset: a buyer marks their own orders paid (set it for sales that take payment)',
+    );
+  }
   const listener = withShedLane(app, { gate, onShed: () => metrics.orders.inc({ outcome: 'busy' }) });
   const server = Object.assign(createServer(serverOptions(config), listener), {
     maxConnections: MAX_CONNECTIONS,

@@ -1,7 +1,7 @@
 // The operator's CLI (`npx flashsale …`, `npm run admin -- …`): sale setup, restock, reshard, status
 // and reconcile against a RUNNING service, over its admin HTTP API — so every change takes the same
 // locks and writes the same audit row as any other admin call. Of the service's code it imports only
-// the development admin token (src/config.ts), which it sends when ADMIN_TOKEN is unset.
+// the development admin token (src/config/load.ts), which it sends when ADMIN_TOKEN is unset.
 //
 // Exit codes: 0 done; 1 reconcile found differences; 2 anything went wrong (usage, server, network),
 // reported as one line on stderr: `error: <code>: <message>`.

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { type CliIo, main } from '../src/cli.ts';
-import { DEV_ADMIN_TOKEN } from '../src/config.ts';
+import { DEV_ADMIN_TOKEN } from '../src/config/load.ts';
 import { pay } from './support/lifecycle.ts';
 import { freePort } from './support/redis-server.ts';
 import { ADMIN_TOKEN, drained, placeOrder } from './support/service.ts';

@@ -7,14 +7,15 @@ import { after, before, describe, test } from 'node:test';
 import { type Kysely, sql } from 'kysely';
 import * as perUserLimitMigration from '../migrations/0002_per_user_limit.ts';
 import * as orderLimitMigration from '../migrations/0003_order_limit.ts';
+import { loadSection } from '../src/config/load.ts';
 import { createDatabase, type Database } from '../src/db/database.ts';
 import { saleLimit, upsertSaleLimit } from '../src/db/limits-repo.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
 import { countOrders, insertOrders } from '../src/db/orders-repo.ts';
 import { shardStockKey } from '../src/inventory/keys.ts';
 import type { OrderRecord } from '../src/orders/order.ts';
+import { OrderWriter } from '../src/orders/order-writer.ts';
 import { createOrderQueue, enqueueOrder } from '../src/orders/queue.ts';
-import { startWriter } from '../src/orders/writer.ts';
 import { until } from './support/async.ts';
 import { createTestDatabase, type TestDatabase } from './support/postgres.ts';
 import { RedisServer } from './support/redis-server.ts';
@@ -185,7 +186,7 @@ describe('writer with the per-user limit backstop', () => {
     const tdb = await createTestDatabase();
     const db = createDatabase(tdb.url);
     const queue = createOrderQueue(redis.url);
-    let writer: ReturnType<typeof startWriter> | undefined;
+    let writer: OrderWriter | undefined;
     try {
       await migrateToLatest(db);
       await upsertSaleLimit(db, 'wl', 2);
@@ -196,7 +197,13 @@ describe('writer with the per-user limit backstop', () => {
       batch.splice(10, 0, over);
       await reserveIn(redis.client(), batch);
       await Promise.all(batch.map((r) => enqueueOrder(queue, r)));
-      writer = startWriter({ connection: redis.url, db, batchSize: 30, batchMaxWaitMs: 50 });
+      writer = new OrderWriter({
+        ...loadSection('writer', {}),
+        connection: redis.url,
+        db,
+        batchSize: 30,
+        batchMaxWaitMs: 50,
+      });
 
       const counts = () => queue.getJobCounts('waiting', 'active', 'delayed', 'completed', 'failed');
       await until(

@@ -3,7 +3,8 @@
 // records who and what, refuses control characters, and fails when its audit row cannot be written.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConfigError, loadConfig } from '../src/config.ts';
+import { ConfigError } from '../src/config/errors.ts';
+import { loadConfig } from '../src/config/load.ts';
 import { admin, call, createSale } from './support/service.ts';
 import { useService } from './support/suite.ts';
 
@@ -27,8 +28,8 @@ describe('admin token and buyer auth rules (loadConfig)', () => {
     }
     refuses({ ADMIN_TOKEN: 'x', BUYER_AUTH: 'none' }, /ADMIN_TOKEN/);
     assert.equal(
-      loadConfig({ NODE_ENV: 'production', ADMIN_TOKEN: STRONG, BUYER_AUTH: 'none', QUEUE_SECRET })
-        .ADMIN_TOKEN,
+      loadConfig({ NODE_ENV: 'production', ADMIN_TOKEN: STRONG, BUYER_AUTH: 'none', QUEUE_SECRET }).admin
+        .token,
       STRONG,
     );
   });
@@ -42,7 +43,10 @@ describe('admin token and buyer auth rules (loadConfig)', () => {
       );
     }
     const dev = loadConfig({ FLASHSALE_DEV_RUN: '1' });
-    assert.deepEqual([dev.ADMIN_TOKEN, dev.devToken, dev.buyerAuth], ['dev-admin-token', true, 'none']);
+    assert.deepEqual(
+      [dev.admin.token, dev.admin.devToken, dev.buyer.auth],
+      ['dev-admin-token', true, 'none'],
+    );
   });
 
   it('BUYER_AUTH must be explicit outside a development run, with what its mode needs', () => {
@@ -55,8 +59,8 @@ describe('admin token and buyer auth rules (loadConfig)', () => {
     refuses({ ...base, BUYER_AUTH: 'none', PAYMENT_WEBHOOK_SECRET: 'short' }, /PAYMENT_WEBHOOK_SECRET/);
     refuses({ ...base, BUYER_AUTH: 'none', HTTP_HEADERS_TIMEOUT_MS: '30000' }, /HTTP_HEADERS_TIMEOUT_MS/);
     const jwt = loadConfig({ ...base, BUYER_AUTH: 'jwt', BUYER_JWT_SECRET: 'x'.repeat(32) });
-    assert.equal(jwt.buyerAuth, 'jwt');
-    assert.equal(loadConfig({ ...base, BUYER_AUTH: 'header', TRUST_PROXY: '10.0.0.2' }).buyerAuth, 'header');
+    assert.equal(jwt.buyer.auth, 'jwt');
+    assert.equal(loadConfig({ ...base, BUYER_AUTH: 'header', TRUST_PROXY: '10.0.0.2' }).buyer.auth, 'header');
   });
 });
 

@@ -2,7 +2,7 @@
 // or Postgres, invalid configuration, production without a proper ADMIN_TOKEN.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { withTimeout } from './support/async.ts';
+import { until, withTimeout } from './support/async.ts';
 import { signalGroup, spawnOwned } from './support/cleanup.ts';
 import { freePort } from './support/redis-server.ts';
 import {
@@ -10,6 +10,7 @@ import {
   BASE_SERVICE_ENV,
   type Infra,
   NO_LOAD_SHEDDING,
+  spawnService,
   startInfra,
 } from './support/service.ts';
 
@@ -89,14 +90,26 @@ describe('refusing to start', { concurrency: 2 }, () => {
     infra = await startInfra(NO_LOAD_SHEDDING);
   });
 
-  it('Redis unreachable: exit 1 with one line naming Redis and REDIS_URL', async () => {
+  it('Redis unreachable: exit 1 with one line naming Redis and REDIS_URL, never its password', async () => {
     const exit = await runMain({
-      REDIS_URL: `redis://127.0.0.1:${closedPort}`,
+      REDIS_URL: `redis://:secret-pw@127.0.0.1:${closedPort}`,
       DATABASE_URL: infra.env.DATABASE_URL as string,
       ADMIN_TOKEN,
       PORT: '0',
     });
-    assertRefused(exit, /Redis/, /REDIS_URL/, new RegExp(`127\\.0\\.0\\.1:${closedPort}`));
+    const line = assertRefused(exit, /Redis/, /REDIS_URL/, new RegExp(`127\\.0\\.0\\.1:${closedPort}`));
+    assert.doesNotMatch(line, /secret-pw/, 'the password must not be printed');
+  });
+
+  it('REDIS_URL with another scheme (http://): the scheme is named, not "unreachable"', async () => {
+    const exit = await runMain({
+      REDIS_URL: `http://:secret-pw@127.0.0.1:${closedPort}`,
+      DATABASE_URL: infra.env.DATABASE_URL as string,
+      ADMIN_TOKEN,
+      PORT: '0',
+    });
+    const line = assertRefused(exit, /REDIS_URL/, /redis:\/\//);
+    assert.doesNotMatch(line, /unreachable|secret-pw/);
   });
 
   it('Redis Cluster unreachable: exit 1 with one line naming REDIS_CLUSTER_NODES', async () => {
@@ -140,6 +153,30 @@ describe('refusing to start', { concurrency: 2 }, () => {
     const line = assertRefused(exit, /Postgres/, /DATABASE_URL/, new RegExp(`:${closedPort}`));
     assert.doesNotMatch(line, /secret-pw/, 'the password must not be printed');
   });
+
+  for (const [what, url, pattern] of [
+    [
+      'database',
+      (u: URL) => Object.assign(u, { pathname: '/flashsale_no_such_db' }),
+      /database "flashsale_no_such_db" does not exist/,
+    ],
+    [
+      'role',
+      (u: URL) => Object.assign(u, { username: 'flashsale_no_such_role' }),
+      /role "flashsale_no_such_role" does not exist/,
+    ],
+  ] as const) {
+    it(`Postgres without the ${what}: one line saying so, not "start PostgreSQL"`, async () => {
+      const exit = await runMain({
+        REDIS_URL: infra.env.REDIS_URL as string,
+        DATABASE_URL: url(new URL(infra.env.DATABASE_URL as string)).toString(),
+        ADMIN_TOKEN,
+        PORT: '0',
+      });
+      const line = assertRefused(exit, /Postgres/, pattern, /DATABASE_URL/);
+      assert.doesNotMatch(line, /start PostgreSQL|unreachable/);
+    });
+  }
 
   for (const [name, value] of [
     ['PORT', 'abc'],
@@ -238,6 +275,26 @@ describe('refusing to start', { concurrency: 2 }, () => {
       assert.equal((r.rows[0] as { n: number }).n, 0, 'a refused start created tables');
     } finally {
       await c.end();
+      await infra.stop();
+    }
+  });
+});
+
+describe('starting without ADMIN_TOKEN and QUEUE_SECRET', () => {
+  it('the worker (no API) starts; main (the API) refuses, naming ADMIN_TOKEN', async () => {
+    const infra = await startInfra();
+    try {
+      const worker = await spawnService(infra, 'worker', { ADMIN_TOKEN: '', QUEUE_SECRET: '' });
+      // Up to the end of its start (the metrics server is last), so SIGTERM meets its graceful stop.
+      await until('the worker to serve /metrics', () => worker.output().includes('metrics listening'));
+      assert.equal(await worker.stop(), 0, worker.output());
+      const exit = await runMain({
+        REDIS_URL: infra.env.REDIS_URL as string,
+        DATABASE_URL: infra.env.DATABASE_URL as string,
+        PORT: '0',
+      });
+      assertRefused(exit, /ADMIN_TOKEN/);
+    } finally {
       await infra.stop();
     }
   });

@@ -2,7 +2,7 @@
 // trail), and one request that turns every failure into a CliError carrying the service's own code.
 
 import { hostname, userInfo } from 'node:os';
-import { DEV_ADMIN_TOKEN } from '../config.ts';
+import { DEV_ADMIN_TOKEN } from '../config/load.ts';
 import type { CommandLine } from './args.ts';
 import { CliError } from './cli-error.ts';
 

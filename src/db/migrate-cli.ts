@@ -1,20 +1,20 @@
 // `tsx src/db/migrate-cli.ts` / `node dist/src/db/migrate-cli.js`: applies pending migrations to
 // DATABASE_URL and prints one line, so operators and CI see a result, not a stack trace.
-import { redactUrl } from '../config.ts';
+import { ConfigError } from '../config/errors.ts';
+import { loadSection } from '../config/load.ts';
 import { UnavailableError } from '../errors.ts';
+import { postgresProblem } from './connect-problem.ts';
 import { checkDatabase, createDatabase } from './database.ts';
 import { migrateToLatest } from './migrate.ts';
 
-const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
-
-function causeMessage(err: Error): string {
-  const cause = err.cause;
-  if (cause instanceof AggregateError && cause.errors[0] instanceof Error) return cause.errors[0].message;
-  return cause instanceof Error && cause.message ? cause.message : err.message;
-}
-
 async function main(): Promise<number> {
-  const url = process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
+  let url: string;
+  try {
+    ({ url } = loadSection('postgres'));
+  } catch (err) {
+    console.error(err instanceof ConfigError ? err.message : String(err));
+    return 1;
+  }
   const db = createDatabase(url, { max: 1 });
   try {
     await checkDatabase(db);
@@ -27,9 +27,7 @@ async function main(): Promise<number> {
     return 0;
   } catch (err) {
     if (err instanceof UnavailableError) {
-      console.error(
-        `Postgres is unreachable at ${redactUrl(url, '<unparseable DATABASE_URL>')} (${causeMessage(err)}): start PostgreSQL or set DATABASE_URL`,
-      );
+      console.error(postgresProblem(err, url));
     } else {
       console.error(`migration failed: ${err instanceof Error ? err.message : String(err)}`);
     }

@@ -4,7 +4,7 @@
 import { performance } from 'node:perf_hooks';
 import type { AdmissionState } from '../metrics.ts';
 
-/** Settings of {@link AdmissionControl} (ADMISSION_* in src/config.ts). */
+/** Settings of {@link AdmissionControl} (config.admission: ADMISSION_* in src/config/sections.ts). */
 export interface AdmissionOptions {
   /** The limit at start, and the level it climbs back to after congestion without needing load. */
   initialLimit: number;

@@ -2,7 +2,7 @@
 // for a secret, RS256/ES256 for a public key; never `none`), exp required, iss/aud when configured.
 import { createPublicKey, createSecretKey, type KeyObject } from 'node:crypto';
 import { errors, jwtVerify } from 'jose';
-import { publicKeyAlgorithm } from '../config-security.ts';
+import { publicKeyAlgorithm } from '../config/security.ts';
 import { UnauthenticatedError } from './auth-errors.ts';
 
 export interface BuyerTokenOptions {

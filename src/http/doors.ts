@@ -1,28 +1,20 @@
 // The doors of the API built from the security configuration (issue 25): the buyer's identity, who
 // may mark an order paid, and the brake on wrong admin tokens; app.ts puts them on the routes.
 import type { RequestHandler } from 'express';
-import type { BuyerAuth } from '../config-security.ts';
+import type { AdminSection, BuyerSection } from '../config/load.ts';
+import type { BuyerJwtSection, PaymentsSection } from '../config/sections.ts';
 import { adminTokenCheck } from './admin-auth.ts';
 import { BuyerIdentity } from './buyer-identity.ts';
 import { BuyerTokens } from './buyer-tokens.ts';
 import { FailedAttempts } from './failed-attempts.ts';
 import { requirePaymentSignature } from './payment-signature.ts';
-import type { RateLimit } from './token-buckets.ts';
 
-export interface DoorOptions {
-  adminToken: string;
-  buyerAuth: BuyerAuth;
-  jwt: {
-    secret?: string | undefined;
-    publicKeyPem?: string | undefined;
-    issuer?: string | undefined;
-    audience?: string | undefined;
-    clockSkewSeconds: number;
-  };
-  /** PAYMENT_WEBHOOK_SECRET: when set, paying is the provider's signed call. */
-  paymentWebhookSecret?: string | undefined;
-  /** Wrong admin tokens an address may send (ADMIN_AUTH_FAILURES); undefined: no brake. */
-  adminFailures?: RateLimit | undefined;
+/** The configuration's sections the doors are built from. */
+export interface DoorSections {
+  admin: AdminSection;
+  buyer: BuyerSection;
+  buyerJwt: BuyerJwtSection;
+  payments: PaymentsSection;
 }
 
 export interface ApiDoors {
@@ -32,14 +24,14 @@ export interface ApiDoors {
   adminFailures?: FailedAttempts | undefined;
 }
 
-export function apiDoors(o: DoorOptions): ApiDoors {
-  const tokens = o.buyerAuth === 'jwt' ? new BuyerTokens(o.jwt) : undefined;
-  const identity = new BuyerIdentity({ mode: o.buyerAuth, tokens, isAdmin: adminTokenCheck(o.adminToken) });
+export function apiDoors({ admin, buyer, buyerJwt, payments }: DoorSections): ApiDoors {
+  const tokens = buyer.auth === 'jwt' ? new BuyerTokens(buyerJwt) : undefined;
+  const identity = new BuyerIdentity({ mode: buyer.auth, tokens, isAdmin: adminTokenCheck(admin.token) });
   const payer =
-    o.paymentWebhookSecret === undefined ? identity.asBuyer : requirePaymentSignature(o.paymentWebhookSecret);
+    payments.webhookSecret === undefined ? identity.asBuyer : requirePaymentSignature(payments.webhookSecret);
   return {
     identity,
     payer,
-    adminFailures: o.adminFailures && new FailedAttempts(o.adminFailures),
+    adminFailures: admin.failedAttempts && new FailedAttempts(admin.failedAttempts),
   };
 }

@@ -1,15 +1,12 @@
 // The lock service that guards the shard decrements (LOCK_BACKEND): the Redis lock client, or an etcd
 // or ZooKeeper lock whose fencing token reserve.lua checks against the shard's fence for that service.
+import type { LocksSection } from '../config/sections.ts';
 import { EtcdLock, type LockEventObserver, type LockFrontEnd, ZooKeeperLock } from '../lock/index.ts';
 
-export type LockBackendName = 'redis' | 'etcd' | 'zookeeper';
+export type LockBackendName = LocksSection['backend'];
 
-/** Where the etcd and ZooKeeper locks connect (Config's ETCD_ENDPOINTS and ZOOKEEPER_CONNECT). */
-export interface LockBackendConfig {
-  LOCK_BACKEND: LockBackendName;
-  ETCD_ENDPOINTS: readonly string[];
-  ZOOKEEPER_CONNECT: string;
-}
+/** Which service and where its locks connect (config.locks: LOCK_BACKEND, ETCD_ENDPOINTS, ZOOKEEPER_CONNECT). */
+export type LockBackendConfig = Pick<LocksSection, 'backend' | 'etcdEndpoints' | 'zookeeperConnect'>;
 
 /**
  * Shard locks on a lock service other than the stock's Redis. The lock and the stock are then on
@@ -32,18 +29,18 @@ export class ExternalShardLocks {
     config: LockBackendConfig,
     options: { clientId?: string; onEvent?: LockEventObserver } = {},
   ): Promise<ExternalShardLocks | undefined> {
-    switch (config.LOCK_BACKEND) {
+    switch (config.backend) {
       case 'redis':
         return undefined;
       case 'etcd':
         return new ExternalShardLocks(
           'etcd',
-          await EtcdLock.connect({ endpoints: config.ETCD_ENDPOINTS, ...options }),
+          await EtcdLock.connect({ endpoints: config.etcdEndpoints, ...options }),
         );
       case 'zookeeper':
         return new ExternalShardLocks(
           'zookeeper',
-          await ZooKeeperLock.connect({ connect: config.ZOOKEEPER_CONNECT, ...options }),
+          await ZooKeeperLock.connect({ connect: config.zookeeperConnect, ...options }),
         );
     }
   }

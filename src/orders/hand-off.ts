@@ -1,16 +1,12 @@
 // The hand-off to the writer: orders this process accepts within a few milliseconds travel in one
 // BullMQ job, because a job costs Redis about 40 commands, more than the whole guarded reservation.
+import type { HandOffSection } from '../config/sections.ts';
 import { Batcher } from './batcher.ts';
 import type { OrderRecord } from './order.ts';
 import { enqueueOrders, type OrderQueue } from './queue.ts';
 
-/** Settings of {@link HandOff} (HANDOFF_* in src/config.ts). */
-export interface HandOffOptions {
-  /** Orders per job at most. Default 64. */
-  maxBatch?: number;
-  /** Longest an accepted order waits for others to share its job. Default 2 ms. */
-  maxWaitMs?: number;
-}
+/** Settings of {@link HandOff}: config.handOff (HANDOFF_* in src/config/sections.ts, with their defaults). */
+export type HandOffOptions = HandOffSection;
 
 /**
  * Sends accepted orders to the writer in batch jobs. The reservation written with the decrement is
@@ -26,13 +22,13 @@ export interface HandOffOptions {
 export class HandOff {
   private readonly batcher: Batcher<OrderRecord>;
 
-  constructor(queues: OrderQueue | readonly OrderQueue[], o: HandOffOptions = {}) {
+  constructor(queues: OrderQueue | readonly OrderQueue[], o: HandOffOptions) {
     const list = Array.isArray(queues) ? queues : [queues as OrderQueue];
     // A random start per process, so processes do not all begin on the same master.
     let next = Math.floor(Math.random() * list.length);
     this.batcher = new Batcher<OrderRecord>({
-      maxSize: o.maxBatch ?? 64,
-      maxWaitMs: o.maxWaitMs ?? 2,
+      maxSize: o.maxBatch,
+      maxWaitMs: o.maxWaitMs,
       flush: async (records) => {
         const queue = list[next++ % list.length] as OrderQueue;
         await enqueueOrders(queue, records);

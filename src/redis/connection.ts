@@ -21,18 +21,6 @@ export {
 /** Where Redis is: the URL of one server, or the seed nodes of a cluster. */
 export type RedisTarget = { url: string } | { nodes: readonly { host: string; port: number }[] };
 
-/** How a target is written in messages (never with a password). */
-export function describeTarget(target: RedisTarget): string {
-  if ('nodes' in target)
-    return `the Redis Cluster at ${target.nodes.map((n) => `${n.host}:${n.port}`).join(',')}`;
-  try {
-    const u = new URL(target.url);
-    return `${u.hostname}:${u.port || 6379}`;
-  } catch {
-    return target.url;
-  }
-}
-
 /**
  * Cluster options shared by every cluster client. Sharded pub/sub (SSUBSCRIBE) is on, so lock
  * wake-ups and sale events are delivered by the master of their slot instead of broadcast over the

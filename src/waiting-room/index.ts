@@ -1,5 +1,6 @@
 // The waiting room's public face for the composition root: one factory that builds it from the
 // config and what it reads (Redis, Redis' clock, the catalog's stock).
+import type { WaitingRoomSection } from '../config/load.ts';
 import type { Catalog } from '../inventory/catalog.ts';
 import { availableStock } from '../inventory/sale.ts';
 import type { RedisClient } from '../redis/connection.ts';
@@ -23,14 +24,14 @@ export interface WaitingRoomDeps {
  * when WAITING_ROOM=off: orders beyond capacity are then answered 429 busy.
  */
 export function createWaitingRoom(
-  config: { WAITING_ROOM: 'on' | 'off'; QUEUE_SECRET: string },
+  config: WaitingRoomSection,
   { redis, catalog, now }: WaitingRoomDeps,
 ): WaitingRoom | undefined {
-  if (config.WAITING_ROOM === 'off') return undefined;
+  if (!config.enabled) return undefined;
   return new WaitingRoom({
     redis,
     now,
-    signer: new TicketSigner(config.QUEUE_SECRET),
+    signer: new TicketSigner(config.secret),
     soldOut: (productId) => catalog.isSoldOut(productId),
     available: async (productId) => {
       const sale = await catalog.get(productId);

@@ -86,9 +86,9 @@ for (const backend of LOCK_SERVERS) {
 
     it('reserve.lua refuses a holder whose token is older than one the shard has seen', async () => {
       const config = {
-        LOCK_BACKEND: backend.name,
-        ETCD_ENDPOINTS: [env.ETCD_ENDPOINTS ?? ''],
-        ZOOKEEPER_CONNECT: env.ZOOKEEPER_CONNECT ?? '',
+        backend: backend.name,
+        etcdEndpoints: [env.ETCD_ENDPOINTS ?? ''],
+        zookeeperConnect: env.ZOOKEEPER_CONNECT ?? '',
       };
       const a = (await ExternalShardLocks.connect(config)) as ExternalShardLocks;
       const b = (await ExternalShardLocks.connect(config)) as ExternalShardLocks;

@@ -1,7 +1,10 @@
 // An API process without the writer (boot + startApi only, as src/api.ts runs it): orders stay
 // `reserved` until a writer is started on the same runtime with startWriter().
 import type { AddressInfo } from 'node:net';
-import { boot, type Runtime, shutdown, startApi, startWorker } from '../../src/runtime.ts';
+import { startApi } from '../../src/boot/api.ts';
+import { boot, type Runtime } from '../../src/boot/boot.ts';
+import { shutdown } from '../../src/boot/shutdown.ts';
+import { startWorker } from '../../src/boot/worker.ts';
 import type { Infra } from './service.ts';
 
 export interface ApiOnly {

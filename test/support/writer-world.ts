@@ -3,13 +3,14 @@
 import { afterEach, beforeEach } from 'node:test';
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
+import { loadSection } from '../../src/config/load.ts';
 import { createDatabase, type Database } from '../../src/db/database.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
 import { countOrders } from '../../src/db/orders-repo.ts';
 import { shardKeys, shardStockKey } from '../../src/inventory/keys.ts';
 import type { OrderRecord } from '../../src/orders/order.ts';
+import { type BatchStats, OrderWriter, type WriterOptions } from '../../src/orders/order-writer.ts';
 import { createOrderQueue, type OrderQueue } from '../../src/orders/queue.ts';
-import { type BatchStats, startWriter, type Writer, type WriterOptions } from '../../src/orders/writer.ts';
 import { until } from './async.ts';
 import { handle } from './handle.ts';
 import { createTestDatabase, type TestDatabase } from './postgres.ts';
@@ -46,9 +47,9 @@ export interface World {
   db: Kysely<Database>;
   queue: OrderQueue;
   batches: BatchStats[];
-  writers: Writer[];
+  writers: OrderWriter[];
   extraDbs: Kysely<Database>[];
-  start(overrides?: Partial<WriterOptions>): Writer;
+  start(overrides?: Partial<WriterOptions>): OrderWriter;
   reserve(records: OrderRecord[]): Promise<void>;
   reservationsLeft(): Promise<Set<string>>;
   counts(): Promise<Record<string, number>>;
@@ -70,7 +71,7 @@ export function useWorld(): { world: World; waitUntilDrained(expectedRows: numbe
     await migrateToLatest(db);
     const client = redis.client();
     const batches: BatchStats[] = [];
-    const writers: Writer[] = [];
+    const writers: OrderWriter[] = [];
     const w: World = {
       redis,
       client,
@@ -81,10 +82,10 @@ export function useWorld(): { world: World; waitUntilDrained(expectedRows: numbe
       writers,
       extraDbs: [],
       start(overrides = {}) {
-        const writer = startWriter({
+        const writer = new OrderWriter({
+          ...loadSection('writer', {}),
           connection: redis.url,
           db,
-          concurrency: 256,
           batchSize: 100,
           batchMaxWaitMs: 5,
           onBatch: (s) => batches.push(s),

@@ -28,7 +28,7 @@ export function opsRouter(
       res.status(Object.values(body).every(Boolean) ? 200 : 503).json(body);
     })
     .all(onlyMethods('GET'));
-  // With METRICS_PORT, /metrics is served there only (runtime.ts), not to the API's clients.
+  // With METRICS_PORT, /metrics is served there only (src/boot/metrics-server.ts), not to the API's clients.
   if (deps.metricsElsewhere) return router;
   router
     .route('/metrics')

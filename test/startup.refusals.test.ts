@@ -284,11 +284,14 @@ describe('starting without ADMIN_TOKEN and QUEUE_SECRET', () => {
   it('the worker (no API) starts; main (the API) refuses, naming ADMIN_TOKEN', async () => {
     const infra = await startInfra();
     try {
-      const worker = await spawnService(infra, 'worker', { ADMIN_TOKEN: '', QUEUE_SECRET: '' });
+      // Not a development run: no development token, and BUYER_AUTH unset (the API's alone to need).
+      const notDev = { FLASHSALE_DEV_RUN: '' };
+      const worker = await spawnService(infra, 'worker', { ...notDev, ADMIN_TOKEN: '', QUEUE_SECRET: '' });
       // Up to the end of its start (the metrics server is last), so SIGTERM meets its graceful stop.
       await until('the worker to serve /metrics', () => worker.output().includes('metrics listening'));
       assert.equal(await worker.stop(), 0, worker.output());
       const exit = await runMain({
+        ...notDev,
         REDIS_URL: infra.env.REDIS_URL as string,
         DATABASE_URL: infra.env.DATABASE_URL as string,
         PORT: '0',

@@ -14,7 +14,7 @@ FROM node:${NODE_VERSION}-slim AS build
 WORKDIR /app
 # Lockfile first so the dependency layer is reused until package*.json change.
 COPY package.json package-lock.json ./
-RUN npm install --no-audit --no-fund
+RUN npm ci --no-audit --no-fund
 COPY . .
 # Compiles src/ and migrations/ into dist/ (the migrator loads dist/migrations/*.js) and copies
 # the .lua scripts next to the modules that read them.
@@ -24,7 +24,7 @@ RUN npm run build
 FROM node:${NODE_VERSION}-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm install --omit=dev --no-audit --no-fund && npm cache clean --force
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
 # --- runtime ------------------------------------------------------------------------------
 FROM node:${NODE_VERSION}-slim AS runtime

@@ -14,6 +14,9 @@ export type ErrorCode =
   | 'invalid_request'
   | 'invalid_encoding'
   | 'unauthorized'
+  | 'unauthenticated'
+  | 'invalid_signature'
+  | 'buyer_mismatch'
   | 'forbidden'
   | 'not_owner'
   | 'unknown_product'
@@ -39,6 +42,7 @@ export type ErrorCode =
   | 'idempotency_key_reused'
   | 'busy'
   | 'rate_limited'
+  | 'too_many_attempts'
   | 'unavailable'
   | 'migration_failed';
 

@@ -43,7 +43,8 @@ describe('audit trail', () => {
     let rows = await auditRows(P);
     assert.equal(rows.length, 1);
     const [first] = rows as [AuditRow];
-    assert.equal(first.actor, 'alice');
+    // The authenticated actor (the token's holder at an address); the header only as a label.
+    assert.equal(first.actor, 'admin-token@127.0.0.1 label:alice');
     assert.equal(first.action, 'put');
     assert.equal(first.product_id, P);
     assert.equal(first.before, null, 'nothing existed before');
@@ -82,7 +83,7 @@ describe('audit trail', () => {
       rows = await auditRows(P);
       assert.equal(rows.length, 2 + i, 'exactly one row per change');
       const row = rows.at(-1) as AuditRow;
-      assert.equal(row.actor, `bob-${i}`);
+      assert.equal(row.actor, `admin-token@127.0.0.1 label:bob-${i}`);
       assert.equal(row.action, step.action);
       assert.deepEqual(row.request, step.body);
       assert.ok(row.before && row.after);
@@ -212,7 +213,7 @@ describe('admin authentication and refused changes', () => {
     }
     assert.deepEqual(await state(), before);
     assert.deepEqual(
-      (await auditRows()).filter((r) => r.actor === 'mallory'),
+      (await auditRows()).filter((r) => r.actor.includes('mallory')),
       [],
     );
   });

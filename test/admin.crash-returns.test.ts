@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { decideFate } from '../src/orders/lifecycle.ts';
 import type { OrderRecord } from '../src/orders/order.ts';
 import { type Body, crashKit } from './support/admin-crash.ts';
-import { call, createSale, placeOrder } from './support/service.ts';
+import { admin, call, createSale, placeOrder } from './support/service.ts';
 import { useService } from './support/suite.ts';
 
 // No sweep and no recovery of the service's own: the test looks at the pending state first.
@@ -22,7 +22,8 @@ describe('returning units when the admin dies', () => {
       const r = await placeOrder(svc.url, { productId: P, userId: `r${i}`, quantity });
       assert.equal(r.status, 202, JSON.stringify(r.body));
       orders.push(
-        (await call(svc.url, 'GET', `/api/orders/${r.body.orderId}`)).body as unknown as OrderRecord,
+        (await call(svc.url, 'GET', `/api/orders/${r.body.orderId}`, undefined, admin))
+          .body as unknown as OrderRecord,
       );
     }
     // Cancelled in Redis (the one place fates are decided), with nobody putting the units back yet.

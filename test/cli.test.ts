@@ -373,9 +373,10 @@ describe('flashsale CLI', () => {
     const rows = await infra.pool.query(
       "select actor, action from admin_audit where product_id = 'cli-e' order by id",
     );
-    assert.equal(rows.rows[0].actor, 'ops-carol');
+    // The authenticated actor (the token at an address), with the operator name as its label.
+    assert.equal(rows.rows[0].actor, 'admin-token@127.0.0.1 label:ops-carol');
     assert.equal(rows.rows[0].action, 'put');
-    assert.match(rows.rows[1].actor, /^cli:.+@.+/);
+    assert.match(rows.rows[1].actor, /^admin-token@127\.0\.0\.1 label:cli:.+@.+/);
     assert.equal(rows.rows[1].action, 'reshard');
   });
 

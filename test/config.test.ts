@@ -6,9 +6,9 @@ import { ConfigError } from '../src/config/errors.ts';
 import { loadConfig, loadSection } from '../src/config/load.ts';
 import { redactUrl } from '../src/config/redact.ts';
 
-const TOKEN = 'a-long-secret-token-0123';
+const TOKEN = 'a-long-secret-admin-token-of-32-chars';
 const QUEUE_SECRET = 'a-ticket-signing-key-of-32-chars!';
-const base = { ADMIN_TOKEN: TOKEN, QUEUE_SECRET };
+const base = { ADMIN_TOKEN: TOKEN, QUEUE_SECRET, BUYER_AUTH: 'none' };
 
 /** Asserts that `env` is refused with one line that names `variable` and matches every pattern. */
 function assertRefused(env: Record<string, string>, variable: string, ...patterns: RegExp[]): string {
@@ -44,9 +44,27 @@ describe('loadConfig: sections and defaults', () => {
       apiWorkers: 1,
       trustProxy: false,
       maxOrderQuantity: 100,
+      headersTimeoutMs: 12_000,
+      requestTimeoutMs: 30_000,
+      connectionsCheckMs: 1000,
+      maxConnectionsPerAddress: 256,
+      metricsPort: undefined,
     });
     assert.deepEqual(c.mode, { nodeEnv: 'development', devRun: false });
-    assert.deepEqual(c.admin, { token: TOKEN, devToken: false });
+    assert.deepEqual(c.admin, {
+      token: TOKEN,
+      devToken: false,
+      failedAttempts: { rate: 0.1, burst: 10 },
+    });
+    assert.deepEqual(c.buyer, { auth: 'none' });
+    assert.deepEqual(c.buyerJwt, {
+      secret: undefined,
+      publicKeyPem: undefined,
+      issuer: undefined,
+      audience: undefined,
+      clockSkewSeconds: 30,
+    });
+    assert.deepEqual(c.payments, { webhookSecret: undefined });
     assert.deepEqual(c.log, { level: 'info' });
     assert.deepEqual(c.locks, {
       backend: 'redis',
@@ -148,11 +166,22 @@ describe('loadConfig: refusals name the variable in one line', () => {
     ['ADMISSION_MAX_UTILIZATION', '2'],
     ['LOG_LEVEL', 'loud'],
     ['DATABASE_URL', 'nope'],
+    ['ADMIN_AUTH_FAILURES', '10'],
+    ['BUYER_AUTH', 'oauth'],
+    ['BUYER_JWT_SECRET', 'short'],
+    ['BUYER_JWT_PUBLIC_KEY', 'not a pem'],
+    ['PAYMENT_WEBHOOK_SECRET', 'short'],
+    ['HTTP_HEADERS_TIMEOUT_MS', '99'],
+    ['METRICS_PORT', '70000'],
   ] as const) {
     test(`${name}=${value}`, () => {
       assertRefused({ ...base, [name]: value }, name, new RegExp(`^invalid configuration: ${name}=`));
     });
   }
+
+  test('HTTP headers timeout not below the request timeout', () => {
+    assertRefused({ ...base, HTTP_HEADERS_TIMEOUT_MS: '30000' }, 'HTTP_HEADERS_TIMEOUT_MS', /below/);
+  });
 
   test('admission limits out of order', () => {
     assertRefused({ ...base, ADMISSION_MIN_LIMIT: '200' }, 'ADMISSION_MIN_LIMIT', /must hold/);
@@ -173,17 +202,19 @@ describe('loadConfig: refusals name the variable in one line', () => {
 describe('loadConfig: the admin token', () => {
   test('required unless a development run, which gets the development token', () => {
     assertRefused({}, 'ADMIN_TOKEN');
-    assert.deepEqual(loadConfig({ FLASHSALE_DEV_RUN: '1' }).admin, {
-      token: 'dev-admin-token',
-      devToken: true,
-    });
-    assertRefused({ ADMIN_TOKEN: 'dev-admin-token' }, 'ADMIN_TOKEN');
+    const { token, devToken } = loadConfig({ FLASHSALE_DEV_RUN: '1' }).admin;
+    assert.deepEqual({ token, devToken }, { token: 'dev-admin-token', devToken: true });
+    assertRefused({ ADMIN_TOKEN: 'dev-admin-token' }, 'ADMIN_TOKEN', /published default/);
   });
 
-  test('production: a secret of at least 16 characters, never the development token', () => {
+  test('outside a development run: a secret of at least 32 characters, never a published one', () => {
     assertRefused({ NODE_ENV: 'production', FLASHSALE_DEV_RUN: '1' }, 'ADMIN_TOKEN');
-    assertRefused({ NODE_ENV: 'production', ADMIN_TOKEN: 'short' }, 'ADMIN_TOKEN', /16 characters/);
-    assert.equal(loadConfig({ NODE_ENV: 'production', ADMIN_TOKEN: TOKEN, QUEUE_SECRET }).admin.token, TOKEN);
+    assertRefused({ NODE_ENV: 'Production', FLASHSALE_DEV_RUN: '1' }, 'ADMIN_TOKEN', /must be set/);
+    for (const NODE_ENV of ['production', 'development']) {
+      assertRefused({ ...base, NODE_ENV, ADMIN_TOKEN: 'x'.repeat(31) }, 'ADMIN_TOKEN', /32 characters/);
+    }
+    assertRefused({ ...base, ADMIN_TOKEN: 'local-dev-admin-token-change-me' }, 'ADMIN_TOKEN', /published/);
+    assert.equal(loadConfig({ ...base, NODE_ENV: 'production' }).admin.token, TOKEN);
   });
 });
 
@@ -193,12 +224,12 @@ describe('loadConfig: the waiting room', () => {
   });
 
   test('QUEUE_SECRET missing or short outside a development run: refused', () => {
-    assertRefused({ ADMIN_TOKEN: TOKEN }, 'QUEUE_SECRET');
-    assertRefused({ ADMIN_TOKEN: TOKEN, QUEUE_SECRET: 'short' }, 'QUEUE_SECRET', /32 characters/);
+    assertRefused({ ...base, QUEUE_SECRET: '' }, 'QUEUE_SECRET');
+    assertRefused({ ...base, QUEUE_SECRET: 'short' }, 'QUEUE_SECRET', /32 characters/);
   });
 
   test('not needed with WAITING_ROOM=off or in a development run', () => {
-    assert.equal(loadConfig({ ADMIN_TOKEN: TOKEN, WAITING_ROOM: 'off' }).waitingRoom.enabled, false);
+    assert.equal(loadConfig({ ...base, QUEUE_SECRET: '', WAITING_ROOM: 'off' }).waitingRoom.enabled, false);
     assert.equal(loadConfig({ FLASHSALE_DEV_RUN: '1' }).waitingRoom.enabled, true);
   });
 });
@@ -214,10 +245,11 @@ describe('newcomer findings', () => {
     assert.equal(loadConfig({ ...base, REDIS_URL: 'rediss://cache:6380' }).redis.url, 'rediss://cache:6380');
   });
 
-  test('a process without the API (the worker) needs neither ADMIN_TOKEN nor QUEUE_SECRET', () => {
+  test('a process without the API (the worker) needs neither ADMIN_TOKEN, QUEUE_SECRET nor BUYER_AUTH', () => {
     const config = loadConfig({}, { api: false });
-    assert.equal('admin' in config, false);
-    assert.equal('waitingRoom' in config, false);
+    for (const section of ['admin', 'waitingRoom', 'buyer', 'buyerJwt', 'payments']) {
+      assert.equal(section in config, false, section);
+    }
     assert.equal(config.writer.concurrency, 256);
     assert.throws(() => loadConfig({ PORT: 'x' }, { api: false }), /PORT/);
   });

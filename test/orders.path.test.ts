@@ -228,7 +228,7 @@ describe('order path: API + writer + sweeper in one process', () => {
       // The live path is not fenced off: its token is newer than B's.
       const live = await order(svc.url, 'fence', 'live');
       assert.equal(live.status, 202, JSON.stringify(live.body));
-      const seen = await call(svc.url, 'GET', `/api/orders/${live.body.orderId}`);
+      const seen = await call(svc.url, 'GET', `/api/orders/${live.body.orderId}`, undefined, admin);
       assert.ok((seen.body.token as number) > b.token, JSON.stringify(seen.body));
       // B's reservation never got a job: the sweeper persists it. Both end as rows; books balance.
       const status = await reconciled('fence');
@@ -247,7 +247,7 @@ describe('order path: API + writer + sweeper in one process', () => {
       const placed = await order(svc.url, 'dup', 'd1');
       assert.equal(placed.status, 202);
       await drained(svc.url, 'dup');
-      const view = await call(svc.url, 'GET', `/api/orders/${placed.body.orderId}`);
+      const view = await call(svc.url, 'GET', `/api/orders/${placed.body.orderId}`, undefined, admin);
       assert.equal(view.body.status, 'confirmed');
       const { status: _s, createdAt: _c, ...rest } = view.body;
       const record = rest as unknown as OrderRecord;
@@ -368,19 +368,24 @@ describe('order path: API + writer + sweeper in one process', () => {
     // Replayed later: the same answer again.
     assert.deepEqual((await order(svc.url, 'idem', 'ike', 2, headers)).body, first);
     // Same key, another body: refused, nothing placed.
-    for (const body of [
+    const reused = await call(
+      svc.url,
+      'POST',
+      '/api/orders',
       { productId: 'idem', userId: 'ike', quantity: 3 },
-      { productId: 'idem', userId: 'someone-else', quantity: 2 },
-    ]) {
-      const r = await call(svc.url, 'POST', '/api/orders', body, headers);
-      assert.equal(r.status, 422, JSON.stringify(r.body));
-      assert.equal(r.body.error, 'idempotency_key_reused');
-      assert.equal(typeof r.body.message, 'string');
-    }
+      headers,
+    );
+    assert.equal(reused.status, 422, JSON.stringify(reused.body));
+    assert.equal(reused.body.error, 'idempotency_key_reused');
+    assert.equal(typeof reused.body.message, 'string');
+    // Keys are scoped per buyer: another buyer's same key is another key, never ike's answer.
+    const other = await order(svc.url, 'idem', 'someone-else', 2, headers);
+    assert.equal(other.status, 202, JSON.stringify(other.body));
+    assert.notEqual(other.body.orderId, first.orderId);
     const status = await reconciled('idem');
-    assert.equal(status.sold, 2);
-    assert.equal(await infra.rows('idem'), 1);
-    const ttl = await infra.client.ttl(idempotencyKey('checkout-7f3a'));
+    assert.equal(status.sold, 4);
+    assert.equal(await infra.rows('idem'), 2);
+    const ttl = await infra.client.ttl(idempotencyKey('ike', 'checkout-7f3a'));
     assert.ok(ttl > 23 * 3600 && ttl <= 24 * 3600, `remembered for 24 h, ttl ${ttl}`);
   });
 
@@ -534,9 +539,14 @@ describe('order path: API processes without a writer', () => {
 
   it('Idempotency-Key: a claim left by a request that died is settled by the retry — its order if it placed one, else a new one', async () => {
     await createSale(a.url, 'idem-dead', { stock: 5, shards: 2, perUserLimit: 1 });
-    const deadClaim = async (key: string, body: object, ticket: string, deadline: number) => {
+    const deadClaim = async (
+      key: string,
+      body: { productId: string; userId: string },
+      ticket: string,
+      deadline: number,
+    ) => {
       const record = { fingerprint: fingerprint(orderBody(100).parse(body)), attempt: ticket, deadline };
-      await infra.client.set(idempotencyKey(key), JSON.stringify(record), 'EX', 86_400);
+      await infra.client.set(idempotencyKey(body.userId, key), JSON.stringify(record), 'EX', 86_400);
     };
     const [seconds] = await infra.client.time();
     const serverNow = Number(seconds) * 1000;

@@ -42,7 +42,8 @@ async function runMain(env: Record<string, string>, timeoutMs = 60_000): Promise
   const proc = spawnOwned(
     process.execPath,
     ['--import', 'tsx', 'src/main.ts'],
-    { env: { ...baseEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+    // A development run unless the case says production (the test ADMIN_TOKEN is short).
+    { env: { ...baseEnv(), FLASHSALE_DEV_RUN: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
     'src/main.ts',
   );
   let stdout = '';
@@ -249,7 +250,10 @@ describe('refusing to start', { concurrency: 2 }, () => {
         runMain({
           REDIS_URL: infra.env.REDIS_URL as string,
           DATABASE_URL: infra.env.DATABASE_URL as string,
-          ADMIN_TOKEN,
+          // Not a development run, with everything else it then needs.
+          FLASHSALE_DEV_RUN: '',
+          ADMIN_TOKEN: 'a-production-admin-token-0123456789abcdef',
+          BUYER_AUTH: 'none',
           PORT: '0',
           ...(secret === undefined ? { QUEUE_SECRET: '' } : { QUEUE_SECRET: secret }),
         }),
@@ -280,11 +284,14 @@ describe('starting without ADMIN_TOKEN and QUEUE_SECRET', () => {
   it('the worker (no API) starts; main (the API) refuses, naming ADMIN_TOKEN', async () => {
     const infra = await startInfra();
     try {
-      const worker = await spawnService(infra, 'worker', { ADMIN_TOKEN: '', QUEUE_SECRET: '' });
+      // Not a development run: no development token, and BUYER_AUTH unset (the API's alone to need).
+      const notDev = { FLASHSALE_DEV_RUN: '' };
+      const worker = await spawnService(infra, 'worker', { ...notDev, ADMIN_TOKEN: '', QUEUE_SECRET: '' });
       // Up to the end of its start (the metrics server is last), so SIGTERM meets its graceful stop.
       await until('the worker to serve /metrics', () => worker.output().includes('metrics listening'));
       assert.equal(await worker.stop(), 0, worker.output());
       const exit = await runMain({
+        ...notDev,
         REDIS_URL: infra.env.REDIS_URL as string,
         DATABASE_URL: infra.env.DATABASE_URL as string,
         PORT: '0',

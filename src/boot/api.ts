@@ -7,6 +7,8 @@ import { SaleChanges } from '../admin/sale-changes.ts';
 import { ApiCluster } from '../api-cluster.ts';
 import { type ApiExtension, createApp } from '../http/app.ts';
 import { answerClientErrors } from '../http/client-errors.ts';
+import { capConnectionsPerAddress } from '../http/connection-cap.ts';
+import { apiDoors } from '../http/doors.ts';
 import { EventLoopLag } from '../http/loop-lag.ts';
 import { OrderGate } from '../http/order-gate.ts';
 import { withShedLane } from '../http/shed-lane.ts';
@@ -26,19 +28,11 @@ import { duplicateClient } from '../redis/connection.ts';
 import { ReplicaWait } from '../redis/replica-wait.ts';
 import { createWaitingRoom, type WaitingRoom } from '../waiting-room/index.ts';
 import type { Runtime } from './boot.ts';
+import { startMetricsServer } from './metrics-server.ts';
 import { orderQueue, startLifecycle } from './parts.ts';
+import { serverOptions } from './server-options.ts';
 import { closeServer } from './shutdown.ts';
 
-/**
- * HTTP server limits, chosen for overload (README, "Connections under overload"): a refused order
- * must be an answer (429 + Retry-After), never a reset connection.
- * - keepAliveTimeout 65 s: longer than a load balancer's idle timeout (nginx 60 s), so the proxy
- *   always closes an idle connection first and never sends on one this server just closed.
- * - headersTimeout 66 s (above keepAliveTimeout, as Node requires for keep-alive connections) and
- *   requestTimeout 30 s: a client that trickles its headers or body is cut (slowloris), while a
- *   request whose bytes merely sat in a socket buffer during a busy moment is not.
- */
-const SERVER_TIMEOUTS = { keepAliveTimeout: 65_000, headersTimeout: 66_000, requestTimeout: 30_000 };
 /**
  * Pending connections the kernel holds before accept() (capped by net.core.somaxconn): a herd of new
  * connections waits in the kernel instead of being dropped. Node's default is 511.
@@ -132,12 +126,22 @@ function orderGate(
   return gate;
 }
 
-/** The HTTP server of the app on PORT/HOST, with the shed lane in front; resolves once listening. */
+/**
+ * The HTTP server of the app on PORT/HOST, with the shed lane in front and the per-address
+ * connection cap (TRUST_PROXY peers exempt); resolves once listening.
+ */
 async function listen(rt: Runtime, app: ReturnType<typeof createApp>, gate: OrderGate): Promise<Server> {
   const { config, metrics, logger } = rt;
   const listener = withShedLane(app, { gate, onShed: () => metrics.orders.inc({ outcome: 'busy' }) });
-  const server = Object.assign(createServer(listener), SERVER_TIMEOUTS, { maxConnections: MAX_CONNECTIONS });
+  const server = Object.assign(createServer(serverOptions(config.http), listener), {
+    maxConnections: MAX_CONNECTIONS,
+  });
   answerClientErrors(server);
+  const { maxConnectionsPerAddress } = config.http;
+  if (maxConnectionsPerAddress > 0) {
+    const trusted = app.get('trust proxy fn') as (address: string, hop: number) => boolean;
+    capConnectionsPerAddress(server, maxConnectionsPerAddress, (a) => trusted(a, 0));
+  }
   server.listen({ port: config.http.port, host: config.http.host, backlog: LISTEN_BACKLOG });
   await once(server, 'listening');
   const address = server.address();
@@ -179,9 +183,17 @@ export async function startApi(rt: Runtime, extension?: ApiExtension): Promise<S
     room,
     failedJobsOf: (productId) => failedJobsOf(queues, productId),
     extend: extension && ((app) => extension(app, { redis, catalog, handOff, maxOrderQuantity })),
+    doors: apiDoors(config),
+    metricsElsewhere: config.http.metricsPort !== undefined,
   });
   // X-Forwarded-For is believed only from TRUST_PROXY's addresses (req.ip for the per-address limit).
   app.set('trust proxy', config.http.trustProxy);
+  if (config.buyer.auth !== 'none' && config.payments.webhookSecret === undefined) {
+    logger.warn(
+      'PAYMENT_WEBHOOK_SECRET unset: a buyer marks their own orders paid (set it for sales that take payment)',
+    );
+  }
+  if (config.http.metricsPort !== undefined) await startMetricsServer(rt);
   const server = await listen(rt, app, gate);
   // Closers run last-pushed first: stop the server (finishing in-flight requests) before the lock
   // client, hand-off, queue and subscriber those requests use.

@@ -1,15 +1,22 @@
-// The worker's own HTTP server: GET /metrics and /healthz on PORT, so a process without the API can
-// be scraped. It never stops the writer: a taken port is logged and skipped.
+// The metrics HTTP server: GET /metrics and /healthz on PORT for the worker (a process without the
+// API), or on METRICS_PORT for any process. It never stops the writer: a taken port is logged and skipped.
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { WorkerConfig } from '../config/load.ts';
 import type { Runtime } from './boot.ts';
+import { serverOptions } from './server-options.ts';
 import { closeServer } from './shutdown.ts';
 
-/** GET /metrics and /healthz on PORT (the worker's batch metrics); undefined when the port is taken. */
-export async function startMetricsServer(rt: Runtime<WorkerConfig>): Promise<Server | undefined> {
+/**
+ * GET /metrics and /healthz on `port`: METRICS_PORT when set (then /metrics is not on the API port),
+ * else PORT (the worker's batch metrics); undefined when the port is taken.
+ */
+export async function startMetricsServer(
+  rt: Runtime<WorkerConfig>,
+  port = rt.config.http.metricsPort ?? rt.config.http.port,
+): Promise<Server | undefined> {
   const { config, logger, metrics } = rt;
-  const server = createServer((req, res) => {
+  const server = createServer(serverOptions(config.http), (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method === 'GET' && path === '/metrics') {
       metrics.registry.metrics().then(
@@ -26,17 +33,14 @@ export async function startMetricsServer(rt: Runtime<WorkerConfig>): Promise<Ser
     }
   });
   try {
-    server.listen(config.http.port, config.http.host);
+    server.listen(port, config.http.host);
     await once(server, 'listening');
   } catch (err) {
-    logger.warn({ err, port: config.http.port }, 'metrics server not started (set PORT to a free port)');
+    logger.warn({ err, port }, 'metrics server not started (set PORT or METRICS_PORT to a free port)');
     return undefined;
   }
   const address = server.address();
-  logger.info(
-    { port: typeof address === 'object' && address ? address.port : config.http.port },
-    'metrics listening',
-  );
+  logger.info({ port: typeof address === 'object' && address ? address.port : port }, 'metrics listening');
   rt.closers.push(() => closeServer(server, config.shutdown.timeoutMs));
   return server;
 }

@@ -1,10 +1,11 @@
 // Reads the environment once into typed sections (sections.ts) and checks what spans fields (admission
-// limits, one Redis or a cluster, the API's secrets ADMIN_TOKEN and QUEUE_SECRET). Pure: reads only env.
+// limits, one Redis or a cluster, HTTP timeouts, the API's secrets and buyer auth). Pure: reads only env.
 import { z } from 'zod';
 import type { Variable } from './env-schema.ts';
 import { ConfigError } from './errors.ts';
 import { redactUrl } from './redact.ts';
-import { type ModeSection, type ParsedSections, SECTIONS } from './sections.ts';
+import { type HttpSection, type ModeSection, type ParsedSections, SECTIONS } from './sections.ts';
+import { type BuyerAuth, isProduction, KNOWN_ADMIN_TOKENS, MIN_ADMIN_TOKEN_LENGTH } from './security.ts';
 
 /** The admin token of a development run (`npm start`); the CLI sends it when ADMIN_TOKEN is unset. */
 export const DEV_ADMIN_TOKEN = 'dev-admin-token';
@@ -14,9 +15,14 @@ const DEV_QUEUE_SECRET = 'dev-queue-secret-not-for-production';
 const MIN_QUEUE_SECRET = 32;
 
 /** The admin routes' bearer token; `devToken` is true when the development token is in use. */
-export interface AdminSection {
+export interface AdminSection extends Omit<ParsedSections['admin'], 'token'> {
   token: string;
   devToken: boolean;
+}
+
+/** Who the buyer is: BUYER_AUTH with its development-run default applied. */
+export interface BuyerSection {
+  auth: BuyerAuth;
 }
 
 /** The waiting room: on or off, and the key that signs its tickets. */
@@ -26,15 +32,16 @@ export interface WaitingRoomSection {
 }
 
 /** The validated configuration of a process that serves the API (main, api). */
-export type Config = Omit<ParsedSections, 'admin' | 'waitingRoom'> & {
+export type Config = Omit<ParsedSections, 'admin' | 'waitingRoom' | 'buyer'> & {
   admin: AdminSection;
   waitingRoom: WaitingRoomSection;
+  buyer: BuyerSection;
 };
 /**
- * The configuration of a process without the API (worker): no admin routes and no waiting room, so
- * neither ADMIN_TOKEN nor QUEUE_SECRET is needed.
+ * The configuration of a process without the API (worker): no admin routes, waiting room or buyers,
+ * so neither ADMIN_TOKEN, QUEUE_SECRET nor BUYER_AUTH is needed.
  */
-export type WorkerConfig = Omit<Config, 'admin' | 'waitingRoom'>;
+export type WorkerConfig = Omit<Config, 'admin' | 'waitingRoom' | 'buyer' | 'buyerJwt' | 'payments'>;
 
 type Env = Record<string, string | undefined>;
 
@@ -75,28 +82,73 @@ function checkRedis(redis: ParsedSections['redis'], env: Env): void {
   }
 }
 
-/** A development run: FLASHSALE_DEV_RUN=1 (`npm start`), never with NODE_ENV=production. */
+function checkHttp({ headersTimeoutMs, requestTimeoutMs }: HttpSection): void {
+  if (headersTimeoutMs >= requestTimeoutMs) {
+    throw new ConfigError(
+      `HTTP_HEADERS_TIMEOUT_MS (${headersTimeoutMs}) must be below HTTP_REQUEST_TIMEOUT_MS (${requestTimeoutMs})`,
+    );
+  }
+}
+
+/**
+ * A development run: FLASHSALE_DEV_RUN=1 (`npm start`), never with NODE_ENV=production (compared
+ * case-insensitively: `NODE_ENV=Production` is production too).
+ */
 function isDevRun({ nodeEnv, devRun }: ModeSection): boolean {
-  return devRun && nodeEnv !== 'production';
+  return devRun && !isProduction(nodeEnv);
 }
 
 /**
  * The admin token. Without ADMIN_TOKEN only a development run (`FLASHSALE_DEV_RUN=1`, not in
- * production; `npm start` is one) starts, with the well-known token `dev-admin-token`.
+ * production; `npm start` is one) starts, with the well-known token `dev-admin-token`. Outside a
+ * development run the token is a secret: at least 32 characters, and none of the published ones.
  */
-function adminSection({ token }: ParsedSections['admin'], mode: ModeSection): AdminSection {
-  const production = mode.nodeEnv === 'production';
-  const dev = isDevRun(mode);
+function adminSection({ token, ...rest }: ParsedSections['admin'], dev: boolean): AdminSection {
   const chosen = token ?? (dev ? DEV_ADMIN_TOKEN : '');
-  if (chosen === '' || (chosen === DEV_ADMIN_TOKEN && !dev)) {
+  if (chosen === '') {
     throw new ConfigError(
       'ADMIN_TOKEN must be set (or FLASHSALE_DEV_RUN=1 for a local run with the token "dev-admin-token")',
     );
   }
-  if (production && chosen.length < 16) {
-    throw new ConfigError('ADMIN_TOKEN must be a secret of at least 16 characters when NODE_ENV=production');
+  if (!dev && KNOWN_ADMIN_TOKENS.has(chosen)) {
+    throw new ConfigError(
+      'ADMIN_TOKEN is a published default; set a secret of your own (e.g. openssl rand -hex 24)',
+    );
   }
-  return { token: chosen, devToken: chosen === DEV_ADMIN_TOKEN };
+  if (!dev && chosen.length < MIN_ADMIN_TOKEN_LENGTH) {
+    throw new ConfigError(
+      `ADMIN_TOKEN must be a secret of at least ${MIN_ADMIN_TOKEN_LENGTH} characters outside a development run`,
+    );
+  }
+  return { ...rest, token: chosen, devToken: chosen === DEV_ADMIN_TOKEN };
+}
+
+/**
+ * BUYER_AUTH: explicit outside a development run (there `none`), with what its mode needs: one JWT
+ * key for `jwt`, trusted proxies for `header` (X-Buyer-Id is believed only from them).
+ */
+function buyerSection(
+  sections: Pick<ParsedSections, 'buyer' | 'buyerJwt' | 'http'>,
+  dev: boolean,
+): BuyerSection {
+  const auth = sections.buyer.auth ?? (dev ? 'none' : undefined);
+  if (auth === undefined) {
+    throw new ConfigError(
+      'BUYER_AUTH must be set to jwt, header or none outside a development run (FLASHSALE_DEV_RUN=1)',
+    );
+  }
+  const { secret, publicKeyPem } = sections.buyerJwt;
+  if (auth === 'jwt' && (secret === undefined) === (publicKeyPem === undefined)) {
+    throw new ConfigError(
+      'BUYER_AUTH=jwt needs exactly one of BUYER_JWT_SECRET (HS256) or BUYER_JWT_PUBLIC_KEY (RS256/ES256)',
+    );
+  }
+  if (auth === 'header' && sections.http.trustProxy === false) {
+    throw new ConfigError(
+      'BUYER_AUTH=header needs TRUST_PROXY: X-Buyer-Id is believed only from those proxies',
+    );
+  }
+  return { auth };
 }
 
 /** The ticket key: required (32+ characters) outside a development run while the room is on. */
@@ -115,8 +167,8 @@ function waitingRoomSection(
 
 /**
  * Reads and validates the configuration once, at start. Throws ConfigError with one line naming the
- * variable. A process without the API (`{ api: false }`: the worker) needs neither ADMIN_TOKEN nor
- * QUEUE_SECRET.
+ * variable. A process without the API (`{ api: false }`: the worker) needs neither ADMIN_TOKEN,
+ * QUEUE_SECRET nor BUYER_AUTH.
  *
  * @example
  * ```ts
@@ -129,14 +181,20 @@ export function loadConfig(env?: Env): Config;
 export function loadConfig(env: Env, options: { api: false }): WorkerConfig;
 export function loadConfig(env: Env = process.env, options = { api: true }): Config | WorkerConfig {
   const cleaned = withoutEmpty(env);
-  const { admin, waitingRoom, ...sections } = parseSections(cleaned, SECTIONS) as ParsedSections;
+  const parsed = parseSections(cleaned, SECTIONS) as ParsedSections;
+  const { admin, waitingRoom, buyer, buyerJwt, payments, ...sections } = parsed;
   checkAdmission(sections.admission);
   checkRedis(sections.redis, cleaned);
+  checkHttp(sections.http);
   if (!options.api) return sections;
+  const dev = isDevRun(sections.mode);
   return {
     ...sections,
-    admin: adminSection(admin, sections.mode),
-    waitingRoom: waitingRoomSection(waitingRoom, isDevRun(sections.mode)),
+    admin: adminSection(admin, dev),
+    waitingRoom: waitingRoomSection(waitingRoom, dev),
+    buyer: buyerSection(parsed, dev),
+    buyerJwt,
+    payments,
   };
 }
 

@@ -12,6 +12,7 @@ import {
   type Variable,
   variable,
 } from './env-schema.ts';
+import { BUYER_AUTH_MODES, publicKeyPem, secret } from './security.ts';
 
 /**
  * The sections, by name. Numbers are integers within the bounds shown; an empty value means "not
@@ -53,10 +54,20 @@ export const SECTIONS = {
     trustProxy: variable('TRUST_PROXY', trustProxy()),
     /** Largest quantity one order may ask for. Default 100, 1..1000000. */
     maxOrderQuantity: variable('MAX_ORDER_QUANTITY', int(100, 1, 1_000_000)),
+    /** Longest a client may take to send a request's headers (slowloris). Default 12000, 100..60000. */
+    headersTimeoutMs: variable('HTTP_HEADERS_TIMEOUT_MS', int(12_000, 100, 60_000)),
+    /** Longest a client may take to send a whole request; above headersTimeoutMs (load.ts). Default 30000. */
+    requestTimeoutMs: variable('HTTP_REQUEST_TIMEOUT_MS', int(30_000, 200, 600_000)),
+    /** How often the server looks for connections past those timeouts. Default 1000, 50..30000. */
+    connectionsCheckMs: variable('HTTP_CONNECTIONS_CHECK_MS', int(1000, 50, 30_000)),
+    /** Open connections per client address (TRUST_PROXY peers exempt); 0: no cap. Default 256. */
+    maxConnectionsPerAddress: variable('HTTP_MAX_CONNECTIONS_PER_ADDRESS', int(256, 0, 100_000)),
+    /** Serve GET /metrics on this port (and not on the API port). Unset: /metrics on the API port (PORT). */
+    metricsPort: variable('METRICS_PORT', z.coerce.number().int().min(0).max(65535).optional()),
   },
   /** What kind of run this is: the secrets a process requires depend on it (load.ts). */
   mode: {
-    /** `production` enforces real secrets (ADMIN_TOKEN of at least 16 characters). Default `development`. */
+    /** `production` (any case) is never a development run (load.ts). Default `development`. */
     nodeEnv: variable('NODE_ENV', z.string().default('development')),
     /** `1`: a local run (`npm start`), which may use well-known development secrets (not in production). */
     devRun: variable(
@@ -70,6 +81,37 @@ export const SECTIONS = {
   admin: {
     /** Bearer token of the admin endpoints; required unless FLASHSALE_DEV_RUN=1 (see load.ts). */
     token: variable('ADMIN_TOKEN', z.string().optional()),
+    /** Wrong admin tokens per client address: `<per second>:<burst>` or `off`; past it, 429 without a look at the token. */
+    failedAttempts: variable('ADMIN_AUTH_FAILURES', rateLimit('0.1:10')),
+  },
+  /** Who the buyer is (DESIGN.md §4 "Buyer identity"). */
+  buyer: {
+    /**
+     * `jwt` (the `sub` of an `Authorization: Bearer` JWT), `header` (`X-Buyer-Id` from a TRUST_PROXY
+     * peer) or `none` (the body's userId, trusting every caller). Required outside a development
+     * run; a development run defaults to `none` (load.ts).
+     */
+    auth: variable('BUYER_AUTH', z.enum(BUYER_AUTH_MODES).optional()),
+  },
+  /** The keys of buyer JWTs (BUYER_AUTH=jwt): exactly one of secret and publicKeyPem (load.ts). */
+  buyerJwt: {
+    /** HS256 key (at least 32 characters). */
+    secret: variable('BUYER_JWT_SECRET', secret(32)),
+    /** PEM (SPKI) public key: RS256 for an RSA key, ES256 for a P-256 key. */
+    publicKeyPem: variable('BUYER_JWT_PUBLIC_KEY', publicKeyPem()),
+    /** Expected `iss`; unset: not checked. */
+    issuer: variable('BUYER_JWT_ISSUER', z.string().max(512).optional()),
+    /** Expected `aud`; unset: not checked. */
+    audience: variable('BUYER_JWT_AUDIENCE', z.string().max(512).optional()),
+    /** Clock skew tolerated on `exp`/`nbf`/`iat`, seconds. Default 30, 0..300. */
+    clockSkewSeconds: variable('BUYER_JWT_CLOCK_SKEW_S', int(30, 0, 300)),
+  },
+  payments: {
+    /**
+     * HMAC-SHA256 key shared with the payment provider: when set, POST /api/orders/:id/pay must carry
+     * X-Payment-Timestamp and X-Payment-Signature (at least 32 characters).
+     */
+    webhookSecret: variable('PAYMENT_WEBHOOK_SECRET', secret(32)),
   },
   log: {
     /** pino level; `debug` logs every order. Default `info`. */
@@ -192,6 +234,9 @@ type Parsed<S extends Record<string, Variable>> = { [F in keyof S]: z.output<S[F
 export type ParsedSections = { [N in keyof typeof SECTIONS]: Parsed<(typeof SECTIONS)[N]> };
 
 export type ModeSection = ParsedSections['mode'];
+export type HttpSection = ParsedSections['http'];
+export type BuyerJwtSection = ParsedSections['buyerJwt'];
+export type PaymentsSection = ParsedSections['payments'];
 export type RedisSection = ParsedSections['redis'];
 export type LocksSection = ParsedSections['locks'];
 export type HandOffSection = ParsedSections['handOff'];

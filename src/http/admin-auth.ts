@@ -1,18 +1,39 @@
 // Admin authentication: `Authorization: Bearer <ADMIN_TOKEN>`, compared in constant time (digests of
-// equal length, so neither content nor length leaks through timing). 401 without a token, 403 wrong.
+// equal length, so neither content nor length leaks through timing). 401 without a token, 403 wrong,
+// 429 once an address sent too many wrong tokens (then its tokens are not even compared).
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { RequestHandler } from 'express';
+import { performance } from 'node:perf_hooks';
+import type { Request, RequestHandler } from 'express';
+import { TooManyAttemptsError } from './auth-errors.ts';
 import { HttpError } from './errors.ts';
+import type { FailedAttempts } from './failed-attempts.ts';
 
-export function adminAuth(token: string): RequestHandler {
+/** The bearer token of the request's Authorization header; undefined without one. */
+export function bearerToken(req: Request): string | undefined {
+  const m = /^Bearer\s+(.+)$/i.exec((req.get('authorization') ?? '').trim());
+  return m?.[1];
+}
+
+/** A constant-time test of a token against ADMIN_TOKEN. */
+export function adminTokenCheck(token: string): (given: string) => boolean {
   const expected = createHash('sha256').update(token).digest();
+  return (given) => timingSafeEqual(createHash('sha256').update(given).digest(), expected);
+}
+
+export function adminAuth(token: string, failures?: FailedAttempts): RequestHandler {
+  const isAdmin = adminTokenCheck(token);
   return (req, _res, next) => {
-    const header = req.get('authorization') ?? '';
-    const m = /^Bearer\s+(.+)$/i.exec(header.trim());
-    if (!m?.[1])
+    const address = req.ip ?? 'unknown';
+    const now = performance.now();
+    const wait = failures?.blockedFor(address, now) ?? 0;
+    if (wait > 0) return next(new TooManyAttemptsError(wait));
+    const given = bearerToken(req);
+    if (!given)
       return next(new HttpError('unauthorized', 'admin endpoints need Authorization: Bearer <ADMIN_TOKEN>'));
-    const given = createHash('sha256').update(m[1]).digest();
-    if (!timingSafeEqual(given, expected)) return next(new HttpError('forbidden', 'wrong admin token'));
+    if (!isAdmin(given)) {
+      failures?.fail(address, now);
+      return next(new HttpError('forbidden', 'wrong admin token'));
+    }
     next();
   };
 }

@@ -13,6 +13,7 @@ import type { OrderPayments } from '../orders/payments.ts';
 import type { PlaceOrder } from '../orders/place-order.ts';
 import type { RedisClient } from '../redis/connection.ts';
 import type { WaitingRoom } from '../waiting-room/room.ts';
+import type { ApiDoors } from './doors.ts';
 import type { OrderGate } from './order-gate.ts';
 
 export interface AppDeps {
@@ -38,6 +39,10 @@ export interface AppDeps {
   lockService?: { backend: string; ping(): Promise<void> } | undefined;
   /** Mounts more routes, after the service's and before the 404 (an ApiExtension, bound to its parts). */
   extend?: (app: express.Router) => void;
+  /** Buyer identity, the payer of /pay and the brake on wrong admin tokens (doors.ts). */
+  doors: ApiDoors;
+  /** True when /metrics has a port of its own (METRICS_PORT): not served on the API port then. */
+  metricsElsewhere?: boolean;
 }
 
 /** What an extension of the API may use: the stores and the order hand-off of its process. */

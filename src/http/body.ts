@@ -3,14 +3,16 @@
 import { isUtf8 } from 'node:buffer';
 import express, { type RequestHandler } from 'express';
 import { HttpError } from './errors.ts';
+import { keepRawBody } from './payment-signature.ts';
 
 export function jsonBody(): RequestHandler {
   return express.json({
     limit: '16kb',
     strict: true,
-    verify: (_req, _res, buf, encoding) => {
+    verify: (req, res, buf, encoding) => {
       if (/^utf-?8$/i.test(encoding) && !isUtf8(buf))
         throw new HttpError('invalid_encoding', 'body is not valid UTF-8');
+      keepRawBody(req, res, buf);
     },
   });
 }

@@ -6,6 +6,9 @@ const STATUS: Record<ErrorCode, number> = {
   invalid_request: 400,
   invalid_encoding: 400,
   unauthorized: 401,
+  unauthenticated: 401,
+  invalid_signature: 401,
+  buyer_mismatch: 403,
   forbidden: 403,
   not_owner: 403,
   unknown_product: 404,
@@ -31,6 +34,7 @@ const STATUS: Record<ErrorCode, number> = {
   idempotency_key_reused: 422,
   busy: 429,
   rate_limited: 429,
+  too_many_attempts: 429,
   unavailable: 503,
   // The lock library's codes, for a lock error that reaches HTTP untranslated (the inventory turns
   // lock_timeout into busy and lock_unavailable into unavailable): the same statuses as those.

@@ -30,18 +30,27 @@ export class TokenBuckets {
 
   /** Takes a token of `key` at `now` (ms): 0 when taken, else the seconds until one is there. */
   take(key: string, now: number): number {
-    const { rate, burst } = this.limit;
-    const b = this.buckets.get(key);
-    let tokens = burst;
-    if (b) {
-      tokens = Math.min(burst, b.tokens + ((now - b.at) / 1000) * rate);
-      this.buckets.delete(key);
-    } else if (this.buckets.size >= this.maxKeys) {
+    const tokens = this.tokens(key, now);
+    // Re-inserted below as the most recently used; a new key beyond maxKeys drops the least recently used.
+    if (!this.buckets.delete(key) && this.buckets.size >= this.maxKeys) {
       this.buckets.delete(this.buckets.keys().next().value as string);
     }
     const allowed = tokens >= 1;
     this.buckets.set(key, { tokens: allowed ? tokens - 1 : tokens, at: now });
-    return allowed ? 0 : (1 - tokens) / rate;
+    return allowed ? 0 : (1 - tokens) / this.limit.rate;
+  }
+
+  /** What `take` would answer at `now`, taking nothing. */
+  peek(key: string, now: number): number {
+    const tokens = this.tokens(key, now);
+    return tokens >= 1 ? 0 : (1 - tokens) / this.limit.rate;
+  }
+
+  /** The tokens of `key`'s bucket at `now` (a bucket not held is full). */
+  private tokens(key: string, now: number): number {
+    const { rate, burst } = this.limit;
+    const b = this.buckets.get(key);
+    return b ? Math.min(burst, b.tokens + ((now - b.at) / 1000) * rate) : burst;
   }
 
   /** Buckets held (for tests and metrics). */

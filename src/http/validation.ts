@@ -10,6 +10,12 @@ export const userId = z
   .string()
   .regex(/^[A-Za-z0-9_.:@-]{1,128}$/, 'must be 1-128 characters of [A-Za-z0-9_.:@-]');
 const count = (min: number, max: number) => z.number().int().min(min).max(max);
+/** An admin change's free-text note, kept in its audit row: no control characters (Postgres refuses NUL). */
+const note = z
+  .string()
+  .max(500)
+  .regex(/^[^\p{Cc}]*$/u, 'must not contain control characters')
+  .optional();
 
 export const orderBody = (maxQuantity: number) =>
   z.object({ productId, userId, quantity: count(1, maxQuantity).default(1) });
@@ -37,6 +43,7 @@ export const saleBody = z
       .strict()
       .nullable()
       .optional(),
+    note,
   })
   .refine((s) => s.startsAt == null || s.endsAt == null || s.startsAt < s.endsAt, {
     message: 'must be after startsAt',
@@ -44,8 +51,8 @@ export const saleBody = z
   });
 /** POST /api/orders/:orderId/pay and /cancel: the buyer asking. */
 export const fateBody = z.object({ userId });
-export const restockBody = z.object({ delta: count(-MAX_STOCK, MAX_STOCK) });
-export const reshardBody = z.object({ shards: count(1, MAX_SHARDS) });
+export const restockBody = z.object({ delta: count(-MAX_STOCK, MAX_STOCK), note });
+export const reshardBody = z.object({ shards: count(1, MAX_SHARDS), note });
 
 /** Idempotency keys go into a hash tag too. */
 export const idempotencyKeyHeader = z

@@ -1,5 +1,5 @@
-// Idempotency-Key for placing an order: the first request with a key decides its outcome; retries
-// with the same key and body (concurrent or later, for 24 h) get that outcome and create nothing.
+// Idempotency-Key for placing an order, per buyer: the first request with a key decides its outcome;
+// retries with the same key and body (concurrent or later, for 24 h) get that outcome and create nothing.
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RedisClient } from '../redis/connection.ts';
@@ -56,6 +56,11 @@ export const IDEMPOTENCY_SETTLE = typedScript({
   parse: replyInt,
 });
 
+/** True when the buyer's key holds a record (an order, or a claim in progress); reads only. */
+export async function keyInUse(redis: RedisClient, buyer: string, key: string): Promise<boolean> {
+  return (await redis.exists(idempotencyKey(buyer, key))) === 1;
+}
+
 export function fingerprint(value: unknown): string {
   return createHash('sha256').update(JSON.stringify(value)).digest('hex');
 }
@@ -87,7 +92,7 @@ function parseClaimReply(reply: unknown): { claimed: boolean; raw: string; now: 
 }
 
 /**
- * Runs `order` once per key: the first request's outcome is every retry's. A request claims the key
+ * Runs `order` once per key of a buyer (keys are scoped per buyer: another buyer's key is another key): the first request's outcome is every retry's. A request claims the key
  * for one order attempt (attempt.ts); only that attempt may store the outcome or give the claim up
  * (compare-and-set in one script), so every step is safe to run twice. A claim whose request died or
  * lost its reply is settled by a retry once the claim's deadline has passed in Redis' clock: it looks
@@ -95,11 +100,12 @@ function parseClaimReply(reply: unknown): { claimed: boolean; raw: string; now: 
  */
 export async function idempotent<T>(
   redis: RedisClient,
+  buyer: string,
   key: string,
   print: string,
   order: KeyedOrder<T>,
 ): Promise<T> {
-  const k = idempotencyKey(key);
+  const k = idempotencyKey(buyer, key);
   const record = (attempt: Attempt, answer?: T) =>
     JSON.stringify({
       fingerprint: print,

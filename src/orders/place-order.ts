@@ -18,7 +18,7 @@ import { type Attempt, CLOCK_SKEW_MARGIN_MS, newAttempt, orderIdFor } from './at
 import type { BuyerLimits } from './buyer-limit.ts';
 import { LimitExceededError, NotReplicatedError, OutcomeUnknownError } from './errors.ts';
 import type { HandOff } from './hand-off.ts';
-import { fingerprint, idempotent } from './idempotency.ts';
+import { fingerprint, idempotent, keyInUse } from './idempotency.ts';
 import { registerForExpiry } from './lifecycle.ts';
 import type { OrderRecord } from './order.ts';
 
@@ -59,7 +59,10 @@ export interface PlaceOrderDeps {
   onSoldOutFastPath?: () => void;
 }
 
-/** What an Idempotency-Key remembers: the order placed, or the refusal that decided there is none. */
+/**
+ * What an Idempotency-Key remembers: the order placed. (Earlier versions remembered refusals too;
+ * such records are still replayed until their TTL ends.)
+ */
 type KeyOutcome =
   | { order: Omit<PlacedOrder, 'replayed'> }
   | { refused: { code: string; details: Record<string, unknown> } };
@@ -93,31 +96,36 @@ export class PlaceOrder {
   constructor(private readonly deps: PlaceOrderDeps) {}
 
   /**
-   * Places one order. With an Idempotency-Key, the first request decides: retries with the same key
-   * and request (for 24 h) get the same order, or the same sold-out / over-the-limit refusal, and
-   * place nothing; the same key with another request throws `IdempotencyKeyReusedError`.
+   * Places one order. With an Idempotency-Key (scoped to the buyer), the first request that places an
+   * order decides: retries with the same key and request (for 24 h) get the same order and place
+   * nothing; the same key with another request throws `IdempotencyKeyReusedError`. A refusal (unknown
+   * product, outside the window, sold out, over the limit) stores nothing under the key: a request
+   * cannot make Redis remember anything unless it bought something.
    */
   async place(req: OrderRequest, options: PlaceOptions = {}): Promise<PlacedOrder> {
-    // Before and after the sale's window: answered from the cached sale, before any key or claim.
+    // Answered from the cached sale and the sold-out flag, before any key or claim is written.
     const sale = await this.deps.catalog.get(req.productId);
-    const closed = sale && windowRefusal(sale, this.deps.clock.now());
+    if (!sale) throw new UnknownProductError(req.productId);
+    const closed = windowRefusal(sale, this.deps.clock.now());
     if (closed) throw closed;
     const key = options.idempotencyKey;
+    // Sold out: refused at once, unless the key holds an earlier request's order to answer again
+    // (a read, never a write: one round trip only for keyed retries of a sold-out product).
+    if (
+      this.deps.catalog.isSoldOut(req.productId) &&
+      !(key && (await keyInUse(this.deps.redis, req.userId, key)))
+    ) {
+      this.refuseIfSoldOut(req);
+    }
     if (key === undefined) return { ...placed(await this.placeAs(req, this.newAttempt())), replayed: false };
     let ran = false;
     const print = fingerprint({ productId: req.productId, userId: req.userId, quantity: req.quantity });
-    const stored = await idempotent<KeyOutcome | LegacyOutcome>(this.deps.redis, key, print, {
+    const stored = await idempotent<KeyOutcome | LegacyOutcome>(this.deps.redis, req.userId, key, print, {
       newAttempt: () => this.newAttempt(),
+      // A refusal throws: the claim is given up (deleted), so the key holds nothing.
       run: async (attempt) => {
         ran = true;
-        try {
-          return { order: placed(await this.placeAs(req, attempt)) };
-        } catch (err) {
-          if (err instanceof SoldOutError || err instanceof LimitExceededError) {
-            return { refused: { code: err.code, details: err.details } };
-          }
-          throw err;
-        }
+        return { order: placed(await this.placeAs(req, attempt)) };
       },
       // The holder's deadline bounds every reservation it sent, so it is its fence too.
       resolve: async (attempt) => {
@@ -135,13 +143,16 @@ export class PlaceOrder {
     return newAttempt(this.deps.clock.now() + this.deps.reserver.budgetMs);
   }
 
+  /** The sold-out fast path: no Redis round trip at all. */
+  private refuseIfSoldOut(req: OrderRequest): void {
+    if (!this.deps.catalog.isSoldOut(req.productId)) return;
+    this.deps.onSoldOutFastPath?.();
+    throw new SoldOutError(req.productId, req.quantity, 0);
+  }
+
   private async placeAs(req: OrderRequest, attempt: Attempt): Promise<OrderRecord> {
     const { catalog, limits, reserver } = this.deps;
-    // The sold-out fast path: no Redis round trip at all.
-    if (catalog.isSoldOut(req.productId)) {
-      this.deps.onSoldOutFastPath?.();
-      throw new SoldOutError(req.productId, req.quantity, 0);
-    }
+    this.refuseIfSoldOut(req);
     const sale = await catalog.get(req.productId);
     if (!sale) throw new UnknownProductError(req.productId);
     const limited = sale.perUserLimit > 0;

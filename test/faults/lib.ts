@@ -128,7 +128,10 @@ export async function startFaultInfra(options: InfraOptions = {}): Promise<Fault
   const env = {
     REDIS_URL: redis.url,
     DATABASE_URL: database.url,
+    // A development run, as the tests' (test/support/service.ts): BUYER_AUTH none, the short test token.
+    FLASHSALE_DEV_RUN: '1',
     ADMIN_TOKEN,
+    ADMIN_AUTH_FAILURES: 'off',
     PORT: '0',
     HOST: '127.0.0.1',
     ...FAULT_ENV,

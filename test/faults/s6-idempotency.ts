@@ -54,11 +54,11 @@ async function claimReplyLost(result: ScenarioResult): Promise<void> {
       },
     };
     const cut = proxy.cut(100);
-    const first: Answer = await idempotent(redis, 'lost-claim', fingerprint({ a: 1 }), order).catch(
+    const first: Answer = await idempotent(redis, 'buyer', 'lost-claim', fingerprint({ a: 1 }), order).catch(
       (err: Error) => ({ status: 0, body: { error: err.message } }),
     );
     await cut;
-    const replay = await idempotent(redis, 'lost-claim', fingerprint({ a: 1 }), order);
+    const replay = await idempotent(redis, 'buyer', 'lost-claim', fingerprint({ a: 1 }), order);
     result.details.claimReplyLost = { first, replay, runs };
     check(
       result,

@@ -17,10 +17,20 @@ import { freePort, RedisServer } from './redis-server.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 
-/** What a service on a test infrastructure runs with, beside where its Redis and Postgres are. */
+/**
+ * What a service on a test infrastructure runs with, beside where its Redis and Postgres are: a
+ * development run (BUYER_AUTH defaults to none, the body's userId is the buyer) unless a test says otherwise.
+ */
 export const BASE_SERVICE_ENV: Record<string, string> = {
+  FLASHSALE_DEV_RUN: '1',
   ADMIN_TOKEN,
   QUEUE_SECRET: 'test-queue-secret-0123456789abcdefghij',
+  // Bad-input tests send many wrong admin tokens from one address; the brake has its own test
+  // (test/security.admin-door.test.ts), which sets it.
+  ADMIN_AUTH_FAILURES: 'off',
+  // Every test, bench and local load-test client comes from 127.0.0.1: no per-address connection cap
+  // (test/security.connections.test.ts sets one).
+  HTTP_MAX_CONNECTIONS_PER_ADDRESS: '0',
   LOG_LEVEL: 'silent',
   PORT: '0',
   HOST: '127.0.0.1',

@@ -3,6 +3,7 @@
 import express, { type Request, type Router } from 'express';
 import { saleSummary } from '../../admin/sale-changes.ts';
 import { reconcile, saleStatus } from '../../inventory/status.ts';
+import { adminActor } from '../admin-actor.ts';
 import { adminAuth } from '../admin-auth.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { jsonBody } from '../body.ts';
@@ -13,7 +14,7 @@ import { windowView } from './views.ts';
 
 type AdminDeps = Pick<
   AppDeps,
-  'redis' | 'db' | 'changes' | 'metrics' | 'adminToken' | 'failedJobsOf' | 'room'
+  'redis' | 'db' | 'changes' | 'metrics' | 'adminToken' | 'failedJobsOf' | 'room' | 'doors'
 >;
 
 const productParam = (req: Request) => parse(productIdSchema, req.params.productId, 'productId');
@@ -21,7 +22,7 @@ const productParam = (req: Request) => parse(productIdSchema, req.params.product
 export function adminRouter(deps: AdminDeps): Router {
   const { redis, db, metrics, failedJobsOf } = deps;
   const router = express.Router();
-  router.use(adminAuth(deps.adminToken), jsonBody());
+  router.use(adminAuth(deps.adminToken, deps.doors.adminFailures), jsonBody());
   router
     .route('/products/:productId')
     .put(putSale(deps))
@@ -93,9 +94,10 @@ function putSale(deps: AdminDeps): express.RequestHandler {
 function restock(deps: AdminDeps): express.RequestHandler {
   return async (req, res) => {
     const productId = productParam(req);
-    const { delta } = parse(restockBody, req.body);
+    const request = parse(restockBody, req.body);
+    const { delta } = request;
     const r = await timed(deps, 'restock', () =>
-      deps.changes.restock(productId, delta, requester(req, { delta })),
+      deps.changes.restock(productId, delta, requester(req, request)),
     );
     res.json({
       productId,
@@ -110,9 +112,10 @@ function restock(deps: AdminDeps): express.RequestHandler {
 function reshard(deps: AdminDeps): express.RequestHandler {
   return async (req, res) => {
     const productId = productParam(req);
-    const { shards } = parse(reshardBody, req.body);
+    const request = parse(reshardBody, req.body);
+    const { shards } = request;
     const r = await timed(deps, 'reshard', () =>
-      deps.changes.reshard(productId, shards, requester(req, { shards })),
+      deps.changes.reshard(productId, shards, requester(req, request)),
     );
     res.json({
       productId,
@@ -123,9 +126,9 @@ function reshard(deps: AdminDeps): express.RequestHandler {
   };
 }
 
-/** The audit's requester: the actor the caller names (else its address) and the change as parsed. */
+/** The audit's requester: the authenticated actor (X-Admin-Actor only as its label) and the change as parsed. */
 function requester(req: Request, request: object) {
-  return { actor: req.get('x-admin-actor') ?? req.ip ?? 'unknown', request };
+  return { actor: adminActor(req), request };
 }
 
 /** Counts and times an admin change (metrics: flashsale_admin_change*, flashsale_reshards_total). */

@@ -5,7 +5,9 @@ import { checkDatabase } from '../../db/database.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { onlyMethods } from './allow.ts';
 
-export function opsRouter(deps: Pick<AppDeps, 'redis' | 'db' | 'metrics' | 'lockService'>): Router {
+export function opsRouter(
+  deps: Pick<AppDeps, 'redis' | 'db' | 'metrics' | 'lockService' | 'metricsElsewhere'>,
+): Router {
   const { redis, db, metrics, lockService } = deps;
   const router = express.Router();
   router
@@ -26,6 +28,8 @@ export function opsRouter(deps: Pick<AppDeps, 'redis' | 'db' | 'metrics' | 'lock
       res.status(Object.values(body).every(Boolean) ? 200 : 503).json(body);
     })
     .all(onlyMethods('GET'));
+  // With METRICS_PORT, /metrics is served there only (src/boot/metrics-server.ts), not to the API's clients.
+  if (deps.metricsElsewhere) return router;
   router
     .route('/metrics')
     .get(async (_req, res) => {

@@ -9,12 +9,13 @@ import { answerOf, failure, send } from '../answers.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { jsonBody } from '../body.ts';
 import type { Answer } from '../errors.ts';
+import { visibleOrder } from '../order-views.ts';
 import { fateBody, idempotencyKeyHeader, orderBody, parse } from '../validation.ts';
 import { onlyMethods } from './allow.ts';
 
 type OrdersDeps = Pick<
   AppDeps,
-  'redis' | 'db' | 'orders' | 'payments' | 'metrics' | 'gate' | 'maxOrderQuantity'
+  'redis' | 'db' | 'orders' | 'payments' | 'metrics' | 'gate' | 'maxOrderQuantity' | 'doors'
 >;
 
 /** The 202 of a placed order (also what a replayed or resolved Idempotency-Key answers). */
@@ -25,24 +26,26 @@ export function accepted(o: Pick<PlacedOrder, 'orderId' | 'productId' | 'userId'
 
 export function ordersRouter(deps: OrdersDeps): Router {
   const { redis, db, payments } = deps;
+  const { identity, payer } = deps.doors;
   const router = express.Router();
-  router.route('/api/orders').post(jsonBody(), placeOrder(deps)).all(onlyMethods('POST'));
+  router.route('/api/orders').post(jsonBody(), identity.asBuyer, placeOrder(deps)).all(onlyMethods('POST'));
   router
     .route('/api/orders/:orderId')
     .get(async (req, res) => {
-      res.json(await orderStatus(redis, db, req.params.orderId));
+      const viewer = await identity.viewer(req);
+      res.json(visibleOrder(viewer, await orderStatus(redis, db, req.params.orderId)));
     })
     .all(onlyMethods('GET'));
   router
     .route('/api/orders/:orderId/pay')
-    .post(jsonBody(), async (req, res) => {
+    .post(jsonBody(), payer, async (req, res) => {
       const { userId } = parse(fateBody, req.body);
       res.json(await payments.pay(req.params.orderId as string, userId));
     })
     .all(onlyMethods('POST'));
   router
     .route('/api/orders/:orderId/cancel')
-    .post(jsonBody(), async (req, res) => {
+    .post(jsonBody(), identity.asBuyer, async (req, res) => {
       const { userId } = parse(fateBody, req.body);
       res.json(await payments.cancel(req.params.orderId as string, userId));
     })

@@ -15,7 +15,10 @@ if redis.call('hexists', KEYS[2], ARGV[3]) == 1 then
 end
 local after = redis.call('incrby', KEYS[1], ARGV[1])
 if after > tonumber(ARGV[2]) then
-  redis.call('decrby', KEYS[1], ARGV[1])
+  -- Refused: nothing stays behind, not even a zero count (no request can fill Redis).
+  if redis.call('decrby', KEYS[1], ARGV[1]) <= 0 then
+    redis.call('del', KEYS[1])
+  end
   return -1
 end
 redis.call('hset', KEYS[2], ARGV[3], ARGV[1])

@@ -11,5 +11,8 @@ if not units then
   return 0
 end
 redis.call('hdel', KEYS[2], ARGV[1])
-redis.call('decrby', KEYS[1], units)
+-- A count back at zero is deleted: a refused order leaves no key behind (no request can fill Redis).
+if redis.call('decrby', KEYS[1], units) <= 0 then
+  redis.call('del', KEYS[1])
+end
 return tonumber(units)

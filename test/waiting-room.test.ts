@@ -224,6 +224,9 @@ describe('waiting room over HTTP', () => {
     const metrics = await (await fetch(`${svc.url}/metrics`)).text();
     assert.ok(Number(/^flashsale_waiting_room_invalid_tickets_total (\S+)$/m.exec(metrics)?.[1]) >= 3);
     assert.ok(Number(/^flashsale_waiting_room_buyers (\S+)$/m.exec(metrics)?.[1]) >= LONG_LINE / 2);
+    const live = await call(svc.url, 'GET', '/admin/products/wr-http/live', undefined, admin);
+    const line = live.body.waitingRoom as { waiting: number; servingLagMs: number };
+    assert.ok(line.waiting >= LONG_LINE / 2 && line.servingLagMs >= 0, JSON.stringify(line));
     const product = await call(svc.url, 'GET', '/api/products/wr-http');
     assert.ok(
       (product.body.queue as { waiting: number }).waiting >= LONG_LINE / 2,

@@ -35,6 +35,14 @@ export interface QueueView {
   lagSeconds: number;
 }
 
+/** A product's waiting line as the dashboard shows it (the waiting room's stats of one line). */
+export interface LineStats {
+  waiting: number;
+  servingLagMs: number;
+  admittedPerSecond: number;
+  etaMs: number;
+}
+
 export interface LiveProduct {
   productId: string;
   at: number;
@@ -42,6 +50,8 @@ export interface LiveProduct {
   replica: { hostname: string; pid: number };
   sale: SaleStatus & { failedJobs: FailedJobs; soldOut: boolean };
   queue: QueueView;
+  /** The waiting room's line of the product; null when the room is off or nobody waits. */
+  waitingRoom: LineStats | null;
   /** Over the last few seconds; null until the sampler has two snapshots. */
   now: (RatePoint & { persistedPerSecond: number | null }) | null;
   rates: RatePoint[];
@@ -86,6 +96,8 @@ export interface LiveDeps {
   db: Kysely<Database>;
   metrics: Metrics;
   failedJobsOf: FailedJobsOf;
+  /** The waiting room's line of a product (WAITING_ROOM=on). */
+  waitingLine?: (productId: string) => Promise<LineStats | undefined>;
 }
 
 export class LiveView {
@@ -102,7 +114,11 @@ export class LiveView {
   async product(productId: string, since = 0): Promise<LiveProduct> {
     await this.sampler.watch();
     const w = this.watch(productId);
-    const [{ status, failedJobs }, queue] = await Promise.all([w.status.get(), this.queue.get()]);
+    const [{ status, failedJobs }, queue, line] = await Promise.all([
+      w.status.get(),
+      this.queue.get(),
+      this.deps.waitingLine?.(productId),
+    ]);
     const now = this.sampler.now();
     const latest = w.history.at(-1);
     return {
@@ -111,6 +127,7 @@ export class LiveView {
       replica: { hostname: os.hostname(), pid: process.pid },
       sale: { ...status, failedJobs, soldOut: status.available === 0 && status.pending === null },
       queue,
+      waitingRoom: line ?? null,
       now: now && { ...now, persistedPerSecond: latest?.persistedPerSecond ?? null },
       rates: this.sampler.history(since),
       saleHistory: w.history.filter((p) => p.t > since),

@@ -12,11 +12,12 @@ export const IDLE_STOP_MS = 60_000;
 export const NOW_WINDOW_S = 10;
 
 /** Outcome groups of the dashboard: the answers a sale produces, the rest folded into `other`. */
-export const RATE_GROUPS = ['accepted', 'sold_out', 'busy', 'errors_5xx', 'other'] as const;
+export const RATE_GROUPS = ['accepted', 'sold_out', 'queued', 'busy', 'errors_5xx', 'other'] as const;
 type Group = (typeof RATE_GROUPS)[number];
 const GROUP_OF: Record<string, Group> = {
   accepted: 'accepted',
   sold_out: 'sold_out',
+  queued: 'queued',
   busy: 'busy',
   unavailable: 'errors_5xx',
   error: 'errors_5xx',

@@ -39,6 +39,14 @@ export interface Arrival {
   ticket?: Ticket;
 }
 
+/** A line as the dashboard and the metrics show it. */
+export interface LineStats {
+  waiting: number;
+  servingLagMs: number;
+  admittedPerSecond: number;
+  etaMs: number;
+}
+
 /** What GET /api/products/:id shows of a product's queue. */
 export interface QueueView {
   waiting: number;
@@ -170,19 +178,33 @@ export class WaitingRoom {
     };
   }
 
+  /** One product's line for the dashboard, or undefined when nobody waits in it. */
+  async stats(productId: string): Promise<LineStats | undefined> {
+    const line = await this.line(productId);
+    return line.active ? this.statsOf(line) : undefined;
+  }
+
   /** Every line in use here, summed (waiting, rate) or at its worst (lag, ETA), for the metrics. */
-  state(): { waiting: number; servingLagMs: number; admittedPerSecond: number; etaMs: number } {
-    const now = this.o.now();
+  state(): LineStats {
     const total = { waiting: 0, servingLagMs: 0, admittedPerSecond: 0, etaMs: 0 };
     for (const line of this.lines.values()) {
       if (!line.active) continue;
-      total.waiting += line.waiting;
-      total.admittedPerSecond += line.rate;
-      total.servingLagMs = Math.max(total.servingLagMs, now - line.servingPoint);
-      const eta = line.rate > 0 ? (line.waiting * 1000) / line.rate : 0;
-      total.etaMs = Math.max(total.etaMs, eta);
+      const s = this.statsOf(line);
+      total.waiting += s.waiting;
+      total.admittedPerSecond += s.admittedPerSecond;
+      total.servingLagMs = Math.max(total.servingLagMs, s.servingLagMs);
+      total.etaMs = Math.max(total.etaMs, s.etaMs);
     }
     return total;
+  }
+
+  private statsOf(line: WaitingLine): LineStats {
+    return {
+      waiting: line.waiting,
+      servingLagMs: Math.max(0, Math.round(this.o.now() - line.servingPoint)),
+      admittedPerSecond: line.rate,
+      etaMs: line.rate > 0 ? Math.round((line.waiting * 1000) / line.rate) : 0,
+    };
   }
 
   /**

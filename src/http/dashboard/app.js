@@ -6,7 +6,7 @@ const TOKEN_KEY = 'flashsale.adminToken';
 const POLL_MS = 1000;
 /** Points kept per chart (the server keeps five minutes of one-second points). */
 const MAX_POINTS = 300;
-const GROUPS = ['accepted', 'sold_out', 'busy', 'errors_5xx'];
+const GROUPS = ['accepted', 'sold_out', 'queued', 'busy', 'errors_5xx'];
 
 const $ = (id) => document.getElementById(id);
 
@@ -132,6 +132,7 @@ function render(live) {
   $('pending-card').hidden = !s.pending;
   if (s.pending) setText('pending', JSON.stringify(s.pending));
   renderShards(s);
+  renderLine(live.waitingRoom);
 
   append(state.rates, live.rates);
   append(state.sales, live.saleHistory);
@@ -141,6 +142,16 @@ function render(live) {
   setText(
     'status-line',
     `${live.productId} · replica ${live.replica.hostname}:${live.replica.pid} · ${new Date(live.at).toLocaleTimeString()}`,
+  );
+}
+
+/** The waiting room's line of the product: shown while buyers wait. */
+function renderLine(line) {
+  $('line-card').hidden = !line;
+  if (!line) return;
+  setText(
+    'line',
+    `${fmt(line.waiting)} waiting · ${fmt(line.admittedPerSecond, 1)}/s let in · lag ${fmtMs(line.servingLagMs)} · ETA ${fmtMs(line.etaMs)}`,
   );
 }
 
@@ -198,6 +209,7 @@ function renderShards(s) {
 const COLORS = {
   accepted: '#2e9d5b',
   sold_out: '#7a6ff0',
+  queued: '#0e9aa7',
   busy: '#e0a31a',
   errors_5xx: '#d64545',
   p50: '#3b82c4',
@@ -231,6 +243,7 @@ function renderCharts() {
       orders: chart($('chart-orders'), [
         ['202 accepted', COLORS.accepted],
         ['409 sold_out', COLORS.sold_out],
+        ['429 queued', COLORS.queued],
         ['429 busy', COLORS.busy],
         ['5xx', COLORS.errors_5xx],
       ]),

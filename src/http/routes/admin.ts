@@ -50,7 +50,9 @@ export function adminRouter(deps: AdminDeps): Router {
       });
     })
     .all(onlyMethods('GET'));
-  router.use(liveRoutes({ redis, db, metrics, failedJobsOf }));
+  const room = deps.room;
+  const waitingLine = room && ((productId: string) => room.stats(productId));
+  router.use(liveRoutes({ redis, db, metrics, failedJobsOf, waitingLine }));
   return router;
 }
 

@@ -350,6 +350,8 @@ describe('claim.lua and give-back.lua via BuyerLimits', () => {
     await limits.claim('P', 'alice', 2, 5, ticket());
     await limits.claim('P', 'alice', 3, 5, ticket());
     assert.equal(await client.get(key), '5');
+    // Every key kept for a buyer lapses some day (a 30-day count, refreshed by each claim).
+    assert.ok((await client.ttl(key)) > 29 * 24 * 3600, 'the count has a TTL');
     const claims = await client.hgetall(buyerClaimsKey('P', 'alice'));
     await assert.rejects(limits.claim('P', 'alice', 1, 5, ticket()), (err: unknown) => {
       assert.ok(err instanceof LimitExceededError);

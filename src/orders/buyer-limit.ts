@@ -9,7 +9,7 @@ const CLAIM = typedScript({
   name: 'flashsaleClaim',
   file: new URL('./scripts/claim.lua', import.meta.url),
   keys: ['count', 'claims'],
-  args: ['quantity', 'limit', 'ticket', 'ttlSeconds'],
+  args: ['quantity', 'limit', 'ticket', 'ttlSeconds', 'countTtlSeconds'],
   parse: replyInt,
 });
 const GIVE_BACK = typedScript({
@@ -22,6 +22,11 @@ const GIVE_BACK = typedScript({
 
 /** A claim's record must outlive every retry that may still resolve its attempt (Idempotency-Keys live 24 h). */
 const CLAIMS_TTL_SECONDS = 2 * 24 * 60 * 60;
+/**
+ * A buyer's count outlives any sale's busy weeks: it is refreshed by every claim, so it lapses only
+ * after 30 days without one (a sale with a per-user limit that runs longer would count afresh).
+ */
+const COUNT_TTL_SECONDS = 30 * 24 * 60 * 60;
 
 export class BuyerLimits {
   constructor(private readonly redis: RedisClient) {}
@@ -41,6 +46,7 @@ export class BuyerLimits {
       limit,
       ticket,
       ttlSeconds: CLAIMS_TTL_SECONDS,
+      countTtlSeconds: COUNT_TTL_SECONDS,
     });
     claimedUnits(reply, productId, limit);
   }

@@ -9,6 +9,7 @@
 -- ARGV[2] limit: the sale's per-user limit
 -- ARGV[3] ticket: ticket of the order attempt
 -- ARGV[4] ttlSeconds: how long the claims hash is kept (refreshed by every claim)
+-- ARGV[5] countTtlSeconds: how long the count is kept (refreshed by every claim): no key is forever
 -- Returns the user's units after the claim, or -1 when it would pass the limit (nothing changed).
 if redis.call('hexists', KEYS[2], ARGV[3]) == 1 then
   return tonumber(redis.call('get', KEYS[1]) or '0')
@@ -23,4 +24,5 @@ if after > tonumber(ARGV[2]) then
 end
 redis.call('hset', KEYS[2], ARGV[3], ARGV[1])
 redis.call('expire', KEYS[2], ARGV[4])
+redis.call('expire', KEYS[1], ARGV[5])
 return after

@@ -42,18 +42,20 @@ function assertBusy(r: Reply, what: string): void {
   );
 }
 
+/** One order in flight at a time and no waiting for a slot; orders on a held shard wait long. */
+const ONE_AT_A_TIME = {
+  ADMISSION_LIMIT: '1',
+  ADMISSION_MIN_LIMIT: '1',
+  ADMISSION_MAX_LIMIT: '1',
+  ADMISSION_QUEUE_MS: '0',
+  ADMISSION_MAX_LAG_MS: '0',
+  LOCK_WAIT_MS: '30000',
+};
+
 describe('a shed order', () => {
   // One order in flight at a time and no waiting: while one is stuck on a held shard lock, the
   // next is refused on arrival.
-  const { infra, svc } = useService({
-    ADMISSION_LIMIT: '1',
-    ADMISSION_MIN_LIMIT: '1',
-    ADMISSION_MAX_LIMIT: '1',
-    ADMISSION_QUEUE_MS: '0',
-    ADMISSION_MAX_LAG_MS: '0',
-    LOCK_WAIT_MS: '30000',
-    WAITING_ROOM: 'off',
-  });
+  const { infra, svc } = useService({ ...ONE_AT_A_TIME, WAITING_ROOM: 'off' });
 
   it('changes nothing, and its retry with the same Idempotency-Key is placed exactly once', async () => {
     await createSale(svc.url, 'held', { stock: 5, shards: 1 });
@@ -154,14 +156,7 @@ describe('the adaptive limit', () => {
 
 describe('a shed order with the waiting room', () => {
   // As above (one order at a time, no waiting), with WAITING_ROOM on: refused buyers are queued.
-  const { infra, svc } = useService({
-    ADMISSION_LIMIT: '1',
-    ADMISSION_MIN_LIMIT: '1',
-    ADMISSION_MAX_LIMIT: '1',
-    ADMISSION_QUEUE_MS: '0',
-    ADMISSION_MAX_LAG_MS: '0',
-    LOCK_WAIT_MS: '30000',
-  });
+  const { infra, svc } = useService(ONE_AT_A_TIME);
 
   it('is queued with a ticket, changes nothing, and is placed once the line reaches it', async () => {
     await createSale(svc.url, 'held-q', { stock: 5, shards: 1 });

@@ -14,6 +14,7 @@ import { OrderGate } from '../http/order-gate.ts';
 import { withShedLane } from '../http/shed-lane.ts';
 import { SaleAdmin } from '../inventory/admin.ts';
 import { Catalog } from '../inventory/catalog.ts';
+import { StockConsolidator } from '../inventory/consolidate.ts';
 import { StockReserver } from '../inventory/reserve.ts';
 import { LockClient } from '../lock/index.ts';
 import { requestLogger } from '../log.ts';
@@ -71,9 +72,12 @@ async function startOrderPath(rt: Runtime) {
 type OrderPath = Awaited<ReturnType<typeof startOrderPath>>;
 
 /** The order use case over the order path: guarded reservation, buyer limits, hand-off. */
-function placeOrders(rt: Runtime, path: OrderPath, limits: BuyerLimits): PlaceOrder {
+function placeOrders(rt: Runtime, path: OrderPath, limits: BuyerLimits, admin: SaleAdmin): PlaceOrder {
   const { config, metrics, logger, redis, db } = rt;
   const { locks, catalog, handOff, clock, replicas } = path;
+  const consolidator = new StockConsolidator(admin, (productId) =>
+    logger.info({ productId }, 'stock gathered into one shard: an order found every lot short of it'),
+  );
   const reserver = new StockReserver(redis, locks, catalog, {
     clock,
     leaseMs: config.locks.leaseMs,
@@ -81,6 +85,7 @@ function placeOrders(rt: Runtime, path: OrderPath, limits: BuyerLimits): PlaceOr
     replicas,
     external: rt.lockService,
     onShardAttempt: (outcome, fallback) => metrics.observeShardAttempt(outcome, fallback),
+    consolidate: (productId) => consolidator.run(productId),
   });
   return new PlaceOrder({
     redis,
@@ -171,7 +176,7 @@ export async function startApi(rt: Runtime, extension?: ApiExtension): Promise<S
     redis,
     db,
     catalog,
-    orders: placeOrders(rt, path, limits),
+    orders: placeOrders(rt, path, limits, admin),
     payments: lifecycle.payments,
     changes: new SaleChanges({ admin, redis, db, logger }),
     lockService: rt.lockService,

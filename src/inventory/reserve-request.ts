@@ -1,7 +1,10 @@
 // What an order asks the stock reserver for and gets back, and the input reserve.lua is sent for it
 // on one shard (its keys, the hold, the deadline and the sale's window).
+import type { RedisClock } from '../redis/clock.ts';
 import type { InputOf } from '../redis/lua.ts';
+import type { ReplicaWait } from '../redis/replica-wait.ts';
 import { type ShardRef, shardKeys } from './keys.ts';
+import type { ShardOutcome } from './replies.ts';
 import type { Sale } from './sale.ts';
 import type { RESERVE } from './scripts.ts';
 import type { ExternalShardLocks } from './shard-locks.ts';
@@ -87,4 +90,28 @@ export function reserveInput<T extends object>(c: ReserveCall<T>): InputOf<typeo
     endsAt: c.sale.window.endsAt ?? 0,
     fenced: c.external ? '1' : '',
   };
+}
+
+/** Settings of StockReserver. */
+export interface ReserverOptions {
+  leaseMs: number;
+  waitMs: number;
+  clock: RedisClock;
+  /**
+   * Confirms that replicas of a shard's master hold its reservation before it counts as made (Redis
+   * WAIT, grouped per master). Default: none, a reservation counts once its master has it.
+   */
+  replicas?: ReplicaWait;
+  /**
+   * Shard locks on etcd or ZooKeeper (LOCK_BACKEND) instead of the Redis lock client: the order takes
+   * the lock there, then reserves with the hold's token. Undefined: the Redis locks.
+   */
+  external?: ExternalShardLocks | undefined;
+  /** Observes each shard attempt (metrics): outcome and whether it was the first shard tried. */
+  onShardAttempt?: (outcome: ShardOutcome['kind'], fallback: boolean) => void;
+  /**
+   * Gathers a product's stock into one shard (a live reshard): called when an order for q units
+   * found no shard holding q while the shards hold q in all. Undefined: such an order is sold_out.
+   */
+  consolidate?: (productId: string) => Promise<void>;
 }

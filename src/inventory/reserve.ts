@@ -3,10 +3,8 @@
 import { performance } from 'node:perf_hooks';
 import { isConnectionError, UnavailableError } from '../errors.ts';
 import { LockAcquireTimeoutError, type LockClient, type LockHandle } from '../lock/index.ts';
-import type { RedisClock } from '../redis/clock.ts';
 import type { RedisClient } from '../redis/connection.ts';
 import type { InputOf } from '../redis/lua.ts';
-import type { ReplicaWait } from '../redis/replica-wait.ts';
 import type { Catalog } from './catalog.ts';
 import { BusyError, ReservationInDoubtError, SoldOutError, UnknownProductError } from './errors.ts';
 import { type ShardRef, shardKeys } from './keys.ts';
@@ -15,6 +13,7 @@ import { type Final, reserved, reserveOutcome, type ShardOutcome, settled } from
 import {
   type Reservation,
   type ReserveRequest,
+  type ReserverOptions,
   reserveInput,
   SEND_LEASE_MS,
   type Sent,
@@ -22,24 +21,6 @@ import {
 import { readShardStocks, type Sale, windowError } from './sale.ts';
 import { RESERVE } from './scripts.ts';
 import type { ExternalShardLocks } from './shard-locks.ts';
-
-export interface ReserverOptions {
-  leaseMs: number;
-  waitMs: number;
-  clock: RedisClock;
-  /**
-   * Confirms that replicas of a shard's master hold its reservation before it counts as made (Redis
-   * WAIT, grouped per master). Default: none, a reservation counts once its master has it.
-   */
-  replicas?: ReplicaWait;
-  /**
-   * Shard locks on etcd or ZooKeeper (LOCK_BACKEND) instead of the Redis lock client: the order takes
-   * the lock there, then reserves with the hold's token. Undefined: the Redis locks.
-   */
-  external?: ExternalShardLocks | undefined;
-  /** Observes each shard attempt (metrics): outcome and whether it was the first shard tried. */
-  onShardAttempt?: (outcome: ShardOutcome['kind'], fallback: boolean) => void;
-}
 
 /** A reshard retires the shards an order picked; after this many in a row, answer busy. */
 const MAX_GENERATION_HOPS = 5;
@@ -93,13 +74,22 @@ export class StockReserver {
     req: ReserveRequest<T>,
     sent: Sent<T>,
   ): Promise<Extract<ShardOutcome, { kind: 'reserved' }>> {
+    let consolidated = false;
     for (let hop = 0; hop < MAX_GENERATION_HOPS; hop++) {
       const sale = await this.catalog.get(req.productId);
       if (!sale) throw new UnknownProductError(req.productId);
       if (this.catalog.isSoldOut(req.productId)) throw new SoldOutError(req.productId, req.quantity, 0);
       const result = await this.reserveIn(sale, req, sent);
       if (result.kind === 'reserved') return result;
-      if (result.kind === 'soldOut') throw new SoldOutError(req.productId, req.quantity, result.available);
+      if (result.kind === 'soldOut') {
+        // Enough units in all, in lots too small for this order: gather them, then once more.
+        const fragmented = result.available >= req.quantity && sale.shardKeys.length > 1;
+        if (!fragmented || consolidated || !this.options.consolidate) {
+          throw new SoldOutError(req.productId, req.quantity, result.available);
+        }
+        await this.options.consolidate(req.productId);
+        consolidated = true;
+      }
       // Past its deadline the attempt can place nothing more: a definite "try again".
       if (result.kind === 'busy' || result.kind === 'expired') throw new BusyError(req.productId);
       if (result.kind === 'closed') throw windowError(sale, result.why);

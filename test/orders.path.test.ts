@@ -437,7 +437,8 @@ describe('order path: API processes without a writer', () => {
   /** A second process, LOCK_WAIT_MS=0: a busy shard answers 429 at once. */
   let b: ApiOnly;
   setup(async () => {
-    a = stopFirst(await startApiOnly(infra));
+    // Its sold-out verdicts are not re-checked while a test counts the commands of the fast path.
+    a = stopFirst(await startApiOnly(infra, { SOLD_OUT_RECHECK_MS: '0' }));
     b = stopFirst(await startApiOnly(infra, { LOCK_WAIT_MS: '0' }));
   });
 
@@ -475,6 +476,22 @@ describe('order path: API processes without a writer', () => {
     assert.equal(restock.body.available, 2);
     const again = await pool(3, 1, (i) => order(a.url, 'fast', `h${i}`));
     assert.deepEqual(tally(again), { '202': 2, '409 sold_out': 1 });
+  });
+
+  it('a sold-out verdict that missed its "units back" event lapses: one order re-reads and sells', async () => {
+    const gen = await createSale(b.url, 'lost', { stock: 1, shards: 1 });
+    assert.equal((await order(b.url, 'lost', 'l1')).status, 202);
+    assert.equal((await order(b.url, 'lost', 'l2')).body.error, 'sold_out');
+    // A unit comes back with no event (as when a sharded subscription moved with its slot).
+    await infra.client.incrby(shardStockKey('lost', gen, 0), 1);
+    await infra.client.hincrby(saleKey('lost'), 'total', 1);
+    const sold = await until('the verdict to lapse (SOLD_OUT_RECHECK_MS, default 1 s)', async () => {
+      const r = await order(b.url, 'lost', 'l3');
+      assert.ok(r.status === 202 || r.body.error === 'sold_out', JSON.stringify(r.body));
+      return r.status === 202;
+    });
+    assert.ok(sold);
+    assert.equal((await order(b.url, 'lost', 'l4')).body.error, 'sold_out', 'the last unit is gone again');
   });
 
   it("a sold-out verdict reached before a restock's event does not stick after it", async () => {

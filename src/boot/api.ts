@@ -54,7 +54,7 @@ async function startOrderPath(rt: Runtime) {
     subscriber: duplicateClient(subscriber),
     onEvent: (e) => metrics.observeLock(e),
   });
-  const catalog = new Catalog(redis, subscriber);
+  const catalog = new Catalog(redis, subscriber, rt.config.catalog.soldOutRecheckMs);
   await catalog.start();
   // One queue per master on a cluster; registered so the writer consumes every one.
   const prefixes = queuePrefixes(redis);

@@ -143,6 +143,14 @@ export const SECTIONS = {
     /** How long an order waits for a busy shard's lock before answering 429. Default 2000, 0..60000. */
     waitMs: variable('LOCK_WAIT_MS', int(2000, 0, 60_000)),
   },
+  /** This process's view of the sales (Catalog). */
+  catalog: {
+    /**
+     * A sold-out verdict older than this lets one order through to read the shards again (the rest
+     * keep the fast path), so a lost "units back" event costs at most this long. Default 1000, 0: never.
+     */
+    soldOutRecheckMs: variable('SOLD_OUT_RECHECK_MS', int(1000, 0, 3_600_000)),
+  },
   /** The hand-off of accepted orders to the writer (HandOff). */
   handOff: {
     /** Orders one API process sends to the writer in one BullMQ job at most. Default 64, 1..1000. */

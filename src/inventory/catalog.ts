@@ -10,6 +10,9 @@ interface Entry {
   sale: Sale | null;
   loadedAt: number;
   soldOut: boolean;
+  /** When the sold-out verdict was last reached, and until when an order re-checking it is out. */
+  soldOutAt: number;
+  recheckUntil: number;
   /** Shard indexes of this generation seen at 0 stock; stock only rises again with a sale event. */
   empty: Set<number>;
   cursor: number;
@@ -29,9 +32,14 @@ export class Catalog {
   /** Products this process has seen with a payment window (its expiry sweep looks after them). */
   private readonly timed = new Set<string>();
 
+  /**
+   * @param soldOutRecheckMs A sold-out verdict older than this lets one order re-read the shards
+   *   (SOLD_OUT_RECHECK_MS; default 1000; 0: never).
+   */
   constructor(
     private readonly redis: RedisClient,
     private readonly subscriber: RedisClient,
+    private readonly soldOutRecheckMs = 1000,
   ) {}
 
   start(): Promise<void> {
@@ -84,9 +92,33 @@ export class Catalog {
     return this.entries.get(productId)?.soldOut === true;
   }
 
+  /**
+   * The sold-out verdict for an order about to be answered from it: true, unless the verdict is older
+   * than the re-check bound and no other order is re-checking it; then this one order goes on to read
+   * the shards (a missed "units back" event costs at most the bound), while the rest keep the fast path.
+   */
+  soldOutFor(productId: string): 'soldOut' | 'recheck' | 'selling' {
+    const e = this.entries.get(productId);
+    if (e?.soldOut !== true) return 'selling';
+    const now = Date.now();
+    const bound = this.soldOutRecheckMs;
+    if (bound === 0 || now - e.soldOutAt < bound || now < e.recheckUntil) return 'soldOut';
+    e.recheckUntil = now + bound;
+    return 'recheck';
+  }
+
   markSoldOut(sale: Sale): void {
     const e = this.entries.get(sale.productId);
-    if (e?.sale?.generation === sale.generation) e.soldOut = true;
+    if (e?.sale?.generation !== sale.generation) return;
+    e.soldOut = true;
+    e.soldOutAt = Date.now();
+    e.recheckUntil = 0;
+  }
+
+  /** An order found units after all (a re-check past a lost event): the verdict goes. */
+  markSelling(productId: string): void {
+    const e = this.entries.get(productId);
+    if (e) e.soldOut = false;
   }
 
   markEmpty(sale: Sale, index: number): void {
@@ -138,6 +170,8 @@ export class Catalog {
             sale,
             loadedAt: Date.now(),
             soldOut: false,
+            soldOutAt: 0,
+            recheckUntil: 0,
             empty: new Set(),
             // A random start per process keeps processes from marching over the shards in step.
             cursor: Math.floor(Math.random() * 1_000_000),

@@ -18,6 +18,8 @@ export interface ReserveRequest<T extends object> {
    * it then. Each one is sent with at most 1 s of it left, so a lost reply is settled soon.
    */
   deadline: number;
+  /** Re-reads the shards past this process's sold-out verdict (an old one; Catalog.soldOutFor). */
+  recheck?: boolean;
   /**
    * The entry to write on the shard chosen (called once per shard tried): its id in the reservation
    * hash and its JSON object, to which the script adds `token` (the fencing token of the hold).

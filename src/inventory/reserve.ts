@@ -78,9 +78,15 @@ export class StockReserver {
     for (let hop = 0; hop < MAX_GENERATION_HOPS; hop++) {
       const sale = await this.catalog.get(req.productId);
       if (!sale) throw new UnknownProductError(req.productId);
-      if (this.catalog.isSoldOut(req.productId)) throw new SoldOutError(req.productId, req.quantity, 0);
+      if (!req.recheck && this.catalog.isSoldOut(req.productId)) {
+        throw new SoldOutError(req.productId, req.quantity, 0);
+      }
       const result = await this.reserveIn(sale, req, sent);
-      if (result.kind === 'reserved') return result;
+      if (result.kind === 'reserved') {
+        // Units after all: the verdict this order re-checked had outlived a lost "units back" event.
+        if (req.recheck) this.catalog.markSelling(req.productId);
+        return result;
+      }
       if (result.kind === 'soldOut') {
         // Enough units in all, in lots too small for this order: gather them, then once more.
         const fragmented = result.available >= req.quantity && sale.shardKeys.length > 1;

@@ -110,14 +110,16 @@ export class PlaceOrder {
     if (closed) throw closed;
     const key = options.idempotencyKey;
     // Sold out: refused at once, unless the key holds an earlier request's order to answer again
-    // (a read, never a write: one round trip only for keyed retries of a sold-out product).
-    if (
-      this.deps.catalog.isSoldOut(req.productId) &&
-      !(key && (await keyInUse(this.deps.redis, req.userId, key)))
-    ) {
-      this.refuseIfSoldOut(req);
+    // (a read, never a write: one round trip only for keyed retries of a sold-out product). A verdict
+    // past its re-check bound sends this one order on to read the shards again.
+    const verdict = this.deps.catalog.soldOutFor(req.productId);
+    if (verdict === 'soldOut' && !(key && (await keyInUse(this.deps.redis, req.userId, key)))) {
+      this.refuseSoldOut(req);
     }
-    if (key === undefined) return { ...placed(await this.placeAs(req, this.newAttempt())), replayed: false };
+    const recheck = verdict === 'recheck';
+    if (key === undefined) {
+      return { ...placed(await this.placeAs(req, this.newAttempt(), recheck)), replayed: false };
+    }
     let ran = false;
     const print = fingerprint({ productId: req.productId, userId: req.userId, quantity: req.quantity });
     const stored = await idempotent<KeyOutcome | LegacyOutcome>(this.deps.redis, req.userId, key, print, {
@@ -125,7 +127,7 @@ export class PlaceOrder {
       // A refusal throws: the claim is given up (deleted), so the key holds nothing.
       run: async (attempt) => {
         ran = true;
-        return { order: placed(await this.placeAs(req, attempt)) };
+        return { order: placed(await this.placeAs(req, attempt, recheck)) };
       },
       // The holder's deadline bounds every reservation it sent, so it is its fence too.
       resolve: async (attempt) => {
@@ -144,15 +146,15 @@ export class PlaceOrder {
   }
 
   /** The sold-out fast path: no Redis round trip at all. */
-  private refuseIfSoldOut(req: OrderRequest): void {
-    if (!this.deps.catalog.isSoldOut(req.productId)) return;
+  private refuseSoldOut(req: OrderRequest): never {
     this.deps.onSoldOutFastPath?.();
     throw new SoldOutError(req.productId, req.quantity, 0);
   }
 
-  private async placeAs(req: OrderRequest, attempt: Attempt): Promise<OrderRecord> {
+  /** `recheck`: this order re-reads the shards past an old sold-out verdict (Catalog.soldOutFor). */
+  private async placeAs(req: OrderRequest, attempt: Attempt, recheck = false): Promise<OrderRecord> {
     const { catalog, limits, reserver } = this.deps;
-    this.refuseIfSoldOut(req);
+    if (!recheck && catalog.isSoldOut(req.productId)) this.refuseSoldOut(req);
     const sale = await catalog.get(req.productId);
     if (!sale) throw new UnknownProductError(req.productId);
     const limited = sale.perUserLimit > 0;
@@ -173,6 +175,7 @@ export class PlaceOrder {
         productId: req.productId,
         quantity: req.quantity,
         deadline: attempt.deadline,
+        recheck,
         entry: (shard) => this.entry(req, sale, shard, attempt),
       });
       record = { ...r.value, token: r.token };

@@ -213,7 +213,12 @@ export class EtcdLock extends SessionLock<EtcdKey> {
   private async currentLease(): Promise<{ id: string; aliveFrom: number }> {
     if (this.closed) throw new LockUnavailableError('etcd', new Error('lock client closed'), 'etcd');
     let lease = this.lease;
-    if (!lease || lease.revoked()) {
+    // No keep-alive confirmed for a whole TTL: the server may have expired the lease though the
+    // etcd client has not noticed yet (a server paused past the TTL). A key put on it now could
+    // vanish under its new holder, so the lease is dropped (its holds were lost by the same clock).
+    const lapsed = lease !== undefined && performance.now() - this.leaseFrom >= this.ttlSeconds * 1000;
+    if (lease && lapsed) void lease.revoke().catch(() => {});
+    if (!lease || lease.revoked() || lapsed) {
       const sentAt = performance.now();
       lease = this.etcd.lease(this.ttlSeconds);
       this.lease = lease;

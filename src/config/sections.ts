@@ -60,7 +60,7 @@ export const SECTIONS = {
     requestTimeoutMs: variable('HTTP_REQUEST_TIMEOUT_MS', int(30_000, 200, 600_000)),
     /** How often the server looks for connections past those timeouts. Default 1000, 50..30000. */
     connectionsCheckMs: variable('HTTP_CONNECTIONS_CHECK_MS', int(1000, 50, 30_000)),
-    /** Open connections per client address (TRUST_PROXY peers exempt); 0: no cap. Default 256. */
+    /** Open connections per client address (TRUST_PROXY peers and loopback exempt); 0: no cap. Default 256. */
     maxConnectionsPerAddress: variable('HTTP_MAX_CONNECTIONS_PER_ADDRESS', int(256, 0, 100_000)),
     /** Serve GET /metrics on this port (and not on the API port). Unset: /metrics on the API port (PORT). */
     metricsPort: variable('METRICS_PORT', z.coerce.number().int().min(0).max(65535).optional()),

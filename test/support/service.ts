@@ -28,9 +28,6 @@ export const BASE_SERVICE_ENV: Record<string, string> = {
   // Bad-input tests send many wrong admin tokens from one address; the brake has its own test
   // (test/security.admin-door.test.ts), which sets it.
   ADMIN_AUTH_FAILURES: 'off',
-  // Every test, bench and local load-test client comes from 127.0.0.1: no per-address connection cap
-  // (test/security.connections.test.ts sets one).
-  HTTP_MAX_CONNECTIONS_PER_ADDRESS: '0',
   LOG_LEVEL: 'silent',
   PORT: '0',
   HOST: '127.0.0.1',

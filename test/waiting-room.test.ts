@@ -236,7 +236,8 @@ describe('waiting room over HTTP', () => {
   });
 
   it('once the line reaches a ticket it places one order, and the ticket answers that order again', async () => {
-    await createSale(svc.url, 'wr-served', { stock: 10, shards: 2 });
+    // One unit: once this buyer has it the sale is sold out, and the ticket must still answer it.
+    await createSale(svc.url, 'wr-served', { stock: 1, shards: 1 });
     const other = await crowd('wr-served', LONG_LINE);
     const r = await queued('wr-served', 'patient');
     const ticket = { 'queue-ticket': String(r.body.ticket) };
@@ -250,6 +251,11 @@ describe('waiting room over HTTP', () => {
     });
     const replay = await order('wr-served', 'patient', ticket);
     assert.deepEqual([replay.status, replay.body.orderId], [202, first.body.orderId]);
+    const late = await order('wr-served', 'late-comer');
+    assert.deepEqual([late.status, late.body.error], [409, 'sold_out']);
+    // Sold out now, in this process's memory too: the ticket still answers its order.
+    const after = await order('wr-served', 'patient', ticket);
+    assert.deepEqual([after.status, after.body.orderId], [202, first.body.orderId]);
     assert.equal((await drained(svc.url, 'wr-served')).sold, 1);
     other.room.stop();
   });

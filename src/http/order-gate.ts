@@ -73,7 +73,8 @@ export class OrderGate {
 
   async enter(order: GateOrder, address: string | undefined, ticket?: string): Promise<Entry> {
     const arrival = this.arrival(order, ticket);
-    if (this.o.isSoldOut(order.productId)) return { release: NOTHING };
+    // A ticket goes along even here: if it placed an order, that order is its answer, not sold_out.
+    if (this.o.isSoldOut(order.productId)) return { release: NOTHING, ticketId: arrival?.ticket?.id };
     const now = performance.now();
     if (this.addresses && address !== undefined) this.limit(this.addresses.take(address, now), 'address');
     if (this.users) this.limit(this.users.take(order.userId, now), 'user');
@@ -99,9 +100,11 @@ export class OrderGate {
    */
   private async wait(room: WaitingRoom, arrival: Arrival, quantity: number): Promise<Entry> {
     const line = await room.line(arrival.productId);
-    const waiting = line.active || arrival.ticket !== undefined;
-    if (waiting && line.available < quantity) {
-      throw new SoldOutError(arrival.productId, quantity, Math.max(0, line.available));
+    if (line.available < quantity) {
+      // Not enough left: a ticket goes on to be answered by its order if it placed one (else sold
+      // out, from the shards once, then from memory); a new buyer behind a line is told at once.
+      if (arrival.ticket) return { release: NOTHING, ticketId: arrival.ticket.id };
+      if (line.active) throw new SoldOutError(arrival.productId, quantity, Math.max(0, line.available));
     }
     if (room.lets(line, arrival)) {
       const admitted = await this.admission.acquire();

@@ -139,8 +139,20 @@ async function capacity(ctx: HerdContext, api: Spawned): Promise<number> {
     seconds: CAPACITY_SECONDS,
     expectStatus: 202,
   }).done;
-  const { violations } = await settleAndCheck({
-    scenario: 'herd-capacity',
+  await settle(ctx, api, 'herd-capacity', productId, load);
+  return load.okPerSecond;
+}
+
+/** Waits for the writer, checks the invariants of the product's sale, records what failed. */
+async function settle(
+  ctx: HerdContext,
+  api: Spawned,
+  scenario: string,
+  productId: string,
+  load: { accepted: number; unknown: number },
+) {
+  const { settled, violations } = await settleAndCheck({
+    scenario,
     url: api.url,
     productId,
     accepted: load.accepted,
@@ -148,7 +160,7 @@ async function capacity(ctx: HerdContext, api: Spawned): Promise<number> {
     rows: ctx.rows,
   });
   ctx.record(violations);
-  return load.okPerSecond;
+  return { settled, violations };
 }
 
 async function run(
@@ -176,15 +188,7 @@ async function run(
   });
   const cpu = processCpuSeconds(api.proc.pid) - cpuBefore;
   const admissionLimit = summarize(await limits.stop());
-  const { settled, violations } = await settleAndCheck({
-    scenario: `herd-${variant.name}-${room}`,
-    url: api.url,
-    productId,
-    accepted: load.accepted,
-    unknown: load.unknown,
-    rows: ctx.rows,
-  });
-  ctx.record(violations);
+  const { settled, violations } = await settle(ctx, api, `herd-${variant.name}-${room}`, productId, load);
   const f = figures(load, stock);
   return {
     variant: variant.name,

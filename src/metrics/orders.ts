@@ -2,6 +2,7 @@
 // answer's error code), and the orders answered sold out without touching Redis.
 
 import { Counter, Histogram, type Registry } from 'prom-client';
+import type { ErrorCode } from '../errors.ts';
 
 /** Outcomes of POST /api/orders as counted by flashsale_orders_total (a closed set). */
 const ORDER_OUTCOMES = [
@@ -22,7 +23,8 @@ const ORDER_OUTCOMES = [
 ] as const;
 export type OrderOutcome = (typeof ORDER_OUTCOMES)[number];
 
-const OUTCOME_BY_CODE: Record<string, OrderOutcome> = {
+/** Typed by ErrorCode, so a renamed code cannot silently fall into `error`; unlisted codes are errors. */
+const OUTCOME_BY_CODE: Partial<Record<ErrorCode, OrderOutcome>> = {
   sold_out: 'sold_out',
   busy: 'busy',
   rate_limited: 'rate_limited',
@@ -30,6 +32,11 @@ const OUTCOME_BY_CODE: Record<string, OrderOutcome> = {
   not_started: 'not_started',
   sale_ended: 'sale_ended',
   invalid_request: 'invalid',
+  invalid_encoding: 'invalid',
+  headers_too_large: 'invalid',
+  request_timeout: 'invalid',
+  unauthenticated: 'invalid',
+  buyer_mismatch: 'invalid',
   invalid_ticket: 'invalid',
   queued: 'queued',
   payload_too_large: 'invalid',
@@ -43,7 +50,7 @@ const OUTCOME_BY_CODE: Record<string, OrderOutcome> = {
 /** The outcome label of an order answer: its error code mapped onto ORDER_OUTCOMES, never free text. */
 export function orderOutcome(status: number, code: unknown): OrderOutcome {
   if (status >= 200 && status < 300) return 'accepted';
-  return (typeof code === 'string' && OUTCOME_BY_CODE[code]) || 'error';
+  return (typeof code === 'string' && OUTCOME_BY_CODE[code as ErrorCode]) || 'error';
 }
 
 export function orderMetrics(registry: Registry) {

@@ -100,15 +100,14 @@ export class OrderGate {
    */
   private async wait(room: WaitingRoom, arrival: Arrival, quantity: number): Promise<Entry> {
     const line = await room.line(arrival.productId);
-    if (line.available < quantity) {
-      // Not enough left: a ticket goes on to be answered by its order if it placed one (else sold
-      // out, from the shards once, then from memory); a new buyer behind a line is told at once.
-      if (arrival.ticket) return { release: NOTHING, ticketId: arrival.ticket.id };
-      if (line.active) throw new SoldOutError(arrival.productId, quantity, Math.max(0, line.available));
-    }
     if (room.lets(line, arrival)) {
+      // Its turn (a ticket that placed an order had its turn before): the order use case answers,
+      // with the ticket as the order's key, so a ticket whose order was placed gets that order.
       const admitted = await this.admission.acquire();
       if (typeof admitted === 'function') return { release: admitted, ticketId: arrival.ticket?.id };
+    } else if (line.available < quantity) {
+      // Still waiting, and not enough left for it: told at once, from memory.
+      throw new SoldOutError(arrival.productId, quantity, Math.max(0, line.available));
     }
     throw room.queue(arrival, line);
   }

@@ -66,13 +66,16 @@ const IDLE_MS = 30_000;
 
 /**
  * @example
- * const room = new WaitingRoom({ redis, now: () => clock.now(), signer, available });
+ * const room = new WaitingRoom({ redis, now: () => clock.now(), signer, available, soldOut });
  * room.start(admission);
  * const arrival = room.arrival(order, req.get('queue-ticket'));
- * if (!(await room.mayEnter(arrival))) throw room.queue(arrival);
+ * const line = await room.line(order.productId);
+ * if (!room.lets(line, arrival)) throw room.queue(arrival, line);
  */
 export class WaitingRoom {
   private readonly lines = new Map<string, WaitingLine>();
+  /** Lines being read for the first time. */
+  private readonly creating = new Map<string, Promise<WaitingLine>>();
   private readonly bucketMs: number;
   private readonly tickMs: number;
   private timer: NodeJS.Timeout | undefined;
@@ -112,29 +115,35 @@ export class WaitingRoom {
     return { ...order, firstSeen: ticket.firstSeen, ticket };
   }
 
-  /** The product's line in this process (created on first use, read from Redis once). */
+  /**
+   * The product's line in this process, created on first use and read from Redis before anyone gets
+   * it: requests arriving meanwhile wait for the same read rather than pass a line they cannot see.
+   */
   async line(productId: string): Promise<WaitingLine> {
-    let line = this.lines.get(productId);
+    const line = this.lines.get(productId);
     if (line) {
       line.lastUsed = Date.now();
       return line;
     }
-    line = new WaitingLine(productId, this.bucketMs);
+    let pending = this.creating.get(productId);
+    if (!pending) {
+      pending = this.create(productId).finally(() => this.creating.delete(productId));
+      this.creating.set(productId, pending);
+    }
+    return pending;
+  }
+
+  private async create(productId: string): Promise<WaitingLine> {
+    const line = new WaitingLine(productId, this.bucketMs);
     line.lastUsed = Date.now();
-    this.lines.set(productId, line);
     await this.sync(line, 0);
+    this.lines.set(productId, line);
     return line;
   }
 
   /** True when the line lets this buyer in now: there is none, or the buyer's time has come. */
   lets(line: WaitingLine, arrival: Arrival): boolean {
     return line.lets(arrival, this.o.now());
-  }
-
-  /** Units on sale as last read, or undefined when not known yet. */
-  available(productId: string): number | undefined {
-    const a = this.lines.get(productId)?.available;
-    return a === undefined || a === Number.POSITIVE_INFINITY ? undefined : a;
   }
 
   /** The 429 queued answer for a buyer who cannot be served now; a first request joins the line. */

@@ -56,9 +56,20 @@ describe('PAYMENT_WEBHOOK_SECRET', () => {
     }
     const status = async () => (await call(svc.url, 'GET', `/api/orders/${id}`)).body.status;
     assert.ok(['reserved', 'confirmed'].includes(String(await status())));
-    const paid = await signedPay(id, body, signed(body));
+    const call1 = signed(body);
+    const paid = await signedPay(id, body, call1);
     assert.deepEqual([paid.status, paid.body], [200, { orderId: id, status: 'paid' }]);
     assert.equal(await status(), 'paid');
+    // The same signed call again: for its own order it answers the same; replayed against another
+    // order of the same buyer (the signature does not name the order) it is refused, and pays nothing.
+    const again = await signedPay(id, body, call1);
+    assert.deepEqual([again.status, again.body], [200, { orderId: id, status: 'paid' }]);
+    const second = await placeOrder(svc.url, { productId: 'paid', userId: 'alice' });
+    const other = second.body.orderId as string;
+    const replayed = await signedPay(other, body, call1);
+    assert.deepEqual([replayed.status, replayed.body.error], [401, 'invalid_signature']);
+    const otherStatus = (await call(svc.url, 'GET', `/api/orders/${other}`)).body.status;
+    assert.ok(['reserved', 'confirmed'].includes(String(otherStatus)), String(otherStatus));
   });
 
   it('a buyer cannot pay by naming themselves: the body alone is not enough', async () => {

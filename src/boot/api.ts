@@ -188,7 +188,7 @@ export async function startApi(rt: Runtime, extension?: ApiExtension): Promise<S
     room,
     failedJobsOf: (productId) => failedJobsOf(queues, productId),
     extend: extension && ((app) => extension(app, { redis, catalog, handOff, maxOrderQuantity })),
-    doors: apiDoors(config),
+    doors: apiDoors(config, redis),
     metricsElsewhere: config.http.metricsPort !== undefined,
   });
   // X-Forwarded-For is believed only from TRUST_PROXY's addresses (req.ip for the per-address limit).

@@ -3,6 +3,7 @@
 import type { RequestHandler } from 'express';
 import type { AdminSection, BuyerSection } from '../config/load.ts';
 import type { BuyerJwtSection, PaymentsSection } from '../config/sections.ts';
+import type { RedisClient } from '../redis/connection.ts';
 import { adminTokenCheck } from './admin-auth.ts';
 import { BuyerIdentity } from './buyer-identity.ts';
 import { BuyerTokens } from './buyer-tokens.ts';
@@ -24,11 +25,13 @@ export interface ApiDoors {
   adminFailures?: FailedAttempts | undefined;
 }
 
-export function apiDoors({ admin, buyer, buyerJwt, payments }: DoorSections): ApiDoors {
+export function apiDoors({ admin, buyer, buyerJwt, payments }: DoorSections, redis: RedisClient): ApiDoors {
   const tokens = buyer.auth === 'jwt' ? new BuyerTokens(buyerJwt) : undefined;
   const identity = new BuyerIdentity({ mode: buyer.auth, tokens, isAdmin: adminTokenCheck(admin.token) });
   const payer =
-    payments.webhookSecret === undefined ? identity.asBuyer : requirePaymentSignature(payments.webhookSecret);
+    payments.webhookSecret === undefined
+      ? identity.asBuyer
+      : requirePaymentSignature(payments.webhookSecret, redis);
   return {
     identity,
     payer,

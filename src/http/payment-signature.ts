@@ -3,6 +3,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { RequestHandler } from 'express';
+import type { RedisClient } from '../redis/connection.ts';
 import { InvalidSignatureError } from './auth-errors.ts';
 
 /** How far the provider's timestamp may be from this server's clock, either way (replay window). */
@@ -24,27 +25,58 @@ export function paymentSignature(secret: string, timestamp: string, body: Buffer
 }
 
 /**
- * Middleware of the pay route: passes a call whose signature verifies over its timestamp and raw body,
- * with the timestamp within REPLAY_WINDOW_SECONDS of now; anything else is InvalidSignatureError (401),
- * before the order is looked at. A replay inside the window pays the same order again, which answers
- * the same (paying is idempotent).
+ * `paysig:{<signature>}`: the order a signed pay call was used for, kept past the replay window. The
+ * signature covers the timestamp and the body (`{userId}`), not the order, so without this record one
+ * signed call could be replayed within the window to pay another order of the same buyer.
  */
-export function requirePaymentSignature(secret: string, nowMs: () => number = Date.now): RequestHandler {
-  return (req, _res, next) => {
+const usedKey = (signature: string) => `paysig:{${signature.toLowerCase()}}`;
+
+/**
+ * Middleware of the pay route: passes a call whose signature verifies over its timestamp and raw body,
+ * with the timestamp within REPLAY_WINDOW_SECONDS of now, and which was not used for another order;
+ * anything else is InvalidSignatureError (401), before the order is looked at. The same call again,
+ * for the same order, pays it again, which answers the same (paying is idempotent).
+ */
+export function requirePaymentSignature(
+  secret: string,
+  redis: RedisClient,
+  nowMs: () => number = Date.now,
+): RequestHandler {
+  const verify = verifier(secret, nowMs);
+  return async (req, _res, next) => {
+    const refused = verify(req);
+    if (refused) return next(refused);
+    const key = usedKey(req.get('x-payment-signature') as string);
+    const orderId = String(req.params.orderId);
+    try {
+      const first = await redis.set(key, orderId, 'EX', 2 * REPLAY_WINDOW_SECONDS, 'NX');
+      if (first === null && (await redis.get(key)) !== orderId) {
+        return next(new InvalidSignatureError('this signed call was already used for another order'));
+      }
+      next();
+    } catch (err) {
+      next(err);
+    }
+  };
+}
+
+/** The signature check itself: undefined when the call verifies, else why not. */
+function verifier(secret: string, nowMs: () => number) {
+  return (req: Parameters<RequestHandler>[0]): InvalidSignatureError | undefined => {
     const timestamp = req.get('x-payment-timestamp') ?? '';
     const signature = req.get('x-payment-signature') ?? '';
-    if (!/^\d{1,12}$/.test(timestamp)) return next(new InvalidSignatureError('X-Payment-Timestamp missing'));
+    if (!/^\d{1,12}$/.test(timestamp)) return new InvalidSignatureError('X-Payment-Timestamp missing');
     if (Math.abs(nowMs() / 1000 - Number(timestamp)) > REPLAY_WINDOW_SECONDS) {
-      return next(new InvalidSignatureError('X-Payment-Timestamp outside the replay window'));
+      return new InvalidSignatureError('X-Payment-Timestamp outside the replay window');
     }
     if (!/^sha256=[0-9a-f]{64}$/i.test(signature)) {
-      return next(new InvalidSignatureError('X-Payment-Signature missing or not sha256=<hex>'));
+      return new InvalidSignatureError('X-Payment-Signature missing or not sha256=<hex>');
     }
     const expected = paymentSignature(secret, timestamp, rawBodies.get(req) ?? Buffer.alloc(0));
     const same = timingSafeEqual(
       Buffer.from(expected, 'latin1'),
       Buffer.from(signature.toLowerCase(), 'latin1'),
     );
-    next(same ? undefined : new InvalidSignatureError('signature does not match'));
+    return same ? undefined : new InvalidSignatureError('signature does not match');
   };
 }

@@ -110,7 +110,8 @@ export class PlaceOrder {
     if (closed) throw closed;
     const key = options.idempotencyKey;
     // Sold out: refused at once, unless the key holds an earlier request's order to answer again
-    // (a read, never a write: one round trip only for keyed retries of a sold-out product). A verdict
+    // (a read, never a write: one EXISTS for every keyed order, ticket keys included, of a product
+    // this process knows sold out; unkeyed orders cost no round trip at all). A verdict
     // past its re-check bound sends this one order on to read the shards again.
     const verdict = this.deps.catalog.soldOutFor(req.productId);
     if (verdict === 'soldOut' && !(key && (await keyInUse(this.deps.redis, req.userId, key)))) {

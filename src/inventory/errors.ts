@@ -97,6 +97,8 @@ export class ReservationInDoubtError extends UnavailableError {
   constructor(
     cause: unknown,
     readonly sentDeadline: number,
+    /** The id of the reservation whose reply was lost: the order's id if it was made. */
+    readonly orderId: string,
   ) {
     super('Redis', cause);
   }

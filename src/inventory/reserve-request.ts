@@ -31,6 +31,8 @@ export interface ReserveRequest<T extends object> {
 export interface Sent<T> {
   deadline: number;
   values: Map<string, T>;
+  /** The id of the entry sent last: the one a lost reply leaves in doubt. */
+  lastId?: string;
 }
 
 /**

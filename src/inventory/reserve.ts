@@ -52,22 +52,23 @@ export class StockReserver {
     const sent: Sent<T> = { deadline: 0, values: new Map() };
     try {
       const r = await this.walk(req, sent);
-      const replicated = await this.replicated(r.shard);
+      const replicated = await this.replicated(r.shard.key);
       return { ...r, value: sent.values.get(r.id) as T, sentDeadline: sent.deadline, replicated };
     } catch (err) {
       if (sent.deadline > 0 && (err instanceof UnavailableError || isConnectionError(err))) {
-        throw new ReservationInDoubtError(err, sent.deadline);
+        throw new ReservationInDoubtError(err, sent.deadline, sent.lastId ?? '');
       }
       throw err;
     }
   }
 
   /**
-   * With `replicas`, waits until the replicas of the shard's master hold the reservation. Replication
-   * is asynchronous: without this, a master that dies right after answering can take it along.
+   * With `replicas`, waits until the replicas of the shard's master hold every write it made so far
+   * (the reservation). Replication is asynchronous: without this, a master that dies right after
+   * answering can take it along. Always true without `replicas`.
    */
-  private async replicated(shard: ShardRef): Promise<boolean> {
-    return this.options.replicas ? this.options.replicas.confirm(shardKeys(shard.key).replicated) : true;
+  async replicated(shardKey: string): Promise<boolean> {
+    return this.options.replicas ? this.options.replicas.confirm(shardKeys(shardKey).replicated) : true;
   }
 
   private async walk<T extends object>(
@@ -171,6 +172,7 @@ export class StockReserver {
     };
     const { id, value } = req.entry(shard);
     sent.values.set(id, value);
+    sent.lastId = id;
     const { external } = this.options;
     const tokenCounter = this.locks.tokenCounterKey(shardKeys(shard.key).lock);
     const input = (owner: string, token: number | '') => {

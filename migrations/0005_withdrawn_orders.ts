@@ -12,7 +12,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('shard_key', 'text', (col) => col.notNull())
     .addColumn('withdrawn_at', 'timestamptz', (col) => col.notNull().defaultTo(sql`now()`))
     .execute();
-  await db.schema.createIndex('withdrawn_orders_product').on('withdrawn_orders').column('product_id').execute();
+  await db.schema
+    .createIndex('withdrawn_orders_product')
+    .on('withdrawn_orders')
+    .column('product_id')
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

@@ -20,7 +20,9 @@ export async function withdrawOrder(
   r: Pick<OrderRecord, 'orderId' | 'productId' | 'userId' | 'quantity' | 'shardKey'>,
 ): Promise<'withdrawn' | 'persisted'> {
   return db.transaction().execute(async (trx) => {
-    await sql`select pg_advisory_xact_lock(hashtextextended(${LOCK_PREFIX} || ${r.shardKey}, 0))`.execute(trx);
+    await sql`select pg_advisory_xact_lock(hashtextextended(${LOCK_PREFIX} || ${r.shardKey}, 0))`.execute(
+      trx,
+    );
     // After the lock, this statement sees every row a writer committed under it.
     const row = await trx.selectFrom('orders').select('id').where('id', '=', r.orderId).executeTakeFirst();
     if (row) return 'persisted';

@@ -103,3 +103,17 @@ export class ReservationInDoubtError extends UnavailableError {
     super('Redis', cause);
   }
 }
+
+/**
+ * The only stock left is on shards whose Redis master has fewer live replicas than REDIS_WAIT_REPLICAS
+ * (after a failover, until a replica is added): nothing was sold; it sells again once one is back.
+ */
+export class StrandedStockError extends FlashsaleError {
+  constructor(productId: string, units: number) {
+    super(
+      'unavailable',
+      `the ${units} units of "${productId}" left are on a Redis master without enough replicas; nothing was sold, retry later`,
+      { productId, stranded: units },
+    );
+  }
+}

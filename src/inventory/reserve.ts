@@ -21,6 +21,7 @@ import {
 import { readShardStocks, type Sale, windowError } from './sale.ts';
 import { RESERVE } from './scripts.ts';
 import type { ExternalShardLocks } from './shard-locks.ts';
+import { refuseIfStranded, routable } from './stranded.ts';
 
 /** A reshard retires the shards an order picked; after this many in a row, answer busy. */
 const MAX_GENERATION_HOPS = 5;
@@ -111,7 +112,7 @@ export class StockReserver {
     req: ReserveRequest<T>,
     sent: Sent<T>,
   ): Promise<Final | { kind: 'busy' } | { kind: 'soldOut'; available: number }> {
-    const { first, empty } = this.catalog.shardOrder(sale);
+    const { first, empty, stranded } = routable(sale, this.catalog.shardOrder(sale), this.options.replicas);
     const left = new Map<number, number>();
     // First every shard once without waiting: a busy shard is skipped while another is free, so
     // orders spread over the shards instead of queueing behind one (a queue on a lock is a serial
@@ -148,6 +149,7 @@ export class StockReserver {
     if (again) return again;
     // A busy shard may still hold stock: that is "retry shortly", not "sold out".
     if (busy) return { kind: 'busy' };
+    await refuseIfStranded(this.redis, sale, stranded, left, this.options.onStranded);
     const available = [...left.values()].reduce((a, b) => a + b, 0);
     if (available === 0 && left.size === sale.shardKeys.length) this.catalog.markSoldOut(sale);
     return { kind: 'soldOut', available };

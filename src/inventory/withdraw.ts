@@ -29,7 +29,10 @@ const WITHDRAW_RETIRED = typedScript({
 });
 
 /** What a withdrawal needs of the order. */
-export type Withdrawable = Pick<OrderRecord, 'orderId' | 'productId' | 'quantity' | 'shardKey' | 'generation'>;
+export type Withdrawable = Pick<
+  OrderRecord,
+  'orderId' | 'productId' | 'quantity' | 'shardKey' | 'generation'
+>;
 
 /**
  * Gives the reservation's units back, once however often it is called (its entry is the guard);
@@ -37,7 +40,12 @@ export type Withdrawable = Pick<OrderRecord, 'orderId' | 'productId' | 'quantity
  */
 export async function giveBackReservation(redis: RedisClient, r: Withdrawable): Promise<boolean> {
   const k = shardKeys(r.shardKey);
-  const reply = await WITHDRAW.run(redis, { stock: k.stock, sold: k.sold, reservations: k.reservations, id: r.orderId });
+  const reply = await WITHDRAW.run(redis, {
+    stock: k.stock,
+    sold: k.sold,
+    reservations: k.reservations,
+    id: r.orderId,
+  });
   if (reply === WithdrawReply.absent) return false;
   if (reply === WithdrawReply.retired) {
     // Two slots, two steps: the sale's guard makes the first once-only, so a crash in between is

@@ -45,7 +45,10 @@ export function fromStored(stored: KeyOutcome | LegacyOutcome): KeyOutcome {
 }
 
 /** The refusal a key remembered, thrown again as it was (the request is the same, so is the message). */
-export function refusal(req: OrderRequest, r: { code: string; details: Record<string, unknown> }): FlashsaleError {
+export function refusal(
+  req: OrderRequest,
+  r: { code: string; details: Record<string, unknown> },
+): FlashsaleError {
   return r.code === 'limit_exceeded'
     ? new LimitExceededError(req.productId, Number(r.details.limit))
     : new SoldOutError(req.productId, req.quantity, Number(r.details.available ?? 0));

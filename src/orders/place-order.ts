@@ -50,6 +50,8 @@ export interface PlaceOrderDeps {
   clock: RedisClock;
   /** The reservation is the outbox: a failed enqueue is retried by the sweeper, so it is only reported. */
   onEnqueueError?: (err: unknown, record: OrderRecord) => void;
+  /** Called when an order is withdrawn (its replicas did not confirm it in time). */
+  onWithdrawn?: () => void;
   /** Called when an order is answered sold out from the in-process flag (no RedisClient round trip). */
   onSoldOutFastPath?: () => void;
 }
@@ -195,6 +197,7 @@ export class PlaceOrder {
       throw new OutcomeUnknownError(record.orderId, err);
     }
     if (verdict === 'persisted') return;
+    this.deps.onWithdrawn?.();
     await giveBack?.();
     throw new NotReplicatedError(record.orderId);
   }
@@ -251,7 +254,11 @@ export class PlaceOrder {
    * limit claim back if no order exists. By then the reservation's deadline is past, so the order
    * exists or never will: GET settles it once Redis answers.
    */
-  private async learnOutcome(req: OrderRequest, attempt: Attempt, doubt: ReservationInDoubtError): Promise<OrderRecord> {
+  private async learnOutcome(
+    req: OrderRequest,
+    attempt: Attempt,
+    doubt: ReservationInDoubtError,
+  ): Promise<OrderRecord> {
     const fence = doubt.sentDeadline;
     const giveUpAt = Date.now() + RESOLVE_BUDGET_MS;
     for (let pause = 50; ; pause = Math.min(pause * 2, 1000)) {

@@ -65,7 +65,9 @@ export class RowWriter {
     let inserted: number;
     let withdrawn: Set<string>;
     try {
-      ({ inserted, withdrawn } = await this.db.transaction().execute((trx) => insertUnlessWithdrawn(trx, unique)));
+      ({ inserted, withdrawn } = await this.db
+        .transaction()
+        .execute((trx) => insertUnlessWithdrawn(trx, unique)));
     } catch (err) {
       if (!isDataError(err)) {
         this.logger.warn({ err, size: records.length }, 'order batch insert failed; its jobs will retry');
@@ -112,7 +114,10 @@ export class RowWriter {
    */
   private async giveBack(records: OrderRecord[]): Promise<void> {
     if (records.length === 0) return;
-    this.logger.warn({ count: records.length }, 'withdrawn orders sent to the writer: units given back, no row');
+    this.logger.warn(
+      { count: records.length },
+      'withdrawn orders sent to the writer: units given back, no row',
+    );
     try {
       for (const r of records) await giveBackReservation(this.redis, r);
     } catch (err) {

@@ -80,7 +80,7 @@ describe('a master killed under load with REDIS_WAIT_REPLICAS=1, its promoted re
         shards: 12,
         orders: 1500,
         clients: 32,
-        killAfter: 300,
+        killAfter: 450,
       });
       const slowest = Math.max(0, ...run.unknown.map((u) => u.ms));
       t.diagnostic(

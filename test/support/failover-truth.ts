@@ -12,7 +12,7 @@ export interface TruthOptions {
   shards: number;
   orders: number;
   clients: number;
-  /** The master is killed once this many orders were accepted. */
+  /** The master is killed once this many answers are in. */
   killAfter: number;
 }
 
@@ -60,7 +60,7 @@ async function settle(url: string, orderId: string, userId: string, key: string)
   return { orderId, userId, key, settled: r.status, ms: performance.now() - started };
 }
 
-/** Unique buyers with Idempotency-Keys; the master of shard 0 is killed for good once killAfter are in. */
+/** Unique buyers with Idempotency-Keys; the master of shard 0 is killed for good once killAfter answers are in. */
 export async function failoverUnderLoad(
   infra: ClusterInfra,
   url: string,
@@ -75,6 +75,7 @@ export async function failoverUnderLoad(
   let failedOver = false;
   let ackedAfterFailover = 0;
   let next = 0;
+  let answered = 0;
   await Promise.all(
     Array.from({ length: o.clients }, async () => {
       for (let i = next++; i < o.orders; i = next++) {
@@ -92,7 +93,7 @@ export async function failoverUnderLoad(
         } else if (r.body.error === 'outcome_unknown')
           settling.push(settle(url, String(id), `u${i}`, `k${i}`));
         else if (id) refusedIds.push(id);
-        if (acked.length >= o.killAfter && !killed) {
+        if (++answered >= o.killAfter && !killed) {
           killed = infra.cluster.failOver(victim, false).then(() => {
             failedOver = true;
           });

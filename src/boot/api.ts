@@ -16,6 +16,7 @@ import { SaleAdmin } from '../inventory/admin.ts';
 import { Catalog } from '../inventory/catalog.ts';
 import { StockConsolidator } from '../inventory/consolidate.ts';
 import { StockReserver } from '../inventory/reserve.ts';
+import { loadSale } from '../inventory/sale.ts';
 import { LockClient } from '../lock/index.ts';
 import { requestLogger } from '../log.ts';
 import { allQueues } from '../metrics.ts';
@@ -82,8 +83,14 @@ type OrderPath = Awaited<ReturnType<typeof startOrderPath>>;
 function placeOrders(rt: Runtime, path: OrderPath, limits: BuyerLimits, admin: SaleAdmin): PlaceOrder {
   const { config, metrics, logger, redis, db } = rt;
   const { locks, catalog, handOff, clock, replicas } = path;
-  const consolidator = new StockConsolidator(admin, (productId) =>
-    logger.info({ productId }, 'stock gathered into one shard: an order found every lot short of it'),
+  const consolidator = new StockConsolidator(
+    admin,
+    async (productId) => (await loadSale(redis, productId))?.generation,
+    (productId, shards) =>
+      logger.info(
+        { productId, shards },
+        'stock regrouped into fewer shards: an order found every lot short of it',
+      ),
   );
   const reserver = new StockReserver(redis, locks, catalog, {
     clock,
@@ -93,7 +100,7 @@ function placeOrders(rt: Runtime, path: OrderPath, limits: BuyerLimits, admin: S
     external: rt.lockService,
     onShardAttempt: (outcome, fallback) => metrics.observeShardAttempt(outcome, fallback),
     onStranded: (productId, units) => metrics.observeStranded(productId, units),
-    consolidate: (productId) => consolidator.run(productId),
+    consolidate: (short) => consolidator.run(short),
   });
   return new PlaceOrder({
     redis,

@@ -71,8 +71,9 @@ export class OrderGate {
     this.random = o.random ?? Math.random;
   }
 
-  async enter(order: GateOrder, address: string | undefined, ticket?: string): Promise<Entry> {
-    const arrival = this.arrival(order, ticket);
+  /** `waitedMs`: how long ago the request was read (a first request's place is then). */
+  async enter(order: GateOrder, address: string | undefined, ticket?: string, waitedMs = 0): Promise<Entry> {
+    const arrival = this.arrival(order, ticket, waitedMs);
     // A ticket goes along even here: if it placed an order, that order is its answer, not sold_out.
     if (this.o.isSoldOut(order.productId)) return { release: NOTHING, ticketId: arrival?.ticket?.id };
     const now = performance.now();
@@ -85,9 +86,9 @@ export class OrderGate {
   }
 
   /** The buyer's place by its ticket (InvalidTicketError when it is not genuine), or now. */
-  private arrival(order: GateOrder, ticket: string | undefined): Arrival | undefined {
+  private arrival(order: GateOrder, ticket: string | undefined, waitedMs: number): Arrival | undefined {
     try {
-      return this.o.room?.arrival(order, ticket);
+      return this.o.room?.arrival(order, ticket, waitedMs);
     } catch (err) {
       if (err instanceof InvalidTicketError) this.o.onInvalidTicket?.();
       throw err;

@@ -3,6 +3,7 @@
 import type { RedisClock } from '../redis/clock.ts';
 import type { InputOf } from '../redis/lua.ts';
 import type { ReplicaWait } from '../redis/replica-wait.ts';
+import type { ShortLots } from './consolidate.ts';
 import { type ShardRef, shardKeys } from './keys.ts';
 import type { ShardOutcome } from './replies.ts';
 import type { Sale } from './sale.ts';
@@ -116,8 +117,9 @@ export interface ReserverOptions {
   /** Observes each shard attempt (metrics): outcome and whether it was the first shard tried. */
   onShardAttempt?: (outcome: ShardOutcome['kind'], fallback: boolean) => void;
   /**
-   * Gathers a product's stock into one shard (a live reshard): called when an order for q units
-   * found no shard holding q while the shards hold q in all. Undefined: such an order is sold_out.
+   * Regroups a product's stock into fewer, larger lots (a live reshard, StockConsolidator): called
+   * when an order for q units found no shard holding q while the shards hold q in all. Undefined: such
+   * an order is sold_out.
    */
-  consolidate?: (productId: string) => Promise<void>;
+  consolidate?: (short: ShortLots) => Promise<void>;
 }

@@ -95,7 +95,15 @@ export class StockReserver {
         if (!fragmented || consolidated || !this.options.consolidate) {
           throw new SoldOutError(req.productId, req.quantity, result.available);
         }
-        await this.options.consolidate(req.productId);
+        const { productId, quantity } = req;
+        const { generation, shardKeys } = sale;
+        await this.options.consolidate({
+          productId,
+          generation,
+          shards: shardKeys.length,
+          available: result.available,
+          quantity,
+        });
         consolidated = true;
       }
       // Past its deadline the attempt can place nothing more: a definite "try again".

@@ -9,6 +9,7 @@ import { type SaleStatus, saleStatus } from '../inventory/status.ts';
 import type { Metrics, QUEUE_STATES } from '../metrics.ts';
 import type { FailedJobs, FailedJobsOf } from '../orders/failed-jobs.ts';
 import type { RedisClient } from '../redis/connection.ts';
+import type { LineStats } from '../waiting-room/room.ts';
 import { HISTORY_POINTS, IDLE_STOP_MS, type RatePoint, RateSampler } from './sampler.ts';
 
 /** A read is reused this long; polls meanwhile get it (or wait for the one in flight). */
@@ -33,14 +34,6 @@ export interface QueueView {
   failed: number;
   /** Writer lag: age of the oldest job not yet written (flashsale_order_queue_lag_seconds). */
   lagSeconds: number;
-}
-
-/** A product's waiting line as the dashboard shows it (the waiting room's stats of one line). */
-export interface LineStats {
-  waiting: number;
-  servingLagMs: number;
-  admittedPerSecond: number;
-  etaMs: number;
 }
 
 export interface LiveProduct {

@@ -172,6 +172,7 @@ function renderNow(live) {
   const now = live.now;
   setText('now-window', now ? `(last ${fmt(now.seconds, 0)} s, this replica)` : '(warming up)');
   for (const g of GROUPS) setText(`rate-${g}`, now ? fmt(now.ordersPerSecond[g], 1) : '–');
+  setText('rate-invalid-tickets', now ? fmt(now.invalidTicketsPerSecond, 1) : '–');
   setText('latency', now ? `${fmtMs(now.acceptedP50Ms)} / ${fmtMs(now.acceptedP99Ms)}` : '–');
   setText('lock-wait', now ? fmtMs(now.lockWaitP99Ms) : '–');
   setText('handoffs', now ? fmt(now.handoffsPerSecond, 1) : '–');

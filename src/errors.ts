@@ -44,6 +44,7 @@ export type ErrorCode =
   | 'rate_limited'
   | 'too_many_attempts'
   | 'unavailable'
+  | 'outcome_unknown'
   | 'migration_failed';
 
 /** Base of the service's own errors; the lock library's share its base (CodedError) but not this class. */

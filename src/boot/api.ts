@@ -48,7 +48,7 @@ const MAX_CONNECTIONS = 16_384;
 
 /** The Redis side of an order: catalog and its events, shard locks, queues and hand-off, server clock. */
 async function startOrderPath(rt: Runtime) {
-  const { config, metrics, redis } = rt;
+  const { config, metrics, redis, logger } = rt;
   const subscriber = duplicateClient(redis, { maxRetriesPerRequest: null });
   subscriber.on('error', () => {});
   const locks = new LockClient(redis, {
@@ -66,7 +66,14 @@ async function startOrderPath(rt: Runtime) {
   const handOff = new HandOff(queues, config.handOff);
   const clock = await new RedisClock(redis).start();
   const { waitReplicas, waitTimeoutMs } = config.redis;
-  const replicas = waitReplicas > 0 ? new ReplicaWait(redis, waitReplicas, waitTimeoutMs) : undefined;
+  const replicas =
+    waitReplicas > 0
+      ? new ReplicaWait(redis, waitReplicas, waitTimeoutMs, (short) => {
+          metrics.observeShortMasters(short);
+          if (short.length > 0)
+            logger.warn({ short }, 'Redis masters short of replicas: their shards are skipped');
+        })
+      : undefined;
   return { subscriber, locks, catalog, queues, handOff, clock, replicas };
 }
 
@@ -92,6 +99,7 @@ function placeOrders(rt: Runtime, path: OrderPath, limits: BuyerLimits, admin: S
     replicas,
     external: rt.lockService,
     onShardAttempt: (outcome, fallback) => metrics.observeShardAttempt(outcome, fallback),
+    onStranded: (productId, units) => metrics.observeStranded(productId, units),
     consolidate: (short) => consolidator.run(short),
   });
   return new PlaceOrder({
@@ -108,6 +116,7 @@ function placeOrders(rt: Runtime, path: OrderPath, limits: BuyerLimits, admin: S
         'enqueue failed; the sweeper will enqueue the reservation',
       ),
     onSoldOutFastPath: () => metrics.soldOutFastPath.inc(),
+    onWithdrawn: () => metrics.ordersWithdrawn.inc(),
   });
 }
 

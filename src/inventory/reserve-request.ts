@@ -32,6 +32,8 @@ export interface ReserveRequest<T extends object> {
 export interface Sent<T> {
   deadline: number;
   values: Map<string, T>;
+  /** The id of the entry sent last: the one a lost reply leaves in doubt. */
+  lastId?: string;
 }
 
 /**
@@ -110,6 +112,8 @@ export interface ReserverOptions {
    * the lock there, then reserves with the hold's token. Undefined: the Redis locks.
    */
   external?: ExternalShardLocks | undefined;
+  /** Observes an order answered 503 because the only stock left is on masters short of replicas. */
+  onStranded?: (productId: string, units: number) => void;
   /** Observes each shard attempt (metrics): outcome and whether it was the first shard tried. */
   onShardAttempt?: (outcome: ShardOutcome['kind'], fallback: boolean) => void;
   /**

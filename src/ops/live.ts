@@ -45,6 +45,11 @@ export interface LiveProduct {
   queue: QueueView;
   /** The waiting room's line of the product; null when the room is off or nobody waits. */
   waitingRoom: LineStats | null;
+  /**
+   * REDIS_WAIT_REPLICAS: Redis masters short of replicas (their shards are skipped) and the units
+   * orders last found stranded on them, as this process sees them.
+   */
+  replicas: { mastersShort: number; unitsStranded: number };
   /** Over the last few seconds; null until the sampler has two snapshots. */
   now: (RatePoint & { persistedPerSecond: number | null }) | null;
   rates: RatePoint[];
@@ -107,10 +112,11 @@ export class LiveView {
   async product(productId: string, since = 0): Promise<LiveProduct> {
     await this.sampler.watch();
     const w = this.watch(productId);
-    const [{ status, failedJobs }, queue, line] = await Promise.all([
+    const [{ status, failedJobs }, queue, line, replicas] = await Promise.all([
       w.status.get(),
       this.queue.get(),
       this.deps.waitingLine?.(productId),
+      this.replicas(),
     ]);
     const now = this.sampler.now();
     const latest = w.history.at(-1);
@@ -121,10 +127,18 @@ export class LiveView {
       sale: { ...status, failedJobs, soldOut: status.available === 0 && status.pending === null },
       queue,
       waitingRoom: line ?? null,
+      replicas,
       now: now && { ...now, persistedPerSecond: latest?.persistedPerSecond ?? null },
       rates: this.sampler.history(since),
       saleHistory: w.history.filter((p) => p.t > since),
     };
+  }
+
+  /** From the replica gauges (flashsale_redis_masters_short_of_replicas, flashsale_units_stranded). */
+  private async replicas(): Promise<LiveProduct['replicas']> {
+    const { shortMasters, unitsStranded } = this.deps.metrics;
+    const [short, stranded] = await Promise.all([shortMasters.get(), unitsStranded.get()]);
+    return { mastersShort: short.values[0]?.value ?? 0, unitsStranded: stranded.values[0]?.value ?? 0 };
   }
 
   stop(): void {

@@ -133,6 +133,7 @@ function render(live) {
   if (s.pending) setText('pending', JSON.stringify(s.pending));
   renderShards(s);
   renderLine(live.waitingRoom);
+  renderReplicas(live.replicas);
 
   append(state.rates, live.rates);
   append(state.sales, live.saleHistory);
@@ -143,6 +144,18 @@ function render(live) {
     'status-line',
     `${live.productId} · replica ${live.replica.hostname}:${live.replica.pid} · ${new Date(live.at).toLocaleTimeString()}`,
   );
+}
+
+/** Masters short of replicas (REDIS_WAIT_REPLICAS): their shards answer 503 until a replica is back. */
+function renderReplicas(r) {
+  const short = r?.mastersShort ?? 0;
+  setText(
+    'replicas',
+    short === 0
+      ? 'every master replicated'
+      : `${fmt(short)} master(s) short · ${fmt(r.unitsStranded)} units stranded (503 until a replica is added)`,
+  );
+  $('replicas').className = `value small ${short === 0 ? 'ok' : 'alarm'}`;
 }
 
 /** The waiting room's line of the product: shown while buyers wait. */

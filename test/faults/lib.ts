@@ -642,7 +642,8 @@ export async function retryUnanswered(
           const l = todo[next++] as OrderLog;
           const last = l.attempts[l.attempts.length - 1];
           // A queued order keeps its place (its ticket); a shed or unanswered one is simply sent again.
-          if (queuedTicket(last)) l.attempts.push(...(await submitShedRetried(targets, productId, l, 40, last)));
+          if (queuedTicket(last))
+            l.attempts.push(...(await submitShedRetried(targets, productId, l, 40, last)));
           else l.attempts.push(await submitOrder(targets, productId, l));
         }
       }),

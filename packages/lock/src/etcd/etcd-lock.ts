@@ -9,9 +9,9 @@ import { loadPeer } from '../optional-peer.ts';
 import { newClientId } from '../owner.ts';
 import { type Queued, SessionLock } from '../session-lock.ts';
 import { withDeadline } from '../waiting.ts';
+import type { EtcdKey } from './etcd-key.ts';
 import {
   type Ahead,
-  type EtcdKey,
   nextEvent,
   type PredecessorWatch,
   putAndReadAhead,

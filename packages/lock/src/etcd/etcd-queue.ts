@@ -2,12 +2,7 @@
 // revision), and the watch of a waiter's predecessor: what the lock recipe sends to etcd.
 import type { Etcd3, ICompare, IKeyValue, Watcher } from 'etcd3';
 import { wakeableSleep } from '../waiting.ts';
-
-/** A key this client created: its name and create revision (the fencing token). */
-export interface EtcdKey {
-  key: string;
-  revision: number;
-}
+import type { EtcdKey } from './etcd-key.ts';
 
 /** A waiter's view of the queue ahead of it: its predecessor, and whether that one is the head. */
 export interface Ahead {

@@ -190,6 +190,7 @@ export class LockClient extends LockFrontEnd implements HandleOwner {
       redis: this.redis,
       hub: this.hub,
       watchdog: this.watchdog,
+      onEvent: this.onEvent,
       call: (name, op) => this.call(name, op),
       nextRequestId: () => this.nextRequestId(),
     };

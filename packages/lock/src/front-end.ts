@@ -132,6 +132,18 @@ export abstract class LockFrontEnd {
     }
   }
 
+  /** Reports how an acquisition begun at `startedAt` ended (acquired, or timed out) and notes the hold. */
+  protected reportObtain(name: string, startedAt: number, handle: LockHandle | null, handoff: boolean): void {
+    if (!this.onEvent) return;
+    const waitMs = performance.now() - startedAt;
+    if (!handle) {
+      this.emit({ type: 'timeout', name, waitMs });
+      return;
+    }
+    this.emit({ type: 'acquired', name, waitMs, handoff });
+    this.trackHold(handle);
+  }
+
   /** Notes when a handle was acquired, for the 'released' event of its release. */
   protected trackHold(handle: LockHandle): void {
     if (this.onEvent) this.acquiredAt.set(handle, performance.now());

@@ -52,7 +52,7 @@ export abstract class QueuedLock extends LockFrontEnd implements HandleOwner {
   private readonly eligibleCapMs: number;
 
   constructor(client: LockClient, options: QueuedLockOptions = {}) {
-    super(client.core.clientId, client.core.watchdogLeaseMs);
+    super(client.core.clientId, client.core.watchdogLeaseMs, client.core.onEvent);
     this.core = client.core;
     this.redis = this.core.redis;
     defineScripts(this.redis, FAMILY_SCRIPTS);
@@ -79,8 +79,10 @@ export abstract class QueuedLock extends LockFrontEnd implements HandleOwner {
    */
   protected async obtain(request: ObtainRequest): Promise<LockHandle | null> {
     const { name, owner, leaseMs, keepAlive: watchdog } = request;
+    const started = performance.now();
     let sentAt = 0;
-    return waitTurn<LockHandle>({
+    let handoff = false;
+    const handle = await waitTurn<LockHandle>({
       waitMs: request.waitMs,
       signal: request.signal,
       eligibleCapMs: this.eligibleCapMs,
@@ -109,13 +111,15 @@ export abstract class QueuedLock extends LockFrontEnd implements HandleOwner {
           close: () => hub.unregister(waiter),
         };
       },
-      handedOff: (event) =>
-        this.claim(name, owner, leaseMs, watchdog, {
+      handedOff: (event) => {
+        handoff = true;
+        return this.claim(name, owner, leaseMs, watchdog, {
           token: event.token,
           holdCount: 1,
           grantedMs: event.grantedMs ?? leaseMs,
           sentAt,
-        }),
+        });
+      },
       withdraw: async () => {
         try {
           const requestId = this.core.nextRequestId();
@@ -125,6 +129,8 @@ export abstract class QueuedLock extends LockFrontEnd implements HandleOwner {
         }
       },
     });
+    this.reportObtain(name, started, handle, handoff);
+    return handle;
   }
 
   // --- HandleOwner ---
@@ -137,6 +143,7 @@ export abstract class QueuedLock extends LockFrontEnd implements HandleOwner {
       this.releaseOnce({ name, owner, leaseMs, mode: 'release', requestId }),
     );
     released(name, reply);
+    this.reportRelease(handle);
   }
 
   async extendHandle(handle: LockHandle, leaseMs: number): Promise<void> {

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { LockNotHeldError, LockQuorumUnavailableError } from './errors.ts';
 import { redlockAcquireInput, redlockAcquireScript } from './family-scripts.ts';
-import { LockFrontEnd, type ObtainRequest } from './front-end.ts';
+import { type LockEventObserver, LockFrontEnd, type ObtainRequest } from './front-end.ts';
 import { type HandleOwner, LockHandle } from './handle.ts';
 import { newClientId } from './owner.ts';
 import { clientOf, type RedisConnection } from './redis-client.ts';
@@ -30,6 +30,8 @@ export interface RedLockOptions {
   reservationMs?: number;
   /** Longest a waiter sleeps before asking again (default 1 s); it stays queued 3 × that per ask. */
   heartbeatMs?: number;
+  /** Observes waits and holds, as LockClient's `onEvent`; whatever it throws is ignored. */
+  onEvent?: LockEventObserver;
 }
 
 type Refusal = 'held' | 'split' | 'unavailable';
@@ -74,7 +76,7 @@ export class RedLock extends LockFrontEnd implements HandleOwner {
 
   /** `masters`: ioredis `Redis` connections (ioredis 5 or 6) to independent masters; not closed by close(). */
   constructor(masters: RedisConnection[], options: RedLockOptions = {}) {
-    super(newClientId(options.clientId), options.watchdogLeaseMs ?? 30_000);
+    super(newClientId(options.clientId), options.watchdogLeaseMs ?? 30_000, options.onEvent);
     this.watchdogLeaseMs = this.defaultLeaseMs;
     if (!(this.watchdogLeaseMs > 0)) throw new RangeError('watchdogLeaseMs must be > 0');
     this.options = options;
@@ -91,6 +93,7 @@ export class RedLock extends LockFrontEnd implements HandleOwner {
    */
   protected async obtain(request: ObtainRequest): Promise<LockHandle | null> {
     const { name, owner, leaseMs, keepAlive } = request;
+    const started = performance.now();
     let last: { refusal: Refusal; reachable: number; reason?: string } = {
       refusal: 'held',
       reachable: this.masters.size,
@@ -117,6 +120,7 @@ export class RedLock extends LockFrontEnd implements HandleOwner {
     if (!handle && last.refusal === 'unavailable') {
       throw new LockQuorumUnavailableError(name, last.reachable, this.quorum, this.masters.size, last.reason);
     }
+    this.reportObtain(name, started, handle, false);
     return handle;
   }
 
@@ -137,6 +141,7 @@ export class RedLock extends LockFrontEnd implements HandleOwner {
     );
     const notHeld = answers.filter((a) => a?.ok && a.value === null).length;
     if (notHeld > this.masters.size - this.quorum) throw new LockNotHeldError(handle.name);
+    this.reportRelease(handle);
   }
 
   /** Renews on every master; keeps the hold only with a majority (validity as for acquire). */

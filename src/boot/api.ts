@@ -3,6 +3,7 @@
 import cluster from 'node:cluster';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
+import { LockClient } from '@flashsale/lock';
 import { SaleChanges } from '../admin/sale-changes.ts';
 import { ApiCluster } from '../api-cluster.ts';
 import { type ApiExtension, createApp } from '../http/app.ts';
@@ -17,7 +18,6 @@ import { Catalog } from '../inventory/catalog.ts';
 import { StockConsolidator } from '../inventory/consolidate.ts';
 import { StockReserver } from '../inventory/reserve.ts';
 import { loadSale } from '../inventory/sale.ts';
-import { LockClient } from '../lock/index.ts';
 import { requestLogger } from '../log.ts';
 import { allQueues } from '../metrics.ts';
 import { BuyerLimits } from '../orders/buyer-limit.ts';

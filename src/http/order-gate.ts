@@ -65,7 +65,12 @@ export class OrderGate {
   private readonly random: () => number;
 
   constructor(private readonly o: OrderGateOptions) {
-    this.admission = new AdmissionControl(o.admission, o.loop);
+    // With the room on, a refused order is a queued buyer who comes back at its ETA, not a stream of
+    // retries to make room for: the saturation rule (cut the limit while refusals keep the loop busy)
+    // would only slow the line, lengthen every ETA and multiply the polls (measured: the limit at its
+    // floor of 8 for a whole herd, 10 polls per buyer). Latency alone then sets the limit.
+    const admission = o.room ? { ...o.admission, maxUtilization: 0 } : o.admission;
+    this.admission = new AdmissionControl(admission, o.loop);
     if (o.perUser) this.users = new TokenBuckets(o.perUser);
     if (o.perAddress) this.addresses = new TokenBuckets(o.perAddress);
     this.random = o.random ?? Math.random;

@@ -1,8 +1,8 @@
 // The hot path: reserve units of a product on one of its shards, round-robin: one script call on a free
 // shard (its lock taken for the run), or acquire + reserve + release pipelined after waiting on a busy one.
 import { performance } from 'node:perf_hooks';
+import { LockAcquireTimeoutError, type LockClient, type LockHandle } from '@flashsale/lock';
 import { isConnectionError, UnavailableError } from '../errors.ts';
-import { LockAcquireTimeoutError, type LockClient, type LockHandle } from '../lock/index.ts';
 import type { RedisClient } from '../redis/connection.ts';
 import type { InputOf } from '../redis/lua.ts';
 import type { Catalog } from './catalog.ts';

@@ -19,15 +19,7 @@ import type { BuyerLimits } from './buyer-limit.ts';
 import { NotReplicatedError, OutcomeUnknownError } from './errors.ts';
 import type { HandOff } from './hand-off.ts';
 import { fingerprint, idempotent, keyInUse } from './idempotency.ts';
-import {
-  fromStored,
-  type KeyOutcome,
-  type LegacyOutcome,
-  type OrderRequest,
-  type PlacedOrder,
-  placed,
-  refusal,
-} from './key-outcome.ts';
+import { type KeyOutcome, type OrderRequest, type PlacedOrder, placed } from './key-outcome.ts';
 import { registerForExpiry } from './lifecycle.ts';
 import type { OrderRecord } from './order.ts';
 import { isWithdrawn, withdraw } from './withdrawal.ts';
@@ -111,7 +103,7 @@ export class PlaceOrder {
     }
     let ran = false;
     const print = fingerprint({ productId: req.productId, userId: req.userId, quantity: req.quantity });
-    const stored = await idempotent<KeyOutcome | LegacyOutcome>(this.deps.redis, req.userId, key, print, {
+    const stored = await idempotent<KeyOutcome>(this.deps.redis, req.userId, key, print, {
       newAttempt: () => this.newAttempt(),
       // A refusal throws: the claim is given up (deleted), so the key holds nothing.
       run: async (attempt) => {
@@ -124,9 +116,7 @@ export class PlaceOrder {
         return found && { order: placed(found) };
       },
     });
-    const outcome = fromStored(stored);
-    if ('refused' in outcome) throw refusal(req, outcome.refused);
-    return { ...outcome.order, replayed: !ran };
+    return { ...stored.order, replayed: !ran };
   }
 
   /** A new attempt, with the deadline the reservations it sends will carry. */

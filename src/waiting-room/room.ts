@@ -283,7 +283,7 @@ export class WaitingRoom {
         loadDraw(this.o.redis, line.productId),
         this.o.available(line.productId),
       ]);
-      line.update(view ?? { cur: -1, used: 0, rate: 0, buckets: [], counts: [] });
+      line.update(view ?? { cur: -1, used: 0, rate: 0, buckets: [], counts: [] }, this.o.now());
       line.draw = draw;
       line.available = available;
     } catch {

@@ -55,11 +55,12 @@ const RESOLVE_BUDGET_MS = 2000;
  * Places orders: the one entry point of `POST /api/orders`, whatever carries the request.
  *
  * `place()` answers the order (`202` in HTTP) or throws a typed error: `SoldOutError`,
- * `LimitExceededError`, `UnknownProductError`, `BusyError` (retry shortly), `UnavailableError`,
- * `OutcomeUnknownError` (Redis went away mid-reservation; retry with the same Idempotency-Key),
- * `IdempotencyKeyReusedError`, `RequestInProgressError`. Every unit is taken under its shard's lock
- * and fencing token; the order reaches Postgres through a BullMQ batch job, or through the sweeper
- * when the enqueue fails. Without an Idempotency-Key a retried request places another order.
+ * `LimitExceededError`, `UnknownProductError`, `BusyError` (retry shortly), `UnavailableError` (or
+ * `NotReplicatedError`, `StrandedStockError`: nothing sold), `OutcomeUnknownError` (with the order
+ * id, which GET or a retry with the same key settles), `IdempotencyKeyReusedError`,
+ * `RequestInProgressError`. Replicas confirm an order before its hand-off. Every unit is taken
+ * under its shard's lock and fencing token; the order reaches Postgres through a BullMQ batch job,
+ * or through the sweeper when the enqueue fails. Without a key a retried request orders again.
  *
  * @example
  * ```ts

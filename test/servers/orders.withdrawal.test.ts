@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { parseOrderId } from '../../src/orders/attempt.ts';
 import { until } from '../support/async.ts';
 import { RedisServer } from '../support/redis-server.ts';
-import { saleStatus } from '../support/reshard.ts';
+import { reshard, saleStatus } from '../support/reshard.ts';
 import {
   call,
   createSale,
@@ -42,6 +42,7 @@ describe('an order its replica does not confirm is withdrawn: never an order, it
       REDIS_WAIT_TIMEOUT_MS: '200',
       SWEEP_AGE_MS: '300',
       SWEEP_INTERVAL_MS: '200',
+      EXPIRY_INTERVAL_MS: '200',
     });
   });
   after(async () => {
@@ -152,5 +153,54 @@ describe('an order its replica does not confirm is withdrawn: never an order, it
     assert.equal(Number(status.available) + Number(status.sold), status.total);
     assert.equal(await infra.rows('w2'), 0);
     assert.equal(await infra.client.hexists(`${tombstone.shard_key}:res`, tombstone.id), 0);
+  });
+
+  it('a withdrawn reservation on a shard retired meanwhile: its units come back through the sale, once', async () => {
+    await createSale(svc.url, 'w3', { stock: STOCK, shards: 2 });
+    const [shardKey] = ((await saleStatus(svc.url, 'w3')).shards as { key: string }[]).map((x) => x.key);
+    assert.ok(shardKey);
+    const id = `w3.${(await saleStatus(svc.url, 'w3')).generation}.0.${'ab'.repeat(12)}`;
+    const place = parseOrderId(id);
+    assert.ok(place);
+    // A reservation left behind and withdrawn (its tombstone), not yet old enough for the sweeper.
+    const entry = (reservedAt: number) =>
+      JSON.stringify({
+        orderId: id,
+        productId: 'w3',
+        userId: 'r',
+        quantity: 2,
+        shardKey,
+        generation: place.generation,
+        shardIndex: 0,
+        reservedAt,
+        perUserLimit: 0,
+        token: 1,
+      });
+    await infra.client
+      .multi()
+      .decrby(shardKey, 2)
+      .incrby(`${shardKey}:sold`, 2)
+      .hset(`${shardKey}:res`, id, entry(Date.now() + 3_600_000))
+      .exec();
+    await infra.pool.query(
+      `insert into withdrawn_orders (id, product_id, user_id, quantity, shard_key) values ($1, 'w3', 'r', 2, $2)`,
+      [id, shardKey],
+    );
+    assert.equal((await reshard(svc.url, 'w3', 3)).status, 200);
+    // Now old: the sweeper sends it on, the writer finds the tombstone and the shard retired.
+    await infra.client.hset(`${shardKey}:res`, id, entry(Date.now() - 60_000));
+    let last: unknown;
+    const status = await until(
+      'its units back on sale',
+      async () => {
+        const s = await saleStatus(svc.url, 'w3');
+        last = s;
+        return s.reserved === 0 && s.available === STOCK && s.returning === 0 ? s : undefined;
+      },
+      { describe: () => JSON.stringify(last) },
+    );
+    assert.equal(Number(status.available) + Number(status.sold), status.total);
+    assert.equal(await infra.rows('w3'), 0);
+    assert.equal(await infra.client.hget('sale:{w3}:withdrawn', id), '2', 'given back once, remembered');
   });
 });

@@ -17,7 +17,7 @@ export interface TruthOptions {
 }
 
 export interface TruthRun {
-  /** Answers by `status error`. */
+  /** Answers by `status error[ withdrawn|stranded]`. */
   answers: Record<string, number>;
   acked: string[];
   /** Order ids named by answers that are not 202 and not outcome_unknown (e.g. a withdrawn order's). */
@@ -84,7 +84,9 @@ export async function failoverUnderLoad(
           { productId: o.productId, userId: `u${i}` },
           { 'idempotency-key': `k${i}` },
         );
-        const key = `${r.status}${r.body.error ? ` ${r.body.error}` : ''}`;
+        // A 503 unavailable says why: a reservation withdrawn, or the stock left stranded.
+        const why = r.body.withdrawnOrderId ? ' withdrawn' : r.body.stranded ? ' stranded' : '';
+        const key = `${r.status}${r.body.error ? ` ${r.body.error}` : ''}${why}`;
         answers[key] = (answers[key] ?? 0) + 1;
         const id = (r.body.orderId ?? r.body.withdrawnOrderId) as string | undefined;
         if (r.status === 202) {

@@ -10,6 +10,9 @@
 if redis.call('hsetnx', KEYS[2], ARGV[1], ARGV[2]) == 0 then
   return 0
 end
+-- The guard outlives any reservation that could still come back (a failover brings one back at
+-- once); the expiry sweep finds the product by this key and puts the units back on sale.
+redis.call('expire', KEYS[2], 7 * 24 * 3600)
 redis.call('hincrby', KEYS[1], 'returned', ARGV[2])
 redis.call('hincrby', KEYS[1], 'returning', ARGV[2])
 return 1

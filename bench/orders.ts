@@ -58,6 +58,7 @@ import {
   writerStats,
 } from './order/checks.ts';
 import { clusterBench } from './order/cluster.ts';
+import { runCore } from './order/core-run.ts';
 import { type CpuSnapshot, coresUsed, cpuSnapshot, GENERATOR } from './order/cpu.ts';
 import { type PollStats, pollDashboard } from './order/dashboard.ts';
 import { herdPhase, reportHerd } from './order/herd.ts';
@@ -84,6 +85,7 @@ const ONLY_OVERLOAD = process.env.BENCH_ONLY === 'overload';
 const ONLY_LOCK_BACKENDS = process.env.BENCH_ONLY === 'lock-backends';
 const ONLY_COMMANDS = process.env.BENCH_ONLY === 'commands';
 const ONLY_HERD = process.env.BENCH_ONLY === 'herd';
+const ONLY_CORE = process.env.BENCH_ONLY === 'core';
 const OVERLOAD_SECONDS = envNumber('BENCH_OVERLOAD_SECONDS', 10);
 /** The open-model crowd's sockets per API URL, and how long it waits for an answer. */
 const OVERLOAD_CONNECTIONS = envNumber('BENCH_OVERLOAD_CONNECTIONS', 400);
@@ -1308,6 +1310,12 @@ async function main(): Promise<number> {
     }
     if (ONLY_COMMANDS) {
       await commandsOnly();
+      return violations.length > 0 ? 1 : 0;
+    }
+    if (ONLY_CORE) {
+      const self = { name: 'this', root: repoRoot };
+      const core = await runCore(infra, [self], self, log);
+      violations.push(...core.violations);
       return violations.length > 0 ? 1 : 0;
     }
     const herd = () =>

@@ -3,7 +3,7 @@
 // every process warmed up first, then `rounds` interleaved rounds (a b c8 d, each side in turn, the
 // sides' order swapped every round): each figure is the median of its rounds, with their range.
 import type { Infra } from '../../test/support/service.ts';
-import { type Violation, checkReservationsOnly, settleAndCheck } from './checks.ts';
+import { checkReservationsOnly, settleAndCheck, type Violation } from './checks.ts';
 import type { LoadOptions } from './load.ts';
 import { type Measured, measure } from './measure.ts';
 import { createSale, sellOut } from './sales.ts';
@@ -33,6 +33,8 @@ export interface CoreOptions {
   infra: Infra;
   procs: SideProcesses;
   sides: Side[];
+  /** Whose writer process runs beside the APIs (one writer serves every side). */
+  writer: Side;
   rounds: number;
   seconds: number;
   warmupSeconds: number;
@@ -47,8 +49,7 @@ export type CoreRuns = Map<string, Record<CoreKey, Measured[]>>;
 const productOf = (side: Side, key: string, round: number | 'warm') => `core-${side.name}-${key}-${round}`;
 
 export async function coreRounds(o: CoreOptions): Promise<CoreRuns> {
-  const first = o.sides[0] as Side;
-  const worker = await o.procs.worker(first);
+  const worker = await o.procs.worker(o.writer);
   const apis = new Map<string, Awaited<ReturnType<SideProcesses['api']>>>();
   for (const side of o.sides) apis.set(side.name, await o.procs.api(side));
   const runs: CoreRuns = new Map(o.sides.map((s) => [s.name, { a: [], b: [], c8: [], d: [] }]));
@@ -110,7 +111,8 @@ async function one(
   const scenario = `${key}/${side.name}/${round}`;
   const found: Violation[] = [];
   const other = Object.entries(r.statuses).filter(([s]) => Number(s) !== load.expectStatus);
-  if (other.length > 0) found.push({ scenario, check: 'only expected answers', detail: JSON.stringify(r.statuses) });
+  if (other.length > 0)
+    found.push({ scenario, check: 'only expected answers', detail: JSON.stringify(r.statuses) });
   if (key === 'c8')
     found.push(
       ...(

@@ -23,7 +23,8 @@ async function main(): Promise<number> {
   }
   const thatHash = git('rev-parse', '--short', `${commit}^{commit}`);
   const dirty = git('status', '--porcelain', '--untracked-files=no') !== '';
-  const thisName = `${git('rev-parse', '--short', 'HEAD')}${dirty ? '+' : ''}`;
+  // Product ids carry the side's name, so the two sides never share one even on the same commit.
+  const thisName = `wt-${git('rev-parse', '--short', 'HEAD')}${dirty ? '-dirty' : ''}`;
   const dir = mkdtempSync(join(os.tmpdir(), 'flashsale-compare-'));
   git('worktree', 'add', '--detach', dir, thatHash);
   symlinkSync(realpathSync(join(repoRoot, 'node_modules')), join(dir, 'node_modules'));

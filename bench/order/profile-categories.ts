@@ -44,6 +44,8 @@ const JSON_FN = /^(stringify|parse|JSONStringify|JSONParse|SerializeJSONObject)$
 function own(f: Frame): string | undefined {
   const url = f.url.replace(/^file:\/\//, '');
   for (const [re, name] of PACKAGES) if (re.test(url)) return name;
+  const pkg = /\/node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (pkg) return `package ${pkg[1]}`;
   if (url.includes('/src/'))
     return `our code (${url
       .slice(url.indexOf('/src/') + 1)

@@ -91,7 +91,7 @@ export interface TypedScript<K extends string, A extends string, R> extends LuaS
   readonly file: URL;
   readonly keys: readonly K[];
   readonly args: readonly A[];
-  /** Runs the script on a client (EVALSHA, EVAL on NOSCRIPT: nothing is defined there) and parses its reply. */
+  /** Runs the script on a client (as EVALSHA, EVAL on NOSCRIPT; defining it there for later pipelines) and parses its reply. */
   run(redis: RedisClient, input: ScriptInput<K, A>): Promise<R>;
   /** Queues the script on a pipeline (its client must have the script defined; see `define`). */
   run(pipeline: ChainableCommander, input: ScriptInput<K, A>): ChainableCommander;
@@ -152,8 +152,12 @@ export function typedScript<const K extends string, const A extends string, R = 
     },
     define: (redis: RedisClient) => defineScript(redis, script),
     run(target: RedisClient | ChainableCommander, input: ScriptInput<K, A>): Promise<R> | ChainableCommander {
-      if (!(target instanceof Pipeline))
+      if (!(target instanceof Pipeline)) {
+        // Defined too, so that pipelines made from this client later can queue it; the run itself
+        // never goes through the defined command (see evalOn).
+        defineScript(target as RedisClient, script);
         return evalOn(target as RedisClient, script, script.values(input)).then(parse);
+      }
       const command = (target as unknown as Record<string, (...v: Value[]) => unknown>)[spec.name];
       if (typeof command !== 'function') {
         throw new LuaScriptError(

@@ -13,8 +13,8 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
 }
 
 export interface RequestContext {
-  reqId: string;
-  log: Logger;
+  /** The request's logger (its lines carry reqId); may be made on first read. */
+  readonly log: Logger;
 }
 
 /** The request being served on the current async path (set by the request-id middleware). */

@@ -6,7 +6,7 @@
 // changes at info.
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { type Logger, requestContext } from '../log.ts';
 
 declare global {
@@ -28,12 +28,35 @@ export function requestId(header: string | undefined): string {
   return header !== undefined && SANE_REQUEST_ID.test(header) ? header : randomUUID();
 }
 
+const BASE = Symbol('request logger base');
+const CHILD = Symbol('request logger');
+type WithLogger = Request & { [BASE]?: Logger; [CHILD]?: Logger };
+
+/**
+ * `req.log` as a getter of the app's request prototype: the child logger (a copy of the bindings per
+ * request) is made when a line is logged, which an order answered 2xx/4xx at info never does.
+ */
+function lazyLog(req: Request): void {
+  const proto = Object.getPrototypeOf(req) as object;
+  if (Object.hasOwn(proto, 'log')) return;
+  Object.defineProperty(proto, 'log', {
+    configurable: true,
+    get(this: WithLogger): Logger {
+      this[CHILD] ??= (this[BASE] as Logger).child({ reqId: this.id });
+      return this[CHILD];
+    },
+    set(this: WithLogger, log: Logger) {
+      this[CHILD] = log;
+    },
+  });
+}
+
 export function requestLog(logger: Logger): RequestHandler {
   return (req, res, next) => {
     const id = requestId(req.get(REQUEST_ID_HEADER));
-    const log = logger.child({ reqId: id });
+    lazyLog(req);
     req.id = id;
-    req.log = log;
+    (req as WithLogger)[BASE] = logger;
     res.setHeader(REQUEST_ID_HEADER, id);
     const started = performance.now();
     let logged = false;
@@ -49,16 +72,17 @@ export function requestLog(logger: Logger): RequestHandler {
         ...(aborted ? { aborted: true } : {}),
       };
       if (status >= 500) {
-        if (status === 503) log.warn(line, 'request failed: unavailable');
-        else log.error(line, 'request failed');
+        if (status === 503) req.log.warn(line, 'request failed: unavailable');
+        else req.log.error(line, 'request failed');
       } else if (req.method !== 'GET' && req.originalUrl.startsWith('/admin/') && status < 400) {
-        log.info(line, 'admin change');
-      } else if (log.isLevelEnabled('debug')) {
-        log.debug(line, aborted ? 'request aborted by the client' : 'request done');
+        req.log.info(line, 'admin change');
+      } else if (logger.isLevelEnabled('debug')) {
+        req.log.debug(line, aborted ? 'request aborted by the client' : 'request done');
       }
     };
     res.once('finish', () => done(false));
     res.once('close', () => done(!res.writableFinished));
-    requestContext.run({ reqId: id, log }, next);
+    // The request itself is the context: its log getter makes the child logger only if asked.
+    requestContext.run(req, next);
   };
 }

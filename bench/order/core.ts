@@ -49,7 +49,9 @@ export type CoreRuns = Map<string, Record<CoreKey, Measured[]>>;
 const productOf = (side: Side, key: string, round: number | 'warm') => `core-${side.name}-${key}-${round}`;
 
 export async function coreRounds(o: CoreOptions): Promise<CoreRuns> {
-  const worker = await o.procs.worker(o.writer);
+  // b leaves its orders as reservations, checked and deleted after each run: the sweeper must not
+  // enqueue them meanwhile (it takes reservations older than SWEEP_AGE_MS, 5 s by default).
+  const worker = await o.procs.worker(o.writer, { SWEEP_AGE_MS: '3600000' });
   const apis = new Map<string, Awaited<ReturnType<SideProcesses['api']>>>();
   for (const side of o.sides) apis.set(side.name, await o.procs.api(side));
   const runs: CoreRuns = new Map(o.sides.map((s) => [s.name, { a: [], b: [], c8: [], d: [] }]));

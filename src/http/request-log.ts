@@ -1,13 +1,13 @@
 // Request ids and request logs (a small stand-in for pino-http). Every request gets an id: the
 // caller's X-Request-Id when it is sane, else a fresh UUID; it is echoed in the X-Request-Id
-// response header and carried by every log line of the request (req.log, and requestLogger() for
-// code that is not handed req). One line per request when it ends: at debug for anything under
+// response header and carried by every line logged through req.log (no AsyncLocalStorage: one
+// enabled runs a hook on every promise of the process). One line per request when it ends: at debug for anything under
 // 500 (so a flash sale logs nothing per order at info), warn for 503, error for other 5xx; admin
 // changes at info.
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Request, RequestHandler } from 'express';
-import { type Logger, requestContext } from '../log.ts';
+import type { Logger } from '../log.ts';
 
 declare global {
   namespace Express {
@@ -82,7 +82,6 @@ export function requestLog(logger: Logger): RequestHandler {
     };
     res.once('finish', () => done(false));
     res.once('close', () => done(!res.writableFinished));
-    // The request itself is the context: its log getter makes the child logger only if asked.
-    requestContext.run(req, next);
+    next();
   };
 }

@@ -69,14 +69,15 @@ export function categoryOf(stack: Frame[]): string {
   if (!leaf) return 'unknown';
   const direct = own(leaf);
   if (direct) return direct;
-  const owner = stack
-    .slice(1)
-    .map(own)
-    .find((c) => c !== undefined);
+  // The nearest caller with a category, and whether Node's HTTP/net code lies between it and the leaf.
+  let owner: string | undefined;
+  let viaHttp = false;
+  for (const f of stack.slice(1)) {
+    owner = own(f);
+    if (owner) break;
+    if (HTTP_INTERNALS.test(f.url)) viaHttp = true;
+  }
   const name = leaf.functionName;
-  const internals = stack.some((f) =>
-    /^node:(_http|http|net|internal\/(http|stream_base|streams|net))/.test(f.url),
-  );
   if (
     SOCKET_WRITE.test(name) ||
     stack.slice(0, 4).some((f) => SOCKET_WRITE.test(f.functionName) && f.url.startsWith('node:'))
@@ -86,6 +87,10 @@ export function categoryOf(stack: Frame[]): string {
   }
   if (!leaf.url && JSON_FN.test(name)) return `JSON (${owner ?? 'node'})`;
   if (/randomFillSync|randomBytes/.test(name)) return `crypto random (${owner ?? 'node'})`;
-  if (owner) return owner;
-  return internals ? 'node:http / net (server, parser, sockets)' : 'node internals / native, other';
+  // Node's HTTP machinery (headers, parser, response objects), whoever called it.
+  if (viaHttp || HTTP_INTERNALS.test(leaf.url)) return HTTP_NODE;
+  return owner ?? 'node internals / native, other';
 }
+
+const HTTP_INTERNALS = /^node:(_http|http|net|internal\/(http|stream_base|streams|net))/;
+const HTTP_NODE = 'node:http / net (server, parser, headers, sockets)';

@@ -34,6 +34,7 @@
 // Environment: BENCH_ONLY=overload (only phase 4), lock-backends (only phase 5), commands (only 2a) or herd (only phase 6), BENCH_OVERLOAD_SECONDS (default 10), BENCH_OVERLOAD_CONNECTIONS (default 400), BENCH_OVERLOAD_WORKERS (default 1,2), BENCH_SECONDS (window per scenario, default 5), BENCH_CONNECTIONS (default 100),
 // BENCH_WARMUP_SECONDS (default 1), BENCH_REPEATS (rounds of the core scenarios, default 3), BENCH_TOPOLOGY (split | main), BENCH_PROFILE=1 (instead of the
 // suite: run c8 with `node --cpu-prof` on the API child and list the top self-time functions),
+// BENCH_PROFILE_ROOT (with BENCH_PROFILE=1: the API of that checkout instead of this one),
 // BENCH_RESHARD_SECONDS (window of each c8s/c8rs slice, default BENCH_SECONDS but at least 7, so that
 // each c8rs slice holds 3 reshards; never below 5, 2 reshards per slice).
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -1217,7 +1218,9 @@ async function profileRun(): Promise<void> {
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   const worker = await spawn('worker');
-  const api = await spawnProfiled('api', { ...infra.env, ...apiEnv }, await freePort(), dir, repoRoot);
+  // BENCH_PROFILE_ROOT profiles another checkout's API (e.g. a worktree of the commit before a change).
+  const root = process.env.BENCH_PROFILE_ROOT || repoRoot;
+  const api = await spawnProfiled('api', { ...infra.env, ...apiEnv }, await freePort(), dir, root);
   roles.set(api, { role: 'api', pid: api.pid });
   await createSale(api.url, 'bench-warm2', BIG_STOCK, 8);
   await createSale(api.url, 'bench-c8', BIG_STOCK, 8);

@@ -35,6 +35,7 @@
 // BENCH_WARMUP_SECONDS (default 1), BENCH_REPEATS (rounds of the core scenarios, default 3), BENCH_TOPOLOGY (split | main), BENCH_PROFILE=1 (instead of the
 // suite: run c8 with `node --cpu-prof` on the API child and list the top self-time functions),
 // BENCH_PROFILE_ROOT (with BENCH_PROFILE=1: the API of that checkout instead of this one),
+// BENCH_PROFILE_SOLD_OUT=1 (with BENCH_PROFILE=1: profile d, the sold-out fast path, instead of c8),
 // BENCH_RESHARD_SECONDS (window of each c8s/c8rs slice, default BENCH_SECONDS but at least 7, so that
 // each c8rs slice holds 3 reshards; never below 5, 2 reshards per slice).
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -43,7 +44,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { LOCK_SERVERS } from '../test/support/lock-servers.ts';
 import { freePort } from '../test/support/redis-server.ts';
-import { admin, call, type Infra, type Spawned, spawnService, startInfra } from '../test/support/service.ts';
+import { admin, type Infra, type Spawned, spawnService, startInfra } from '../test/support/service.ts';
 import { environment, envNumber, repoRoot, writeJson } from './lib/output.ts';
 import { type CommandCounts, commandStats, diffCommandStats, serverCpuSeconds } from './lib/redis-info.ts';
 import { startMonitor } from './lib/redis-monitor.ts';
@@ -74,6 +75,7 @@ import {
   runReshardLoop,
   type Slice,
 } from './order/reshard.ts';
+import { createSale, sellOut as sellOutSale } from './order/sales.ts';
 
 const SECONDS = envNumber('BENCH_SECONDS', 5);
 const CONNECTIONS = Math.round(envNumber('BENCH_CONNECTIONS', 100));
@@ -183,12 +185,6 @@ async function stopChild(child: Spawned): Promise<void> {
   await child.stop();
   children.splice(children.indexOf(child), 1);
   roles.delete(child);
-}
-
-async function createSale(url: string, productId: string, stock: number, shards: number): Promise<void> {
-  const r = await call(url, 'PUT', `/admin/products/${productId}`, { stock, shards }, admin);
-  if (r.status !== 201 && r.status !== 200)
-    throw new Error(`cannot create ${productId}: ${r.status} ${JSON.stringify(r.body)}`);
 }
 
 /** Sum of a metric's samples (optionally only those whose labels contain `labels`); 0 if absent. */
@@ -457,23 +453,7 @@ async function warmUp(urls: string[], productId: string, paths: string[], check:
 
 /** Orders on `productId` until it answers sold out; returns how many were accepted. */
 async function sellOut(url: string, productId: string): Promise<number> {
-  let accepted = 0;
-  let soldOut = false;
-  const other: Record<string, number> = {};
-  await Promise.all(
-    Array.from({ length: SELL_OUT_CLIENTS }, async (_, w) => {
-      for (let n = 0; !soldOut; n++) {
-        const r = await call(url, 'POST', '/api/orders', {
-          productId,
-          userId: `d-sellout-${w}-${n}`,
-          quantity: 1,
-        });
-        if (r.status === 202) accepted += 1;
-        else if (r.status === 409 && r.body.error === 'sold_out') soldOut = true;
-        else other[r.status] = (other[r.status] ?? 0) + 1;
-      }
-    }),
-  );
+  const { accepted, other } = await sellOutSale(url, productId, SELL_OUT_CLIENTS);
   if (Object.keys(other).length > 0)
     log(`  sell-out of ${productId}: other answers ${JSON.stringify(other)}`);
   return accepted;
@@ -1223,20 +1203,24 @@ async function profileRun(): Promise<void> {
   const api = await spawnProfiled('api', { ...infra.env, ...apiEnv }, await freePort(), dir, root);
   roles.set(api, { role: 'api', pid: api.pid });
   await createSale(api.url, 'bench-warm2', BIG_STOCK, 8);
-  await createSale(api.url, 'bench-c8', BIG_STOCK, 8);
+  // BENCH_PROFILE_SOLD_OUT=1 profiles d (the sold-out fast path) instead of c8.
+  const soldOut = process.env.BENCH_PROFILE_SOLD_OUT === '1';
+  await createSale(api.url, 'bench-c8', soldOut ? SOLD_OUT_STOCK : BIG_STOCK, 8);
+  const soldBefore = soldOut ? await sellOut(api.url, 'bench-c8') : 0;
   await warmUp([api.url], 'bench-warm2', ['/api/orders'], 'rows');
   // BENCH_PROFILE_PATH profiles another endpoint for comparison, e.g. /bench/unlocked?enqueue=1.
   const path = process.env.BENCH_PROFILE_PATH || '/api/orders';
   const start = Number(process.hrtime.bigint() / 1000n);
   const c8 = await runScenario({
-    key: 'c8',
+    key: soldOut ? 'd' : 'c8',
     label: `${path}, 8 shards (API under --cpu-prof)`,
     urls: [api.url],
     path,
     productId: 'bench-c8',
     shards: 8,
-    expectStatus: 202,
+    expectStatus: soldOut ? 409 : 202,
     check: 'rows',
+    acceptedBefore: soldBefore,
   });
   const end = start + SECONDS * 1_000_000;
   await api.stop();

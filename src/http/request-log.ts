@@ -59,11 +59,13 @@ export function requestLog(logger: Logger): RequestHandler {
     (req as WithLogger)[BASE] = logger;
     res.setHeader(REQUEST_ID_HEADER, id);
     const started = performance.now();
-    let logged = false;
-    const done = (aborted: boolean) => {
-      if (logged) return;
-      logged = true;
+    // 'close' follows 'finish' on a completed answer, and comes alone on an aborted one: one listener.
+    res.once('close', () => {
       const status = res.statusCode;
+      const adminChange = req.method !== 'GET' && req.originalUrl.startsWith('/admin/') && status < 400;
+      // At info an order's 2xx/4xx logs nothing: no line is even built.
+      if (status < 500 && !adminChange && !logger.isLevelEnabled('debug')) return;
+      const aborted = !res.writableFinished;
       const line = {
         method: req.method,
         path: req.originalUrl,
@@ -74,14 +76,12 @@ export function requestLog(logger: Logger): RequestHandler {
       if (status >= 500) {
         if (status === 503) req.log.warn(line, 'request failed: unavailable');
         else req.log.error(line, 'request failed');
-      } else if (req.method !== 'GET' && req.originalUrl.startsWith('/admin/') && status < 400) {
+      } else if (adminChange) {
         req.log.info(line, 'admin change');
-      } else if (logger.isLevelEnabled('debug')) {
+      } else {
         req.log.debug(line, aborted ? 'request aborted by the client' : 'request done');
       }
-    };
-    res.once('finish', () => done(false));
-    res.once('close', () => done(!res.writableFinished));
+    });
     next();
   };
 }

@@ -11,7 +11,7 @@ import { startApi } from '../src/boot/api.ts';
 import { boot } from '../src/boot/boot.ts';
 import { shutdown } from '../src/boot/shutdown.ts';
 import { requestLog } from '../src/http/request-log.ts';
-import { createLogger, requestLogger } from '../src/log.ts';
+import { createLogger } from '../src/log.ts';
 import { until } from './support/async.ts';
 import { queuedOn } from './support/lock-queue.ts';
 import { scrape, value } from './support/metrics.ts';
@@ -261,7 +261,7 @@ describe('request logs', () => {
     }
   });
 
-  it('code not handed the request (a hook) logs with the request id across awaits; outside a request it does not', async () => {
+  it('req.log carries the request id across awaits, and is made only for a request that logs', async () => {
     const lines: Record<string, unknown>[] = [];
     const sink = new Writable({
       write(chunk: Buffer, _enc, done) {
@@ -271,30 +271,52 @@ describe('request logs', () => {
       },
     });
     const logger = createLogger('info', sink);
-    // Like the intake's onEnqueueError hook: it only knows the process logger.
-    const hook = () => requestLogger(logger).warn('enqueue failed (simulated)');
+    let children = 0;
+    const child = logger.child.bind(logger);
+    logger.child = ((...args: Parameters<typeof child>) => {
+      children += 1;
+      return child(...args);
+    }) as typeof logger.child;
     const app = express();
     app.use(requestLog(logger));
-    app.post('/x', async (_req, res) => {
-      await sleep(5); // a timer hop: the request id must survive it (the thing under test)
-      await Promise.resolve().then(hook);
+    app.post('/logs', async (req, res) => {
+      await sleep(5); // a timer hop: the request id must survive it
+      req.log.warn('enqueue failed (simulated)');
+      res.status(202).json({});
+    });
+    app.post('/quiet', (_req, res) => {
       res.status(202).json({});
     });
     const server = app.listen(0, '127.0.0.1');
     await once(server, 'listening');
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const quiet = await Promise.all(
+        ['q-1', 'q-2', 'q-3'].map((id) =>
+          fetch(`${url}/quiet`, { method: 'POST', headers: { 'x-request-id': id } }),
+        ),
+      );
+      assert.deepEqual(
+        quiet.map((r) => r.headers.get('x-request-id')),
+        ['q-1', 'q-2', 'q-3'],
+      );
+      // At info nothing was logged for them, so no child logger was made.
+      assert.equal(children, 0);
       const [a, b] = await Promise.all([
-        fetch(`${url}/x`, { method: 'POST', headers: { 'x-request-id': 'hook-a' } }),
-        fetch(`${url}/x`, { method: 'POST', headers: { 'x-request-id': 'hook-b' } }),
+        fetch(`${url}/logs`, { method: 'POST', headers: { 'x-request-id': 'hook-a' } }),
+        fetch(`${url}/logs`, { method: 'POST', headers: { 'x-request-id': 'hook-b' } }),
       ]);
       assert.equal(a.status, 202);
       assert.equal(b.headers.get('x-request-id'), 'hook-b');
-      hook();
       const failures = () => lines.filter((l) => l.msg === 'enqueue failed (simulated)');
-      await until('three simulated enqueue failures logged', () => failures().length >= 3);
-      const hooked = lines.filter((l) => l.msg === 'enqueue failed (simulated)');
-      assert.deepEqual(hooked.map((l) => String(l.reqId ?? '(none)')).sort(), ['(none)', 'hook-a', 'hook-b']);
+      await until('two simulated failures logged', () => failures().length >= 2);
+      assert.deepEqual(
+        failures()
+          .map((l) => String(l.reqId))
+          .sort(),
+        ['hook-a', 'hook-b'],
+      );
+      assert.equal(children, 2);
       // At info, the 202s themselves logged nothing.
       assert.equal(lines.filter((l) => l.msg === 'request done').length, 0);
     } finally {

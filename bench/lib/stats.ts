@@ -54,3 +54,22 @@ export function sumValues(counts: Record<string, number>): number {
   for (const v of Object.values(counts)) total += v;
   return total;
 }
+
+/** The median of repeated figures (lower middle for an even count) and their range; NaNs left out. */
+export interface Spread {
+  median: number;
+  min: number;
+  max: number;
+  n: number;
+}
+
+export function spreadOf(values: readonly number[]): Spread {
+  const xs = values.filter(Number.isFinite).sort((a, b) => a - b);
+  if (xs.length === 0) return { median: Number.NaN, min: Number.NaN, max: Number.NaN, n: 0 };
+  return {
+    median: xs[Math.floor((xs.length - 1) / 2)] as number,
+    min: xs[0] as number,
+    max: xs[xs.length - 1] as number,
+    n: xs.length,
+  };
+}

@@ -28,7 +28,7 @@ const ROUNDS = 3;
 const SECONDS = 2;
 
 /** A line for `productId` with a backlog ahead of anyone arriving now, on Redis' clock. */
-async function blockLine(redis: Redis, productId: string): Promise<void> {
+export async function blockLine(redis: Redis, productId: string): Promise<void> {
   const [sec, usec] = await redis.time();
   const now = Number(sec) * 1000 + Math.floor(Number(usec) / 1000);
   const bucket = Math.floor(now / BUCKET_MS) - 1;

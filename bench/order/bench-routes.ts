@@ -1,7 +1,6 @@
 // BENCHMARK-ONLY endpoints under /bench, mounted by bench/order/bench-api.ts through the app factory's
 // hook (never by the service): the order path's ceilings without Redis (/bare) and without the lock
 // and fence (/unlocked[?enqueue=1]).
-import { randomBytes } from 'node:crypto';
 import { Router } from 'express';
 import { send } from '../../src/http/answers.ts';
 import type { ApiExtension } from '../../src/http/app.ts';
@@ -11,6 +10,7 @@ import { orderBody, parse } from '../../src/http/validation.ts';
 import type { Catalog } from '../../src/inventory/catalog.ts';
 import { BusyError, SoldOutError, UnknownProductError } from '../../src/inventory/errors.ts';
 import { shardKeys } from '../../src/inventory/keys.ts';
+import { newTicket } from '../../src/orders/attempt.ts';
 import type { OrderRecord } from '../../src/orders/order.ts';
 import type { RedisClient } from '../../src/redis/connection.ts';
 import { replyInts, typedScript } from '../../src/redis/lua.ts';
@@ -38,7 +38,7 @@ export const benchRoutes: ApiExtension = (app, { redis, catalog, handOff, maxOrd
   const router = Router();
   router.post('/bare', (req, res) => {
     const body = parse(schema, req.body);
-    send(res, accepted({ ...body, orderId: `${body.productId}.0.0.${randomBytes(12).toString('hex')}` }));
+    send(res, accepted({ ...body, orderId: `${body.productId}.0.0.${newTicket()}` }));
   });
   router.post('/unlocked', async (req, res) => {
     const body = parse(schema, req.body);
@@ -65,7 +65,7 @@ async function reserveUnlocked(
       const stockKey = sale.shardKeys[index] as string;
       const k = shardKeys(stockKey);
       const record: OrderRecord = {
-        orderId: `${sale.productId}.${sale.generation}.${index}.${randomBytes(12).toString('hex')}`,
+        orderId: `${sale.productId}.${sale.generation}.${index}.${newTicket()}`,
         ...body,
         shardKey: stockKey,
         generation: sale.generation,

@@ -140,6 +140,10 @@ export function startLoad(o: LoadOptions): RunningLoad {
                 n += 1;
                 if (inTail) {
                   req.path = TAIL_PATH;
+                  // Never an empty body: autocannon keeps the last Content-Length in the request's
+                  // headers (its builder writes it into the shared object), so a request without a
+                  // body would announce the previous order's length and swallow the next request.
+                  req.body = '{}';
                 } else {
                   realSent += 1;
                   req.body = `${real}${n}"}`;

@@ -4,6 +4,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { categoryOf, type Frame } from './profile-categories.ts';
 
 interface ProfileNode {
   id: number;
@@ -37,6 +38,8 @@ export interface ProfileSummary {
   byOrigin: Array<{ origin: string; samples: number; share: number }>;
   /** Inclusive time (self + callees) of this repo's functions and the named package frames. */
   inclusive: SelfTime[];
+  /** Self time by category (profile-categories.ts), idle left out: shares of the busy samples. */
+  categories: Array<{ category: string; samples: number; share: number }>;
 }
 
 function where(url: string, line: number, repoRoot: string): string {
@@ -124,6 +127,22 @@ export function summarizeProfile(
       incl.set(key, entry);
     }
   }
+  const cats = new Map<string, number>();
+  let busy = 0;
+  for (const [id, n] of used) {
+    const stack: Frame[] = [];
+    for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
+      const node = byId.get(cur);
+      if (node) stack.push(node.callFrame);
+    }
+    const c = categoryOf(stack);
+    if (c === 'idle') continue;
+    busy += n;
+    cats.set(c, (cats.get(c) ?? 0) + n);
+  }
+  const categories = [...cats.entries()]
+    .map(([category, n]) => ({ category, samples: n, share: n / Math.max(1, busy) }))
+    .sort((a, b) => b.samples - a.samples);
   const inclusive = [...incl.values()]
     .sort((a, b) => b.samples - a.samples)
     .slice(0, 25)
@@ -143,6 +162,7 @@ export function summarizeProfile(
     top: ranked,
     byOrigin,
     inclusive,
+    categories,
   };
 }
 

@@ -18,7 +18,6 @@ import { Catalog } from '../inventory/catalog.ts';
 import { StockConsolidator } from '../inventory/consolidate.ts';
 import { StockReserver } from '../inventory/reserve.ts';
 import { loadSale } from '../inventory/sale.ts';
-import { requestLogger } from '../log.ts';
 import { allQueues } from '../metrics.ts';
 import { BuyerLimits } from '../orders/buyer-limit.ts';
 import { failedJobsOf } from '../orders/failed-jobs.ts';
@@ -110,8 +109,10 @@ function placeOrders(rt: Runtime, path: OrderPath, limits: BuyerLimits, admin: S
     limits,
     handOff,
     clock,
+    // Named by the order (the client has its id), not the request: a request context would need an
+    // AsyncLocalStorage on every request, which taxes every promise of the process.
     onEnqueueError: (err, record) =>
-      requestLogger(logger).warn(
+      logger.warn(
         { err, orderId: record.orderId },
         'enqueue failed; the sweeper will enqueue the reservation',
       ),

@@ -4,11 +4,21 @@ import type { Request, Response } from 'express';
 import { isCodedError, isConnectionError, UnavailableError } from '../errors.ts';
 import { type Answer, type ErrorAnswer, errorAnswer, HttpError } from './errors.ts';
 
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * Writes the answer: its JSON, Content-Type and Content-Length, and its headers, in one res.end.
+ * Not express's res.json: that one re-derives the type, charset and an ETag (off here) for every
+ * answer, about a tenth of a bare answer's CPU. Node leaves the body out of a HEAD answer by itself.
+ */
 export function send(res: Response, answer: Answer): void {
-  res
-    .status(answer.status)
-    .set(answer.headers ?? {})
-    .json(answer.body);
+  const body = JSON.stringify(answer.body);
+  res.statusCode = answer.status;
+  res.setHeader('Content-Type', JSON_TYPE);
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  const headers = answer.headers;
+  if (headers) for (const name in headers) res.setHeader(name, headers[name] as string);
+  res.end(body);
 }
 
 /** The answer for a failure; an unexpected one is logged with the request and answered 500. */

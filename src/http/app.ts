@@ -18,8 +18,9 @@ export function createApp(deps: AppDeps): express.Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(requestLog(deps.logger));
-  app.use(opsRouter(deps));
+  // Orders first: the herd's requests then pass through no other router's routes.
   app.use(ordersRouter(deps));
+  app.use(opsRouter(deps));
   app.use(productsRouter(deps));
   app.use('/admin', adminRouter(deps));
   app.use(dashboardPage());

@@ -54,6 +54,9 @@ export class HttpError extends FlashsaleError {}
 
 /** A buyer or a client address is over its rate limit (RATE_LIMIT_PER_USER / RATE_LIMIT_PER_IP). */
 export class RateLimitedError extends FlashsaleError {
+  /** An expected answer: no stack trace (see CodedError). */
+  static readonly refusal = true;
+
   constructor(
     by: 'user' | 'address',
     readonly retryAfterSeconds: number,

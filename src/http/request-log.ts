@@ -1,13 +1,13 @@
 // Request ids and request logs (a small stand-in for pino-http). Every request gets an id: the
 // caller's X-Request-Id when it is sane, else a fresh UUID; it is echoed in the X-Request-Id
-// response header and carried by every log line of the request (req.log, and requestLogger() for
-// code that is not handed req). One line per request when it ends: at debug for anything under
+// response header and carried by every line logged through req.log (no AsyncLocalStorage: one
+// enabled runs a hook on every promise of the process). One line per request when it ends: at debug for anything under
 // 500 (so a flash sale logs nothing per order at info), warn for 503, error for other 5xx; admin
 // changes at info.
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import type { RequestHandler } from 'express';
-import { type Logger, requestContext } from '../log.ts';
+import type { Request, RequestHandler } from 'express';
+import type { Logger } from '../log.ts';
 
 declare global {
   namespace Express {
@@ -28,19 +28,44 @@ export function requestId(header: string | undefined): string {
   return header !== undefined && SANE_REQUEST_ID.test(header) ? header : randomUUID();
 }
 
+const BASE = Symbol('request logger base');
+const CHILD = Symbol('request logger');
+type WithLogger = Request & { [BASE]?: Logger; [CHILD]?: Logger };
+
+/**
+ * `req.log` as a getter of the app's request prototype: the child logger (a copy of the bindings per
+ * request) is made when a line is logged, which an order answered 2xx/4xx at info never does.
+ */
+function lazyLog(req: Request): void {
+  const proto = Object.getPrototypeOf(req) as object;
+  if (Object.hasOwn(proto, 'log')) return;
+  Object.defineProperty(proto, 'log', {
+    configurable: true,
+    get(this: WithLogger): Logger {
+      this[CHILD] ??= (this[BASE] as Logger).child({ reqId: this.id });
+      return this[CHILD];
+    },
+    set(this: WithLogger, log: Logger) {
+      this[CHILD] = log;
+    },
+  });
+}
+
 export function requestLog(logger: Logger): RequestHandler {
   return (req, res, next) => {
     const id = requestId(req.get(REQUEST_ID_HEADER));
-    const log = logger.child({ reqId: id });
+    lazyLog(req);
     req.id = id;
-    req.log = log;
+    (req as WithLogger)[BASE] = logger;
     res.setHeader(REQUEST_ID_HEADER, id);
     const started = performance.now();
-    let logged = false;
-    const done = (aborted: boolean) => {
-      if (logged) return;
-      logged = true;
+    // 'close' follows 'finish' on a completed answer, and comes alone on an aborted one: one listener.
+    res.once('close', () => {
       const status = res.statusCode;
+      const adminChange = req.method !== 'GET' && req.originalUrl.startsWith('/admin/') && status < 400;
+      // At info an order's 2xx/4xx logs nothing: no line is even built.
+      if (status < 500 && !adminChange && !logger.isLevelEnabled('debug')) return;
+      const aborted = !res.writableFinished;
       const line = {
         method: req.method,
         path: req.originalUrl,
@@ -49,16 +74,14 @@ export function requestLog(logger: Logger): RequestHandler {
         ...(aborted ? { aborted: true } : {}),
       };
       if (status >= 500) {
-        if (status === 503) log.warn(line, 'request failed: unavailable');
-        else log.error(line, 'request failed');
-      } else if (req.method !== 'GET' && req.originalUrl.startsWith('/admin/') && status < 400) {
-        log.info(line, 'admin change');
-      } else if (log.isLevelEnabled('debug')) {
-        log.debug(line, aborted ? 'request aborted by the client' : 'request done');
+        if (status === 503) req.log.warn(line, 'request failed: unavailable');
+        else req.log.error(line, 'request failed');
+      } else if (adminChange) {
+        req.log.info(line, 'admin change');
+      } else {
+        req.log.debug(line, aborted ? 'request aborted by the client' : 'request done');
       }
-    };
-    res.once('finish', () => done(false));
-    res.once('close', () => done(!res.writableFinished));
-    requestContext.run({ reqId: id, log }, next);
+    });
+    next();
   };
 }

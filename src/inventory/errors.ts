@@ -8,6 +8,9 @@ export class UnknownProductError extends FlashsaleError {
 }
 
 export class SoldOutError extends FlashsaleError {
+  /** An expected answer: no stack trace (see CodedError). */
+  static readonly refusal = true;
+
   constructor(productId: string, quantity: number, available: number) {
     super(
       'sold_out',
@@ -21,6 +24,9 @@ export class SoldOutError extends FlashsaleError {
 
 /** Orders of the product open at `startsAt` (epoch ms, Redis' clock), which has not come yet. */
 export class NotStartedError extends FlashsaleError {
+  /** An expected answer: no stack trace (see CodedError). */
+  static readonly refusal = true;
+
   constructor(productId: string, startsAt: number) {
     super('not_started', `"${productId}" is not on sale before ${new Date(startsAt).toISOString()}`, {
       productId,
@@ -31,6 +37,9 @@ export class NotStartedError extends FlashsaleError {
 
 /** Orders of the product closed at `endsAt` (epoch ms, Redis' clock). */
 export class SaleEndedError extends FlashsaleError {
+  /** An expected answer: no stack trace (see CodedError). */
+  static readonly refusal = true;
+
   constructor(productId: string, endsAt: number) {
     super('sale_ended', `the sale of "${productId}" ended at ${new Date(endsAt).toISOString()}`, {
       productId,
@@ -44,6 +53,9 @@ export class SaleEndedError extends FlashsaleError {
  * limit): the client should retry shortly. Without a product: refused before the request was read.
  */
 export class BusyError extends FlashsaleError {
+  /** An expected answer: no stack trace (see CodedError). */
+  static readonly refusal = true;
+
   constructor(
     productId: string | undefined,
     readonly retryAfterSeconds = 1,

@@ -2,6 +2,9 @@
 import { FlashsaleError } from '../errors.ts';
 
 export class LimitExceededError extends FlashsaleError {
+  /** An expected answer: no stack trace (see CodedError). */
+  static readonly refusal = true;
+
   constructor(productId: string, limit: number) {
     super('limit_exceeded', `at most ${limit} units of "${productId}" per user`, { productId, limit });
   }

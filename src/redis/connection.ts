@@ -55,10 +55,13 @@ function clusterOptions(redisOptions: RedisOptions, extra: Partial<ClusterOption
  */
 export function createRedisClient(target: RedisTarget, options: RedisOptions = {}): RedisClient {
   if ('nodes' in target) {
-    const { lazyConnect, ...redisOptions } = options;
+    const { lazyConnect, enableAutoPipelining, ...redisOptions } = options;
     return new Cluster(
       [...target.nodes],
-      clusterOptions(redisOptions, { lazyConnect: lazyConnect ?? false }),
+      clusterOptions(redisOptions, {
+        lazyConnect: lazyConnect ?? false,
+        enableAutoPipelining: enableAutoPipelining ?? false,
+      }),
     );
   }
   return new Redis(target.url, options);

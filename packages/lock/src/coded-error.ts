@@ -13,15 +13,25 @@ export type LockErrorCode =
 /**
  * An error with a stable machine-readable `code` to branch on, and structured details. Abstract: each
  * family of errors fixes its own union of codes (LockError: LockErrorCode), so a code is never free text.
+ *
+ * A class with `static readonly refusal = true` is an expected answer (sold out, busy, rate limited…),
+ * never a fault: its instances capture no stack trace, which was most of the cost of building one
+ * (thousands a second under a herd) and which nobody reads.
  */
 export abstract class CodedError<Code extends string> extends Error {
-  constructor(
-    readonly code: Code,
-    message: string,
-    readonly details: Record<string, unknown> = {},
-    options?: ErrorOptions,
-  ) {
-    super(message, options);
+  readonly code: Code;
+  readonly details: Record<string, unknown>;
+
+  constructor(code: Code, message: string, details: Record<string, unknown> = {}, options?: ErrorOptions) {
+    const limit = Error.stackTraceLimit;
+    if ((new.target as { refusal?: boolean }).refusal === true) Error.stackTraceLimit = 0;
+    try {
+      super(message, options);
+    } finally {
+      Error.stackTraceLimit = limit;
+    }
+    this.code = code;
+    this.details = details;
     this.name = new.target.name;
   }
 }

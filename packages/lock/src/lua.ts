@@ -1,5 +1,6 @@
 // Loads Lua scripts from .lua files (expanding `--- @include "<file>.lua"` lines) and runs them as
 // typed commands on ioredis clients and pipelines (defineCommand: EVALSHA with an EVAL fallback).
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { ChainableCommander } from 'ioredis';
 import type { RedisClient } from './redis-client.ts';
@@ -90,7 +91,7 @@ export interface TypedScript<K extends string, A extends string, R> extends LuaS
   readonly file: URL;
   readonly keys: readonly K[];
   readonly args: readonly A[];
-  /** Runs the script on a client (defining it there on first use) and parses its reply. */
+  /** Runs the script on a client (as EVALSHA, EVAL on NOSCRIPT; defining it there for later pipelines) and parses its reply. */
   run(redis: RedisClient, input: ScriptInput<K, A>): Promise<R>;
   /** Queues the script on a pipeline (its client must have the script defined; see `define`). */
   run(pipeline: ChainableCommander, input: ScriptInput<K, A>): ChainableCommander;
@@ -152,19 +153,47 @@ export function typedScript<const K extends string, const A extends string, R = 
     define: (redis: RedisClient) => defineScript(redis, script),
     run(target: RedisClient | ChainableCommander, input: ScriptInput<K, A>): Promise<R> | ChainableCommander {
       // ioredis marks its pipelines; a class test would fail on another copy of ioredis.
-      const isClient = (target as { isPipeline?: boolean }).isPipeline !== true;
-      if (isClient) defineScript(target as RedisClient, script);
+      if ((target as { isPipeline?: boolean }).isPipeline !== true) {
+        // Defined too, so that pipelines made from this client later can queue it; the run itself
+        // never goes through the defined command (see evalOn).
+        defineScript(target as RedisClient, script);
+        return evalOn(target as RedisClient, script, script.values(input)).then(parse);
+      }
       const command = (target as unknown as Record<string, (...v: Value[]) => unknown>)[spec.name];
       if (typeof command !== 'function') {
         throw new LuaScriptError(
           `script ${spec.name} is not defined on this pipeline's client: call define(redis) before pipeline()`,
         );
       }
-      const result = command.apply(target, script.values(input));
-      return isClient ? (result as Promise<unknown>).then(parse) : (result as ChainableCommander);
+      return command.apply(target, script.values(input)) as ChainableCommander;
     },
   };
   return script as TypedScript<K, A, R>;
+}
+
+const shas = new WeakMap<LuaScript, string>();
+
+/**
+ * Runs a script on a client as EVALSHA, and as EVAL when Redis answers NOSCRIPT (as ioredis' own
+ * defined commands do), without defining a command on the client. With auto-pipelining on, a command
+ * defined on the client after the current tick's pipeline was created is missing from that pipeline:
+ * ioredis then keeps the command's callback without queueing it, and the pipeline's exec fails with
+ * `results[i] is not iterable` for the whole batch. EVALSHA and EVAL are built in, so a run never
+ * depends on when (or whether) its script was defined on the connection.
+ */
+function evalOn(redis: RedisClient, script: LuaScript, values: Value[]): Promise<unknown> {
+  let sha = shas.get(script);
+  if (sha === undefined) {
+    sha = createHash('sha1').update(script.source).digest('hex');
+    shas.set(script, sha);
+  }
+  return redis
+    .evalsha(sha, script.numberOfKeys, ...values)
+    .catch((err: unknown) =>
+      err instanceof Error && err.message.startsWith('NOSCRIPT')
+        ? redis.eval(script.source, script.numberOfKeys, ...values)
+        : Promise.reject(err),
+    );
 }
 
 /** Refuses a KEYS entry that is not plain, an optional argument followed by a required one or a list, and a list that is not last. */

@@ -26,8 +26,32 @@ export function currentOwner(clientId: string): string | undefined {
   return context.getStore()?.get(clientId);
 }
 
+/** withOwner scopes not yet settled; while there is none the context is disabled (see withOwner). */
+let scopes = 0;
+
+function scopeEnded(): void {
+  scopes -= 1;
+  if (scopes === 0) context.disable();
+}
+
+/**
+ * Runs fn as `owner` of this client's locks (a nested withLock in its chain re-enters). The context
+ * is enabled only while some scope runs: an enabled AsyncLocalStorage makes Node run a hook on every
+ * promise of the process, which would tax every request (the order path too) forever after the first
+ * admin change; so once the last scope settles it is disabled again, until the next one.
+ */
 export function withOwner<T>(clientId: string, owner: string, fn: () => T): T {
   const next = new Map(context.getStore());
   next.set(clientId, owner);
-  return context.run(next, fn);
+  scopes += 1;
+  let result: T;
+  try {
+    result = context.run(next, fn);
+  } catch (err) {
+    scopeEnded();
+    throw err;
+  }
+  if (result instanceof Promise) return result.finally(scopeEnded) as T;
+  scopeEnded();
+  return result;
 }

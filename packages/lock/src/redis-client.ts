@@ -29,15 +29,19 @@ export function clientOf(connection: RedisConnection): RedisClient {
 
 /** Another client to the same Redis (e.g. a subscriber), with these connection options on top. */
 export function duplicateClient(redis: RedisClient, options: RedisOptions = {}): RedisClient {
+  // A duplicate serves one purpose (subscriptions, WAIT, blocking reads): it does not inherit the
+  // original's auto-pipelining unless asked.
+  const { enableAutoPipelining = false, ...rest } = options;
   if (isCluster(redis)) {
-    const { lazyConnect, ...redisOptions } = options;
+    const { lazyConnect, ...redisOptions } = rest;
     return redis.duplicate([], {
       ...redis.options,
       redisOptions: { ...redis.options.redisOptions, ...redisOptions },
       lazyConnect: lazyConnect ?? false,
+      enableAutoPipelining,
     });
   }
-  return redis.duplicate(options);
+  return redis.duplicate({ ...rest, enableAutoPipelining });
 }
 
 /** The address `host:port` of the master serving `key` (the one server of a single Redis). */

@@ -7,18 +7,21 @@ import { LockClient } from '@flashsale/lock';
 import { SaleChanges } from '../admin/sale-changes.ts';
 import { ApiCluster } from '../api-cluster.ts';
 import { type ApiExtension, createApp } from '../http/app.ts';
+import type { BuyerIdentity } from '../http/buyer-identity.ts';
 import { answerClientErrors } from '../http/client-errors.ts';
 import { capConnectionsPerAddress } from '../http/connection-cap.ts';
 import { apiDoors } from '../http/doors.ts';
 import { EventLoopLag } from '../http/loop-lag.ts';
 import { OrderGate } from '../http/order-gate.ts';
+import { OrderIntake } from '../http/order-intake.ts';
+import { withOrderLane } from '../http/order-lane.ts';
 import { withShedLane } from '../http/shed-lane.ts';
 import { SaleAdmin } from '../inventory/admin.ts';
 import { Catalog } from '../inventory/catalog.ts';
 import { StockConsolidator } from '../inventory/consolidate.ts';
 import { StockReserver } from '../inventory/reserve.ts';
 import { loadSale } from '../inventory/sale.ts';
-import { allQueues } from '../metrics.ts';
+import { allQueues, orderOutcome } from '../metrics.ts';
 import { BuyerLimits } from '../orders/buyer-limit.ts';
 import { failedJobsOf } from '../orders/failed-jobs.ts';
 import { HandOff } from '../orders/hand-off.ts';
@@ -148,13 +151,36 @@ function orderGate(
   return gate;
 }
 
+/** What the lanes in front of express decide with. */
+interface Lanes {
+  gate: OrderGate;
+  intake: OrderIntake;
+  identity: BuyerIdentity;
+}
+
+/** The app behind the order lane (herd answers before express), behind the shed lane (busy). */
+function withLanes(rt: Runtime, app: ReturnType<typeof createApp>, { gate, intake, identity }: Lanes) {
+  const { metrics, logger } = rt;
+  const ordered = withOrderLane(app, {
+    intake,
+    identity,
+    onAnswer: (status, code, seconds) => {
+      const outcome = orderOutcome(status, code);
+      metrics.orders.inc({ outcome });
+      metrics.orderSeconds.observe({ outcome }, seconds);
+    },
+    logger,
+  });
+  return withShedLane(ordered, { gate, onShed: () => metrics.orders.inc({ outcome: 'busy' }) });
+}
+
 /**
  * The HTTP server of the app on PORT/HOST, with the shed lane in front and the per-address
  * connection cap (TRUST_PROXY peers exempt); resolves once listening.
  */
-async function listen(rt: Runtime, app: ReturnType<typeof createApp>, gate: OrderGate): Promise<Server> {
-  const { config, metrics, logger } = rt;
-  const listener = withShedLane(app, { gate, onShed: () => metrics.orders.inc({ outcome: 'busy' }) });
+async function listen(rt: Runtime, app: ReturnType<typeof createApp>, lanes: Lanes): Promise<Server> {
+  const { config, logger } = rt;
+  const listener = withLanes(rt, app, lanes);
   const server = Object.assign(createServer(serverOptions(config.http), listener), {
     maxConnections: MAX_CONNECTIONS,
   });
@@ -189,23 +215,25 @@ export async function startApi(rt: Runtime, extension?: ApiExtension): Promise<S
   const room = createWaitingRoom(config.waitingRoom, { redis, catalog, now: () => clock.now() });
   const gate = orderGate(rt, catalog, lag, room);
   const { maxOrderQuantity } = config.http;
+  const orders = placeOrders(rt, path, limits, admin);
+  const intake = new OrderIntake({ gate, orders, maxOrderQuantity });
+  const doors = apiDoors(config, redis);
   const app = createApp({
     redis,
     db,
     catalog,
-    orders: placeOrders(rt, path, limits, admin),
+    orders,
+    intake,
     payments: lifecycle.payments,
     changes: new SaleChanges({ admin, redis, db, logger }),
     lockService: rt.lockService,
     metrics,
     logger,
     adminToken: config.admin.token,
-    maxOrderQuantity,
-    gate,
     room,
     failedJobsOf: (productId) => failedJobsOf(queues, productId),
     extend: extension && ((app) => extension(app, { redis, catalog, handOff, maxOrderQuantity })),
-    doors: apiDoors(config, redis),
+    doors,
     metricsElsewhere: config.http.metricsPort !== undefined,
   });
   // X-Forwarded-For is believed only from TRUST_PROXY's addresses (req.ip for the per-address limit).
@@ -216,7 +244,7 @@ export async function startApi(rt: Runtime, extension?: ApiExtension): Promise<S
     );
   }
   if (config.http.metricsPort !== undefined) await startMetricsServer(rt);
-  const server = await listen(rt, app, gate);
+  const server = await listen(rt, app, { gate, intake, identity: doors.identity });
   // Closers run last-pushed first: stop the server (finishing in-flight requests) before the lock
   // client, hand-off, queue and subscriber those requests use.
   rt.closers.push(

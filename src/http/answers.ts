@@ -1,6 +1,7 @@
 // How an outcome becomes an answer: typed errors by the status table, requests the transport could not
 // read (body not JSON or not decodable, path not decodable) as 4xx, anything else a logged 500.
-import type { Request, Response } from 'express';
+import type { ServerResponse } from 'node:http';
+import type { Request } from 'express';
 import { isCodedError, isConnectionError, UnavailableError } from '../errors.ts';
 import { type Answer, type ErrorAnswer, errorAnswer, HttpError } from './errors.ts';
 
@@ -10,8 +11,9 @@ const JSON_TYPE = 'application/json; charset=utf-8';
  * Writes the answer: its JSON, Content-Type and Content-Length, and its headers, in one res.end.
  * Not express's res.json: that one re-derives the type, charset and an ETag (off here) for every
  * answer, about a tenth of a bare answer's CPU. Node leaves the body out of a HEAD answer by itself.
+ * Any node:http response will do: express's, or the order lane's before express.
  */
-export function send(res: Response, answer: Answer): void {
+export function send(res: ServerResponse, answer: Answer): void {
   const body = JSON.stringify(answer.body);
   res.statusCode = answer.status;
   res.setHeader('Content-Type', JSON_TYPE);

@@ -14,7 +14,7 @@ import type { PlaceOrder } from '../orders/place-order.ts';
 import type { RedisClient } from '../redis/connection.ts';
 import type { WaitingRoom } from '../waiting-room/room.ts';
 import type { ApiDoors } from './doors.ts';
-import type { OrderGate } from './order-gate.ts';
+import type { OrderIntake } from './order-intake.ts';
 
 export interface AppDeps {
   redis: RedisClient;
@@ -28,9 +28,8 @@ export interface AppDeps {
   metrics: Metrics;
   logger: Logger;
   adminToken: string;
-  maxOrderQuantity: number;
-  /** Rate limits and admission control of POST /api/orders, before any Redis round trip. */
-  gate: OrderGate;
+  /** What POST /api/orders checks before the use case: validation, the order gate, memory refusals. */
+  intake: OrderIntake;
   /** The waiting room (WAITING_ROOM=on): its line is shown on GET /api/products/:productId. */
   room?: WaitingRoom | undefined;
   /** The order queue's failed jobs of a product, shown on GET /admin/products/:productId. */

@@ -63,25 +63,48 @@ export function requestLog(logger: Logger): RequestHandler {
     res.once('close', () => {
       const status = res.statusCode;
       const adminChange = req.method !== 'GET' && req.originalUrl.startsWith('/admin/') && status < 400;
-      // At info an order's 2xx/4xx logs nothing: no line is even built.
-      if (status < 500 && !adminChange && !logger.isLevelEnabled('debug')) return;
-      const aborted = !res.writableFinished;
-      const line = {
-        method: req.method,
-        path: req.originalUrl,
-        status,
-        ms: Math.round((performance.now() - started) * 100) / 100,
-        ...(aborted ? { aborted: true } : {}),
-      };
-      if (status >= 500) {
-        if (status === 503) req.log.warn(line, 'request failed: unavailable');
-        else req.log.error(line, 'request failed');
-      } else if (adminChange) {
-        req.log.info(line, 'admin change');
-      } else {
-        req.log.debug(line, aborted ? 'request aborted by the client' : 'request done');
-      }
+      const line = { method: req.method, path: req.originalUrl, status, started };
+      logAnswer(logger, line, { adminChange, aborted: !res.writableFinished, log: () => req.log });
     });
     next();
   };
+}
+
+/** What a request's log line says. */
+export interface AnswerLine {
+  method: string | undefined;
+  path: string | undefined;
+  status: number;
+  /** performance.now() when the request was read. */
+  started: number;
+}
+
+/**
+ * The one line a request logs when answered: at debug for anything under 500 (so a flash sale logs
+ * nothing per order at info), warn for 503, error for other 5xx, admin changes at info. `log` makes
+ * the logger carrying the request id, only when a line is written.
+ */
+export function logAnswer(
+  logger: Logger,
+  a: AnswerLine,
+  o: { adminChange?: boolean; aborted?: boolean; log: () => Logger },
+): void {
+  // At info an order's 2xx/4xx logs nothing: no line is even built.
+  if (a.status < 500 && !o.adminChange && !logger.isLevelEnabled('debug')) return;
+  const line = {
+    method: a.method,
+    path: a.path,
+    status: a.status,
+    ms: Math.round((performance.now() - a.started) * 100) / 100,
+    ...(o.aborted ? { aborted: true } : {}),
+  };
+  const log = o.log();
+  if (a.status >= 500) {
+    if (a.status === 503) log.warn(line, 'request failed: unavailable');
+    else log.error(line, 'request failed');
+  } else if (o.adminChange) {
+    log.info(line, 'admin change');
+  } else {
+    log.debug(line, o.aborted ? 'request aborted by the client' : 'request done');
+  }
 }

@@ -68,6 +68,7 @@ function busyAnswer(retryAfterSeconds: number): RawAnswer {
   return answer;
 }
 
-function isOrderPost(req: IncomingMessage): boolean {
+/** POST /api/orders (with or without a query string). */
+export function isOrderPost(req: IncomingMessage): boolean {
   return req.method === 'POST' && (req.url === '/api/orders' || req.url?.startsWith('/api/orders?') === true);
 }

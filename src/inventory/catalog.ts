@@ -100,11 +100,26 @@ export class Catalog {
   soldOutFor(productId: string): 'soldOut' | 'recheck' | 'selling' {
     const e = this.entries.get(productId);
     if (e?.soldOut !== true) return 'selling';
+    if (this.soldOutStands(productId)) return 'soldOut';
+    e.recheckUntil = Date.now() + this.soldOutRecheckMs;
+    return 'recheck';
+  }
+
+  /**
+   * True while the product's sold-out verdict stands without a re-check (soldOutFor would answer
+   * 'soldOut'); unlike soldOutFor it hands out no re-check, so it may be asked before the order use case.
+   */
+  soldOutStands(productId: string): boolean {
+    const e = this.entries.get(productId);
+    if (e?.soldOut !== true) return false;
     const now = Date.now();
     const bound = this.soldOutRecheckMs;
-    if (bound === 0 || now - e.soldOutAt < bound || now < e.recheckUntil) return 'soldOut';
-    e.recheckUntil = now + bound;
-    return 'recheck';
+    return bound === 0 || now - e.soldOutAt < bound || now < e.recheckUntil;
+  }
+
+  /** The sale as this process holds it, without loading it: undefined when not cached (or unknown). */
+  cached(productId: string): Sale | undefined {
+    return this.entries.get(productId)?.sale ?? undefined;
   }
 
   markSoldOut(sale: Sale): void {

@@ -9,6 +9,11 @@ export interface OrderRequest {
   quantity: number;
 }
 
+export interface PlaceOptions {
+  /** The client's Idempotency-Key (validated by the caller): retries with it get the first outcome. */
+  idempotencyKey?: string;
+}
+
 /** What placing an order answers: the order (also what a retried Idempotency-Key answers). */
 export interface PlacedOrder {
   orderId: string;

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { findOrderByTicket } from '../db/orders-repo.ts';
-import { isConnectionError, UnavailableError } from '../errors.ts';
+import { type FlashsaleError, isConnectionError, UnavailableError } from '../errors.ts';
 import type { Catalog } from '../inventory/catalog.ts';
 import { ReservationInDoubtError, SoldOutError, UnknownProductError } from '../inventory/errors.ts';
 import type { ShardRef } from '../inventory/keys.ts';
@@ -19,17 +19,18 @@ import type { BuyerLimits } from './buyer-limit.ts';
 import { NotReplicatedError, OutcomeUnknownError } from './errors.ts';
 import type { HandOff } from './hand-off.ts';
 import { fingerprint, idempotent, keyInUse } from './idempotency.ts';
-import { type KeyOutcome, type OrderRequest, type PlacedOrder, placed } from './key-outcome.ts';
+import {
+  type KeyOutcome,
+  type OrderRequest,
+  type PlacedOrder,
+  type PlaceOptions,
+  placed,
+} from './key-outcome.ts';
 import { registerForExpiry } from './lifecycle.ts';
 import type { OrderRecord } from './order.ts';
 import { isWithdrawn, withdraw } from './withdrawal.ts';
 
-export type { OrderRequest, PlacedOrder } from './key-outcome.ts';
-
-export interface PlaceOptions {
-  /** The client's Idempotency-Key (validated by the caller): retries with it get the first outcome. */
-  idempotencyKey?: string;
-}
+export type { OrderRequest, PlacedOrder, PlaceOptions } from './key-outcome.ts';
 
 export interface PlaceOrderDeps {
   redis: RedisClient;
@@ -63,14 +64,9 @@ const RESOLVE_BUDGET_MS = 2000;
  * or through the sweeper when the enqueue fails. Without a key a retried request orders again.
  *
  * @example
- * ```ts
  * const orders = new PlaceOrder({ redis, db, catalog, reserver, limits, handOff, clock });
- * const placed = await orders.place(
- *   { productId: 'p1', userId: 'alice', quantity: 2 },
- *   { idempotencyKey: 'checkout-7f3a' },
- * );
+ * const placed = await orders.place({ productId: 'p1', userId: 'alice', quantity: 2 }, { idempotencyKey: 'k7' });
  * placed.orderId; // 'p1.3.0.<ticket>': product, shard generation, shard index, attempt ticket
- * ```
  */
 export class PlaceOrder {
   constructor(private readonly deps: PlaceOrderDeps) {}
@@ -89,13 +85,11 @@ export class PlaceOrder {
     const closed = windowRefusal(sale, this.deps.clock.now());
     if (closed) throw closed;
     const key = options.idempotencyKey;
-    // Sold out: refused at once, unless the key holds an earlier request's order to answer again
-    // (a read, never a write: one EXISTS for every keyed order, ticket keys included, of a product
-    // this process knows sold out; unkeyed orders cost no round trip at all). A verdict
-    // past its re-check bound sends this one order on to read the shards again.
+    // Sold out: refused at once, unless the key holds an earlier order to answer again (one EXISTS per
+    // keyed order). A verdict past its re-check bound sends this one order on to read the shards.
     const verdict = this.deps.catalog.soldOutFor(req.productId);
     if (verdict === 'soldOut' && !(key && (await keyInUse(this.deps.redis, req.userId, key)))) {
-      this.refuseSoldOut(req);
+      throw this.soldOut(req);
     }
     const recheck = verdict === 'recheck';
     if (key === undefined) {
@@ -119,21 +113,34 @@ export class PlaceOrder {
     return { ...stored.order, replayed: !ran };
   }
 
+  /**
+   * The refusal known from memory alone, before the use case runs: outside the window, or sold out
+   * (without a key: a keyed order may be a retry whose order exists). Undefined: place() decides.
+   */
+  refusalFromMemory(req: OrderRequest, key: string | undefined): FlashsaleError | undefined {
+    const sale = this.deps.catalog.cached(req.productId);
+    if (!sale) return undefined;
+    const closed = windowRefusal(sale, this.deps.clock.now());
+    if (closed) return closed;
+    if (key !== undefined || !this.deps.catalog.soldOutStands(req.productId)) return undefined;
+    return this.soldOut(req);
+  }
+
   /** A new attempt, with the deadline the reservations it sends will carry. */
   private newAttempt(): Attempt {
     return newAttempt(this.deps.clock.now() + this.deps.reserver.budgetMs);
   }
 
   /** The sold-out fast path: no Redis round trip at all. */
-  private refuseSoldOut(req: OrderRequest): never {
+  private soldOut(req: OrderRequest): SoldOutError {
     this.deps.onSoldOutFastPath?.();
-    throw new SoldOutError(req.productId, req.quantity, 0);
+    return new SoldOutError(req.productId, req.quantity, 0);
   }
 
   /** `recheck`: this order re-reads the shards past an old sold-out verdict (Catalog.soldOutFor). */
   private async placeAs(req: OrderRequest, attempt: Attempt, recheck = false): Promise<OrderRecord> {
     const { catalog, limits, reserver } = this.deps;
-    if (!recheck && catalog.isSoldOut(req.productId)) this.refuseSoldOut(req);
+    if (!recheck && catalog.isSoldOut(req.productId)) throw this.soldOut(req);
     const sale = await catalog.get(req.productId);
     if (!sale) throw new UnknownProductError(req.productId);
     const limited = sale.perUserLimit > 0;

@@ -9,14 +9,12 @@ import { answerOf, failure, send } from '../answers.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { jsonBody } from '../body.ts';
 import type { Answer } from '../errors.ts';
+import { laneAdmission } from '../order-lane.ts';
 import { visibleOrder } from '../order-views.ts';
-import { fateBody, idempotencyKeyHeader, orderBody, parse } from '../validation.ts';
+import { fateBody, parse } from '../validation.ts';
 import { onlyMethods } from './allow.ts';
 
-type OrdersDeps = Pick<
-  AppDeps,
-  'redis' | 'db' | 'orders' | 'payments' | 'metrics' | 'gate' | 'maxOrderQuantity' | 'doors'
->;
+type OrdersDeps = Pick<AppDeps, 'redis' | 'db' | 'orders' | 'payments' | 'metrics' | 'intake' | 'doors'>;
 
 /** The 202 of a placed order (also what a replayed or resolved Idempotency-Key answers). */
 export function accepted(o: Pick<PlacedOrder, 'orderId' | 'productId' | 'userId' | 'quantity'>): Answer {
@@ -28,9 +26,10 @@ export function ordersRouter(deps: OrdersDeps): Router {
   const { redis, db, payments } = deps;
   const { identity, payer } = deps.doors;
   const router = express.Router();
+  const place = placeOrder(deps);
   router
     .route('/api/orders')
-    .post(stampArrival, jsonBody(), identity.asBuyer, placeOrder(deps))
+    .post(fromLane(place), stampArrival, jsonBody(), identity.asBuyer, place)
     .all(onlyMethods('POST'));
   router
     .route('/api/orders/:orderId')
@@ -67,24 +66,25 @@ const stampArrival: express.RequestHandler = (_req, res, next) => {
 };
 
 function placeOrder(deps: OrdersDeps): express.RequestHandler {
-  const { orders, metrics, gate } = deps;
-  const schema = orderBody(deps.maxOrderQuantity);
+  const { orders, metrics, intake } = deps;
   return async (req: Request, res) => {
     const t0 = performance.now();
     let release: (() => void) | undefined;
     let answer: Answer;
     let outcome: OrderOutcome;
     try {
-      const body = parse(schema, req.body);
-      const key = req.get('idempotency-key');
-      const idempotencyKey =
-        key === undefined ? undefined : parse(idempotencyKeyHeader, key, 'Idempotency-Key');
-      const waitedMs = performance.now() - (res.locals.receivedAt as number);
-      const entry = await gate.enter(body, req.ip, req.get('queue-ticket'), waitedMs);
-      release = entry.release;
-      // A ticket that placed an order answers that order again, as an Idempotency-Key would.
-      const ticketKey = entry.ticketId === undefined ? undefined : `ticket:${entry.ticketId}`;
-      const placed = await orders.place(body, { idempotencyKey: idempotencyKey ?? ticketKey });
+      // Admitted by the order lane already (it read the request before express), or admitted now.
+      const admitted =
+        laneAdmission(req) ??
+        (await intake.admit({
+          body: req.body,
+          idempotencyKey: req.get('idempotency-key'),
+          ticket: req.get('queue-ticket'),
+          address: req.ip,
+          waitedMs: performance.now() - (res.locals.receivedAt as number),
+        }));
+      release = admitted.release;
+      const placed = await orders.place(admitted.order, { idempotencyKey: admitted.key });
       answer = accepted(placed);
       outcome = placed.replayed ? 'replayed' : 'accepted';
     } catch (err) {
@@ -96,6 +96,14 @@ function placeOrder(deps: OrdersDeps): express.RequestHandler {
     metrics.orders.inc({ outcome });
     metrics.orderSeconds.observe({ outcome }, (performance.now() - t0) / 1000);
     send(res, answer);
+  };
+}
+
+/** An order the lane admitted skips the body reader, the identity check and the intake: they ran. */
+function fromLane(place: express.RequestHandler): express.RequestHandler {
+  return (req, res, next) => {
+    if (laneAdmission(req)) place(req, res, next);
+    else next();
   };
 }
 

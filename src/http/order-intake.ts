@@ -1,0 +1,61 @@
+// The front half of POST /api/orders, whoever read the request (express or the order lane): the order
+// validated, its Idempotency-Key checked, the order gate passed, and the refusals known from memory.
+import type { OrderRequest, PlaceOrder } from '../orders/place-order.ts';
+import type { Release } from './admission.ts';
+import type { OrderGate } from './order-gate.ts';
+import { idempotencyKeyHeader, orderBody, parse } from './validation.ts';
+
+/** An order request as read: the body (its buyer bound when authenticated) and the headers that count. */
+export interface OrderCall {
+  body: unknown;
+  /** Headers as sent (validated here). */
+  idempotencyKey: string | undefined;
+  ticket: string | undefined;
+  /** The client's address (req.ip, after TRUST_PROXY), for the per-address rate limit. */
+  address: string | undefined;
+  /** How long ago the request was read: a first request's place in the waiting line is then. */
+  waitedMs: number;
+}
+
+/** An order let on to the use case: run it under `key`, and release its slot once answered. */
+export interface AdmittedOrder {
+  order: OrderRequest;
+  /** The Idempotency-Key, else the ticket's key (a ticket that placed an order answers that order). */
+  key: string | undefined;
+  release: Release;
+}
+
+/**
+ * Every check an order passes before the order use case runs, in the order the contract answers them:
+ * 400 invalid_request (body, Idempotency-Key), then the gate (429 rate_limited / queued / busy, 400
+ * invalid_ticket), then what this process knows from memory (409 not_started / sale_ended /
+ * sold_out). Throws the refusal; a refused order holds no slot and touched nothing.
+ *
+ * @example
+ * const intake = new OrderIntake({ gate, orders, maxOrderQuantity: 10 });
+ * const { order, key, release } = await intake.admit({ body, idempotencyKey, ticket, address, waitedMs: 0 });
+ * try { await orders.place(order, { idempotencyKey: key }); } finally { release(); }
+ */
+export class OrderIntake {
+  private readonly schema: ReturnType<typeof orderBody>;
+
+  constructor(private readonly o: { gate: OrderGate; orders: PlaceOrder; maxOrderQuantity: number }) {
+    this.schema = orderBody(o.maxOrderQuantity);
+  }
+
+  async admit(call: OrderCall): Promise<AdmittedOrder> {
+    const order = parse(this.schema, call.body);
+    const idempotencyKey =
+      call.idempotencyKey === undefined
+        ? undefined
+        : parse(idempotencyKeyHeader, call.idempotencyKey, 'Idempotency-Key');
+    const entry = await this.o.gate.enter(order, call.address, call.ticket, call.waitedMs);
+    const key = idempotencyKey ?? (entry.ticketId === undefined ? undefined : `ticket:${entry.ticketId}`);
+    const refused = this.o.orders.refusalFromMemory(order, key);
+    if (refused) {
+      entry.release();
+      throw refused;
+    }
+    return { order, key, release: entry.release };
+  }
+}

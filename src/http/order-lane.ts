@@ -1,0 +1,141 @@
+// The order lane: POST /api/orders read and decided before express routes it, so that the herd's
+// answers (sold out, queued, not started, rate limited) cost little more than a bare node:http answer.
+import { isUtf8 } from 'node:buffer';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import type { Express, Request } from 'express';
+import { isCodedError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import { answerOf, send } from './answers.ts';
+import type { BuyerIdentity } from './buyer-identity.ts';
+import { HttpError } from './errors.ts';
+import type { AdmittedOrder, OrderIntake } from './order-intake.ts';
+import { logAnswer, requestId } from './request-log.ts';
+import { isOrderPost } from './shed-lane.ts';
+
+export interface OrderLaneOptions {
+  intake: OrderIntake;
+  identity: BuyerIdentity;
+  /** Counts an answer given here (metrics: orders by outcome, and their latency). */
+  onAnswer: (status: number, code: unknown, seconds: number) => void;
+  /** Logs the answers as express's request log does (request-log.ts), and errors of no known status. */
+  logger: Logger;
+}
+
+/** Orders the lane let on: express runs only the use case for them (routes/orders.ts). */
+const admitted = new WeakMap<IncomingMessage, AdmittedOrder>();
+
+/** The admission the lane gave this request, if it did. */
+export function laneAdmission(req: IncomingMessage): AdmittedOrder | undefined {
+  return admitted.get(req);
+}
+
+/** The bodies the lane reads: plain UTF-8 JSON of a known length up to the JSON reader's limit. */
+const MAX_BODY_BYTES = 16 * 1024;
+const JSON_UTF8 = /^application\/json\s*(?:;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
+const NOT_JSON = 'body is not valid JSON';
+
+/**
+ * `app` behind the order lane. Express's routing, body reader and answer cost an order about 8-11x a
+ * bare node:http answer (docs/benchmarks.md), which under a herd is most of the process. The lane
+ * reads the body itself and runs what express would run before the use case — the buyer's identity
+ * (BuyerIdentity.bind) and OrderIntake.admit, on express's own request object — so every refusal is
+ * the same answer, decided without the router. An order let on goes to express with its body read and
+ * its admission attached. Anything else (other encodings, chunked bodies, other content types) goes
+ * to express untouched, to be answered as before. Its answers are counted and logged as express's.
+ *
+ * @example
+ * createServer(withOrderLane(app, { intake, identity, onAnswer: countOrder, logger }));
+ */
+export function withOrderLane(app: Express, o: OrderLaneOptions): RequestListener {
+  return (req, res) => {
+    if (isOrderPost(req) && plainJson(req)) void decide(app, o, req, res);
+    else app(req, res);
+  };
+}
+
+async function decide(app: Express, o: OrderLaneOptions, req: IncomingMessage, res: ServerResponse) {
+  const receivedAt = performance.now();
+  const bytes = await readBody(req);
+  // The client went away mid-body: there is nobody to answer.
+  if (bytes === undefined) return;
+  // Express's request object (req.get, req.ip after TRUST_PROXY, req.app), as its router makes it.
+  Object.setPrototypeOf(req, app.request);
+  const r = req as Request;
+  try {
+    r.body = decode(bytes);
+    await o.identity.bind(r);
+    const waitedMs = performance.now() - receivedAt;
+    const header = (name: string) => r.get(name);
+    const entry = await o.intake.admit({
+      body: r.body,
+      idempotencyKey: header('idempotency-key'),
+      ticket: header('queue-ticket'),
+      address: r.ip,
+      waitedMs,
+    });
+    admitted.set(req, entry);
+    app(req, res);
+  } catch (err) {
+    answer(o, req, res, err, receivedAt);
+  }
+}
+
+/** The refusal (or failure) as express would answer it: same body, X-Request-Id, count and log line. */
+function answer(
+  o: OrderLaneOptions,
+  req: IncomingMessage,
+  res: ServerResponse,
+  err: unknown,
+  started: number,
+) {
+  const id = requestId(req.headers['x-request-id'] as string | undefined);
+  const log = () => o.logger.child({ reqId: id });
+  if (!isCodedError(err)) log().error({ err, method: req.method, path: req.url }, 'unexpected error');
+  const a = answerOf(err);
+  res.setHeader('X-Request-Id', id);
+  send(res, a);
+  o.onAnswer(a.status, a.body.error, (performance.now() - started) / 1000);
+  logAnswer(o.logger, { method: req.method, path: req.url, status: a.status, started }, { log });
+}
+
+/** A body the lane reads: a JSON type in UTF-8, of a declared length, not compressed. */
+function plainJson(req: IncomingMessage): boolean {
+  const h = req.headers;
+  const length = Number(h['content-length']);
+  return (
+    h['transfer-encoding'] === undefined &&
+    (h['content-encoding'] === undefined || h['content-encoding'] === 'identity') &&
+    Number.isInteger(length) &&
+    length > 0 &&
+    length <= MAX_BODY_BYTES &&
+    JSON_UTF8.test(h['content-type'] ?? '')
+  );
+}
+
+/** The whole body, or undefined when the request ended before it (the client went away). */
+function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.once('end', () => resolve(Buffer.concat(chunks)));
+    req.once('error', () => resolve(undefined));
+    req.once('close', () => {
+      if (!req.complete) resolve(undefined);
+    });
+  });
+}
+
+/** JSON as express.json reads it here (strict: an object or array; UTF-8, a BOM allowed). */
+function decode(bytes: Buffer): unknown {
+  if (!isUtf8(bytes)) throw new HttpError('invalid_encoding', 'body is not valid UTF-8');
+  let text = bytes.toString('utf8');
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  const first = text.trimStart()[0];
+  if (first !== '{' && first !== '[') throw new HttpError('invalid_request', NOT_JSON);
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new HttpError('invalid_request', NOT_JSON);
+  }
+}

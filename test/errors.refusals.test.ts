@@ -1,5 +1,5 @@
 // Expected refusals (sold out, busy, rate limited, outside the window, over the limit) are built
-// without a stack trace (src/lock/coded-error.ts): under a herd thousands are made a second and
+// without a stack trace (packages/lock/src/coded-error.ts): under a herd thousands are made a second and
 // nobody reads their stack. Faults keep theirs, and the process's stack limit is left as it was.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

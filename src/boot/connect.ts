@@ -19,7 +19,7 @@ export function redisTarget(redis: RedisSection): RedisTarget {
  * Redis connection for request work: fail fast (503) rather than queue commands while Redis is away.
  * Auto-pipelined: the commands of the requests served in one event-loop turn leave in one socket
  * write (a write per command was about a tenth of an order's API CPU). Scripts run as EVALSHA/EVAL
- * (typedScript.run), which every auto-pipeline carries; see src/lock/lua.ts for why.
+ * (typedScript.run), which every auto-pipeline carries; see packages/lock/src/lua.ts for why.
  */
 export async function connectRedis(target: RedisTarget, name: string): Promise<RedisClient> {
   const redis = createRedisClient(target, {

@@ -24,7 +24,7 @@ function portFree(port: number): Promise<boolean> {
 }
 
 /** A free port whose cluster bus port (+10000) is free too. */
-async function clusterPort(taken: Set<number>): Promise<number> {
+export async function clusterPort(taken: Set<number>): Promise<number> {
   for (;;) {
     const port = await freePort();
     const bus = port + 10_000;
@@ -33,6 +33,13 @@ async function clusterPort(taken: Set<number>): Promise<number> {
     return port;
   }
 }
+
+/** A cluster-enabled redis-server on `port`, not yet part of any cluster. */
+export const startNode = (port: number) =>
+  RedisServer.start({
+    port,
+    args: ['--cluster-enabled', 'yes', '--cluster-node-timeout', String(NODE_TIMEOUT_MS)],
+  });
 
 export interface ClusterNodeInfo {
   address: string;
@@ -53,14 +60,7 @@ export class RedisCluster {
     const taken = new Set<number>();
     const ports: number[] = [];
     for (let i = 0; i < 6; i++) ports.push(await clusterPort(taken));
-    const servers = await Promise.all(
-      ports.map((port) =>
-        RedisServer.start({
-          port,
-          args: ['--cluster-enabled', 'yes', '--cluster-node-timeout', String(NODE_TIMEOUT_MS)],
-        }),
-      ),
-    );
+    const servers = await Promise.all(ports.map(startNode));
     const cluster = new RedisCluster(servers);
     try {
       await run('redis-cli', [

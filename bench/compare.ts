@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
+import { createTestDatabase } from '../test/support/postgres.ts';
 import { startInfra } from '../test/support/service.ts';
 import { environment, repoRoot, writeJson } from './lib/output.ts';
 import { foreignWorkspaces, linkModules } from './lib/worktree-modules.ts';
@@ -49,8 +50,11 @@ async function compare(that: Side, self: Side): Promise<number> {
       .join(' ')}; ${that.name} (before) vs ${self.name} (this checkout), interleaved.`,
   );
   const infra = await startInfra();
+  // The other commit's API migrates a database of its own: its migrations may differ from this
+  // checkout's, which the shared one has. Orders reach the writer's (this checkout's) database only.
+  const own = await createTestDatabase();
   try {
-    const r = await runCore(infra, [that, self], self, log);
+    const r = await runCore(infra, [{ ...that, env: { DATABASE_URL: own.url } }, self], self, log);
     console.log(
       `load average before ${r.loadavg.before.map((l) => l.toFixed(2)).join(' ')}, after ${r.loadavg.after.map((l) => l.toFixed(2)).join(' ')}`,
     );
@@ -75,6 +79,7 @@ async function compare(that: Side, self: Side): Promise<number> {
     return r.violations.length > 0 ? 1 : 0;
   } finally {
     await infra.stop().catch(() => {});
+    await own.drop().catch(() => {});
   }
 }
 

@@ -1,13 +1,16 @@
 // `npm run bench:compare <commit>`: the core scenarios (a b c8 d) and the cheap answers of another
 // commit and of this checkout side by side in one session, interleaved round by round, and the ratio
 // of every figure (this / that). The other commit runs from a temporary git worktree whose
-// node_modules is a symlink to this checkout's. Settings: see bench/order/core-run.ts.
+// node_modules links to this checkout's packages, its own workspace packages built in place
+// (bench/lib/worktree-modules.ts). Settings: see bench/order/core-run.ts.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
+import { createTestDatabase } from '../test/support/postgres.ts';
 import { startInfra } from '../test/support/service.ts';
 import { environment, repoRoot, writeJson } from './lib/output.ts';
+import { foreignWorkspaces, linkModules } from './lib/worktree-modules.ts';
 import { runCore } from './order/core-run.ts';
 import type { Side } from './order/sides.ts';
 
@@ -27,9 +30,19 @@ async function main(): Promise<number> {
   const thisName = `wt-${git('rev-parse', '--short', 'HEAD')}${dirty ? '-dirty' : ''}`;
   const dir = mkdtempSync(join(os.tmpdir(), 'flashsale-compare-'));
   git('worktree', 'add', '--detach', dir, thatHash);
-  symlinkSync(realpathSync(join(repoRoot, 'node_modules')), join(dir, 'node_modules'));
-  const that: Side = { name: thatHash, root: dir };
-  const self: Side = { name: thisName, root: repoRoot };
+  try {
+    linkModules(repoRoot, dir);
+    for (const w of foreignWorkspaces(repoRoot))
+      log(`WARNING: in this checkout ${w} (its node_modules is shared)`);
+    return await compare({ name: thatHash, root: dir }, { name: thisName, root: repoRoot });
+  } finally {
+    git('worktree', 'remove', '--force', dir);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Both sides in one session on private servers; the tables, .bench/compare.json, and the exit code. */
+async function compare(that: Side, self: Side): Promise<number> {
   console.log(
     `Machine: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown'}), load average ${os
       .loadavg()
@@ -37,8 +50,11 @@ async function main(): Promise<number> {
       .join(' ')}; ${that.name} (before) vs ${self.name} (this checkout), interleaved.`,
   );
   const infra = await startInfra();
+  // The other commit's API migrates a database of its own: its migrations may differ from this
+  // checkout's, which the shared one has. Orders reach the writer's (this checkout's) database only.
+  const own = await createTestDatabase();
   try {
-    const r = await runCore(infra, [that, self], self, log);
+    const r = await runCore(infra, [{ ...that, env: { DATABASE_URL: own.url } }, self], self, log);
     console.log(
       `load average before ${r.loadavg.before.map((l) => l.toFixed(2)).join(' ')}, after ${r.loadavg.after.map((l) => l.toFixed(2)).join(' ')}`,
     );
@@ -63,8 +79,7 @@ async function main(): Promise<number> {
     return r.violations.length > 0 ? 1 : 0;
   } finally {
     await infra.stop().catch(() => {});
-    git('worktree', 'remove', '--force', dir);
-    rmSync(dir, { recursive: true, force: true });
+    await own.drop().catch(() => {});
   }
 }
 

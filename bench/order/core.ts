@@ -54,6 +54,7 @@ export async function coreRounds(o: CoreOptions): Promise<CoreRuns> {
   const worker = await o.procs.worker(o.writer, { SWEEP_AGE_MS: '3600000' });
   const apis = new Map<string, Awaited<ReturnType<SideProcesses['api']>>>();
   for (const side of o.sides) apis.set(side.name, await o.procs.api(side));
+  const checker = apiOf(apis, o.writer).url;
   const runs: CoreRuns = new Map(o.sides.map((s) => [s.name, { a: [], b: [], c8: [], d: [] }]));
   for (const side of o.sides) {
     const url = apiOf(apis, side).url;
@@ -67,12 +68,12 @@ export async function coreRounds(o: CoreOptions): Promise<CoreRuns> {
   }
   o.log(`core: warm-up, ${o.warmupSeconds} s of each scenario on each side's API`);
   for (const side of o.sides)
-    for (const key of CORE_KEYS) await one(o, side, apiOf(apis, side), key, 'warm', o.warmupSeconds);
+    for (const key of CORE_KEYS) await one(o, side, apiOf(apis, side), key, 'warm', o.warmupSeconds, checker);
   for (let round = 1; round <= o.rounds; round++) {
     const order = round % 2 === 1 ? o.sides : [...o.sides].reverse();
     for (const key of CORE_KEYS)
       for (const side of order) {
-        const m = await one(o, side, apiOf(apis, side), key, round, o.seconds);
+        const m = await one(o, side, apiOf(apis, side), key, round, o.seconds, checker);
         runs.get(side.name)?.[key].push(m);
         o.log(
           `  round ${round} ${key.padEnd(3)} ${side.name.padEnd(8)} ${Math.round(m.rate)}/s  ${Math.round(m.cpuUs)} µs/answer  load ${m.load1.toFixed(1)}`,
@@ -98,6 +99,8 @@ async function one(
   key: CoreKey,
   round: number | 'warm',
   seconds: number,
+  /** The API whose database the writer fills: it answers every side's reconcile. */
+  checker: string,
 ): Promise<Measured> {
   const productId = key === 'd' ? productOf(side, 'd', 0) : productOf(side, key, round);
   const load: LoadOptions = {
@@ -122,7 +125,7 @@ async function one(
       ...(
         await settleAndCheck({
           scenario,
-          url: api.url,
+          url: checker,
           productId,
           accepted: r.accepted,
           unknown: r.unknown,

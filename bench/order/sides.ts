@@ -9,6 +9,8 @@ export interface Side {
   name: string;
   /** Repository root of the tree whose code runs. */
   root: string;
+  /** Settings of this side's API processes only (e.g. a database of its own for its migrations). */
+  env?: Record<string, string>;
 }
 
 /** Spawns, stops and keeps the count of the processes of the sides. */
@@ -20,7 +22,8 @@ export class SideProcesses {
   /** The side's bench API entry (quiet logs) with `env` on top of the infra's. */
   async api(side: Side, env: Record<string, string> = {}): Promise<Spawned> {
     const script = join(side.root, 'bench/order/bench-api.ts');
-    return this.keep(await spawnService(this.infra, 'api', { LOG_LEVEL: 'warn', ...env }, [script, 'api']));
+    const all = { LOG_LEVEL: 'warn', ...side.env, ...env };
+    return this.keep(await spawnService(this.infra, 'api', all, [script, 'api']));
   }
 
   /** The side's writer process. */

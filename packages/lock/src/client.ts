@@ -1,22 +1,25 @@
 // The reentrant lock client: Redisson's lock layout plus fencing tokens, a per-client watchdog, and
 // waiting without polling (a release hands the lock to one queued waiter and tells only its process).
 import { performance } from 'node:perf_hooks';
-import { isConnectionError } from './coded-error.ts';
 import type { LockCore } from './core.ts';
-import { LockAcquireTimeoutError, LockNotHeldError, LockUnavailableError } from './errors.ts';
-import { checkLease, type LockEventObserver, LockFrontEnd, type ObtainRequest } from './front-end.ts';
+import { LockAcquireTimeoutError } from './errors.ts';
+import { checkLease, type LockEventObserver, type ObtainRequest } from './front-end.ts';
 import { execGuarded, type GuardedBuild, type GuardedOptions } from './guarded.ts';
 import { type Attempt, type Obtained, type WaitRequest, waitInQueue } from './hand-off-wait.ts';
-import { type HandleOwner, LockHandle } from './handle.ts';
+import { LockHandle } from './handle.ts';
+import { type Extended, HoldCore } from './hold-core.ts';
 import { lockKeys } from './keys.ts';
 import { defineScripts } from './lua.ts';
 import { currentOwner, newClientId } from './owner.ts';
 import { clientOf, isCluster, type RedisClient, type RedisConnection } from './redis-client.ts';
-import { ownerTtl, Refusal, ReleaseCode, refusalError, released } from './replies.ts';
+import { ReleaseCode, released } from './replies.ts';
 import {
   acquireInput,
   acquireScript,
+  hashOwnerTtl,
   LOCK_SCRIPTS,
+  type LockPipeline,
+  queueRenew,
   releaseInput,
   releaseScript,
   renewInput,
@@ -62,11 +65,11 @@ const SETTLED_WITHOUT_HOLD = Symbol('settled without hold');
  * });
  * await locks.close();
  */
-export class LockClient extends LockFrontEnd implements HandleOwner {
+export class LockClient extends HoldCore {
   readonly watchdogLeaseMs: number;
   private readonly redis: RedisClient;
   private readonly hub: WakeHub;
-  private readonly watchdog: Watchdog;
+  protected readonly watchdog: Watchdog;
   /** Holds that came by hand-off, with the wait they were handed to (its marker goes at release). */
   private readonly handedTo = new WeakMap<LockHandle, string>();
   private requestSeq = 0;
@@ -205,8 +208,7 @@ export class LockClient extends LockFrontEnd implements HandleOwner {
 
   // --- HandleOwner ---
 
-  async releaseHandle(handle: LockHandle): Promise<void> {
-    if (handle.watchdog) this.watchdog.remove(handle);
+  protected async releaseHold(handle: LockHandle): Promise<void> {
     const request = {
       name: handle.name,
       owner: handle.owner,
@@ -219,28 +221,20 @@ export class LockClient extends LockFrontEnd implements HandleOwner {
       releaseScript.run(this.redis, releaseInput({ ...request, sharded: this.sharded })),
     );
     released(handle.name, reply);
-    this.reportRelease(handle);
   }
 
-  async extendHandle(handle: LockHandle, leaseMs: number): Promise<void> {
-    checkLease(leaseMs);
-    if (handle.released) throw new LockNotHeldError(handle.name);
-    const sentAt = performance.now();
-    const renewed = await this.call(handle.name, () =>
+  protected extendHold(handle: LockHandle, leaseMs: number): Promise<Extended> {
+    return this.renewedBy(handle, leaseMs, () =>
       renewScript.run(this.redis, renewInput(handle.name, handle.owner, leaseMs)),
     );
-    if (!renewed) {
-      handle.markLost('lock no longer held at extend');
-      throw refusalError(handle.name, Refusal.NotHeld);
-    }
-    handle.confirm(sentAt, leaseMs);
   }
 
-  async remainingTtl(handle: LockHandle): Promise<number> {
-    const replies = await this.call(handle.name, () =>
-      this.redis.pipeline().hexists(handle.name, handle.owner).pttl(handle.name).exec(),
-    );
-    return ownerTtl(replies);
+  remainingTtl(handle: LockHandle): Promise<number> {
+    return this.call(handle.name, () => hashOwnerTtl(this.redis, handle.name, handle.owner));
+  }
+
+  queueRenewal(pipeline: LockPipeline, handle: LockHandle, leaseMs: number): void {
+    queueRenew(pipeline, handle.name, handle.owner, leaseMs);
   }
 
   // --- internals ---
@@ -279,14 +273,5 @@ export class LockClient extends LockFrontEnd implements HandleOwner {
         : { type: 'timeout', name, waitMs },
     );
     return got;
-  }
-
-  private async call<T>(name: string, op: () => Promise<T>): Promise<T> {
-    try {
-      return await op();
-    } catch (err) {
-      if (isConnectionError(err)) throw new LockUnavailableError(name, err);
-      throw err;
-    }
   }
 }

@@ -3,7 +3,7 @@
 import { performance } from 'node:perf_hooks';
 import type { LockCore } from './core.ts';
 import { LockAcquireTimeoutError } from './errors.ts';
-import { checkLease, type LockEventObserver, type ObtainRequest } from './front-end.ts';
+import { type Acquisition, checkLease, type LockEventObserver, type ObtainRequest } from './front-end.ts';
 import { execGuarded, type GuardedBuild, type GuardedOptions } from './guarded.ts';
 import { type Attempt, type Obtained, type WaitRequest, waitInQueue } from './hand-off-wait.ts';
 import { LockHandle } from './handle.ts';
@@ -91,7 +91,7 @@ export class LockClient extends HoldCore {
   }
 
   /** One acquisition: an attempt, then (with waitMs) queued in Redis until handed the lock. */
-  protected async obtain(request: ObtainRequest): Promise<LockHandle | null> {
+  protected async obtain(request: ObtainRequest): Promise<Acquisition | null> {
     const { name, owner, leaseMs } = request;
     let sentAt = 0;
     const got = await this.waitFor({ name, owner, leaseMs, options: request }, (req) => {
@@ -101,7 +101,8 @@ export class LockClient extends HoldCore {
     if (!got) return null;
     // For a hand-off the lease began when the releaser ran, which is after our last attempt was sent:
     // counting from that send time can only make us think the lease ends sooner than it does.
-    return this.newHandle(name, owner, got, leaseMs, request.keepAlive, sentAt);
+    const handle = this.newHandle(name, owner, got, leaseMs, request.keepAlive, sentAt);
+    return { handle, handoff: got.viaAttempt === 0 };
   }
 
   /**
@@ -124,6 +125,7 @@ export class LockClient extends HoldCore {
     const { leaseMs } = options;
     let firstReplies: unknown[] | undefined;
     let firstSentAt = 0;
+    const started = performance.now();
     const got = await this.waitFor({ name, owner, leaseMs, options }, async (req) => {
       if (firstReplies !== undefined) {
         return this.call(name, () => acquireScript.run(this.redis, acquireInput(req)));
@@ -141,6 +143,7 @@ export class LockClient extends HoldCore {
       throw err;
     });
     if (typeof got === 'symbol') return firstReplies as unknown[];
+    this.reportObtain(name, started, got && { handoff: got.viaAttempt === 0 });
     if (!got) throw new LockAcquireTimeoutError(name, options.waitMs ?? 0);
     if (got.viaAttempt === 1 && firstReplies) {
       this.emit({ type: 'released', name, heldMs: performance.now() - firstSentAt });
@@ -255,23 +258,12 @@ export class LockClient extends HoldCore {
     const handle = new LockHandle(this, name, owner, got.token, got.holdCount, leaseMs, watchdog, sentAt);
     if (got.viaAttempt === 0) this.handedTo.set(handle, got.waitId);
     if (watchdog) this.watchdog.add(handle);
-    this.trackHold(handle);
     return handle;
   }
 
-  /** waitInQueue(), reporting the wait (acquired, handed off, or timed out) to onEvent. */
-  private async waitFor(wait: WaitRequest, attempt: Attempt): Promise<Obtained | null> {
+  /** waitInQueue() with the lease checked first. */
+  private waitFor(wait: WaitRequest, attempt: Attempt): Promise<Obtained | null> {
     checkLease(wait.leaseMs);
-    if (!this.onEvent) return waitInQueue(this.core, wait, attempt);
-    const started = performance.now();
-    const got = await waitInQueue(this.core, wait, attempt);
-    const waitMs = performance.now() - started;
-    const { name } = wait;
-    this.emit(
-      got
-        ? { type: 'acquired', name, waitMs, handoff: got.viaAttempt === 0 }
-        : { type: 'timeout', name, waitMs },
-    );
-    return got;
+    return waitInQueue(this.core, wait, attempt);
   }
 }

@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import type { LockClient } from './client.ts';
 import type { LockCore } from './core.ts';
 import { FAMILY_SCRIPTS, type QueuedAcquire, type QueuedRelease } from './family-scripts.ts';
-import type { AcquireOptions, ObtainRequest } from './front-end.ts';
+import type { AcquireOptions, Acquisition, ObtainRequest } from './front-end.ts';
 import { LockHandle } from './handle.ts';
 import { type Extended, HoldCore } from './hold-core.ts';
 import { defineScripts } from './lua.ts';
@@ -77,9 +77,8 @@ export abstract class QueuedLock extends HoldCore {
    * One acquisition: an attempt, then (with waitMs) queued in Redis until granted. With waitMs 0 it
    * takes the lock only if nobody holds it and nobody is queued for it: it never barges.
    */
-  protected async obtain(request: ObtainRequest): Promise<LockHandle | null> {
+  protected async obtain(request: ObtainRequest): Promise<Acquisition | null> {
     const { name, owner, leaseMs, keepAlive: watchdog } = request;
-    const started = performance.now();
     let sentAt = 0;
     let handoff = false;
     const handle = await waitTurn<LockHandle>({
@@ -129,8 +128,7 @@ export abstract class QueuedLock extends HoldCore {
         }
       },
     });
-    this.reportObtain(name, started, handle, handoff);
-    return handle;
+    return handle && { handle, handoff };
   }
 
   // --- HandleOwner ---

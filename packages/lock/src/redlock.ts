@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { LockNotHeldError, LockQuorumUnavailableError } from './errors.ts';
 import { redlockAcquireInput, redlockAcquireScript, redlockRaiseScript } from './family-scripts.ts';
-import type { LockEventObserver, ObtainRequest } from './front-end.ts';
+import type { Acquisition, LockEventObserver, ObtainRequest } from './front-end.ts';
 import { LockHandle } from './handle.ts';
 import { type Extended, HoldCore } from './hold-core.ts';
 import { redlockKeys } from './keys.ts';
@@ -93,9 +93,8 @@ export class RedLock extends HoldCore {
    * One acquisition: rounds until acquired or waitMs ran out (null: held elsewhere for all of it).
    * LockQuorumUnavailableError when the last round could not reach a majority.
    */
-  protected async obtain(request: ObtainRequest): Promise<LockHandle | null> {
+  protected async obtain(request: ObtainRequest): Promise<Acquisition | null> {
     const { name, owner, leaseMs, keepAlive } = request;
-    const started = performance.now();
     let last: { refusal: Refusal; reachable: number; reason?: string } = {
       refusal: 'held',
       reachable: this.masters.size,
@@ -122,8 +121,7 @@ export class RedLock extends HoldCore {
     if (!handle && last.refusal === 'unavailable') {
       throw new LockQuorumUnavailableError(name, last.reachable, this.quorum, this.masters.size, last.reason);
     }
-    this.reportObtain(name, started, handle, false);
-    return handle;
+    return handle && { handle, handoff: false };
   }
 
   /** Stops the watchdog and the subscribers; held locks then lapse with their lease. */

@@ -2,7 +2,7 @@
 // per owner, handles kept valid by renewing the session, explicit leases, release of the last hold.
 import { performance } from 'node:perf_hooks';
 import { LockNotHeldError } from './errors.ts';
-import type { LockEventObserver, ObtainRequest } from './front-end.ts';
+import type { Acquisition, LockEventObserver, ObtainRequest } from './front-end.ts';
 import { LockHandle } from './handle.ts';
 import { type Extended, HoldCore } from './hold-core.ts';
 import { HoldTable, type ServerHold } from './hold-table.ts';
@@ -60,24 +60,17 @@ export abstract class SessionLock<K> extends HoldCore {
   /** Closes the session (the server drops the client's keys with it) and the connection. */
   protected abstract disconnect(): Promise<void>;
 
-  protected async obtain(request: ObtainRequest): Promise<LockHandle | null> {
+  protected async obtain(request: ObtainRequest): Promise<Acquisition | null> {
     const { name, owner } = request;
-    const started = performance.now();
     const held = this.live(this.holds.get(name, owner));
     if (held) {
       request.signal?.throwIfAborted();
-      this.emit({ type: 'acquired', name, waitMs: performance.now() - started, handoff: false });
-      return this.newHandle(held, request, performance.now());
+      return { handle: this.newHandle(held, request, performance.now()), handoff: false };
     }
     const got = await this.enqueue(request);
-    const waitMs = performance.now() - started;
-    if (!got) {
-      this.emit({ type: 'timeout', name, waitMs });
-      return null;
-    }
-    this.emit({ type: 'acquired', name, waitMs, handoff: got.queued });
+    if (!got) return null;
     const hold = this.holds.add(name, owner, got.key, got.token);
-    return this.newHandle(hold, request, got.aliveFrom);
+    return { handle: this.newHandle(hold, request, got.aliveFrom), handoff: got.queued };
   }
 
   /** Every hold of this client is lost (its session ended): abort their signals, forget them. */
@@ -165,7 +158,6 @@ export abstract class SessionLock<K> extends HoldCore {
       this.holdKind,
     );
     hold.handles.add(handle);
-    this.trackHold(handle);
     if (keepAlive) this.watchdog.add(handle);
     else this.armExpiry(handle, hold, leaseMs);
     return handle;

@@ -10,20 +10,8 @@ export {
   REDIS_UNREACHABLE_MESSAGES,
 } from './coded-error.ts';
 export { fairKeys, lockKeys, prefixName, redlockKeys, rwKeys } from './keys.ts';
-export {
-  defineScripts,
-  type InputOf,
-  type LuaScript,
-  LuaScriptError,
-  loadLua,
-  luaHeader,
-  luaScript,
-  replyInt,
-  type ScriptInput,
-  type TypedScript,
-  type TypedScriptSpec,
-  typedScript,
-} from './lua.ts';
+// The typed Lua loader: every export of lua.ts.
+export * from './lua.ts';
 export {
   type BatchCommand,
   type BatchPipeline,

@@ -10,7 +10,7 @@ import { LockHandle } from './handle.ts';
 import { type Extended, HoldCore } from './hold-core.ts';
 import { lockKeys } from './keys.ts';
 import { defineScripts } from './lua.ts';
-import { currentOwner, newClientId } from './owner.ts';
+import { currentOwner, newClientId, newRequestId } from './owner.ts';
 import { clientOf, isCluster, type RedisClient, type RedisConnection } from './redis-client.ts';
 import { ReleaseCode, released } from './replies.ts';
 import {
@@ -72,7 +72,6 @@ export class LockClient extends HoldCore {
   protected readonly watchdog: Watchdog;
   /** Holds that came by hand-off, with the wait they were handed to (its marker goes at release). */
   private readonly handedTo = new WeakMap<LockHandle, string>();
-  private requestSeq = 0;
   private coreView: LockCore | undefined;
   /** On a Redis Cluster releases send the unlock notice with SPUBLISH, as Redisson 3.22+ expects. */
   private readonly sharded: boolean;
@@ -159,7 +158,7 @@ export class LockClient extends HoldCore {
 
   /** Deletes the lock whoever holds it (and hands it to the next queued waiter). */
   async forceUnlock(name: string): Promise<boolean> {
-    const requestId = this.nextRequestId();
+    const requestId = newRequestId(this.clientId);
     const reply = await this.call(name, () =>
       releaseScript.run(
         this.redis,
@@ -198,7 +197,7 @@ export class LockClient extends HoldCore {
       watchdog: this.watchdog,
       onEvent: this.onEvent,
       call: (name, op) => this.call(name, op),
-      nextRequestId: () => this.nextRequestId(),
+      nextRequestId: () => newRequestId(this.clientId),
     };
     return this.coreView;
   }
@@ -217,7 +216,7 @@ export class LockClient extends HoldCore {
       owner: handle.owner,
       leaseMs: handle.leaseMs,
       mode: 'release' as const,
-      requestId: this.nextRequestId(),
+      requestId: newRequestId(this.clientId),
       waitId: this.handedTo.get(handle),
     };
     const reply = await this.call(handle.name, () =>
@@ -241,11 +240,6 @@ export class LockClient extends HoldCore {
   }
 
   // --- internals ---
-
-  private nextRequestId(): string {
-    this.requestSeq += 1;
-    return `${this.clientId}:${this.requestSeq}`;
-  }
 
   private newHandle(
     name: string,

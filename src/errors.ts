@@ -2,9 +2,28 @@
 // layer maps codes to statuses in one place (src/http/errors.ts), so modules never know about HTTP.
 
 import { LockError } from '@flashsale/lock';
-import { CodedError, type LockErrorCode } from '@flashsale/lock/toolkit';
+import {
+  CodedError,
+  connectionErrorTest,
+  type LockErrorCode,
+  NETWORK_ERROR_CODES,
+  REDIS_UNREACHABLE_MESSAGES,
+} from '@flashsale/lock/toolkit';
 
-export { isConnectionError } from '@flashsale/lock/toolkit';
+/** SQLSTATE class 08 (connection exception) and 57P0x (admin shutdown, cannot connect now). */
+const POSTGRES_UNREACHABLE_CODES = ['08000', '08003', '08006', '08001', '08004', '57P01', '57P02', '57P03'];
+/** What pg says, without a code, when it cannot reach Postgres. */
+const POSTGRES_UNREACHABLE =
+  'Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error';
+
+/**
+ * True when the error means "Redis or Postgres is not reachable right now" rather than "this request
+ * is wrong": such failures answer 503, never 500.
+ */
+export const isConnectionError = connectionErrorTest(
+  [...NETWORK_ERROR_CODES, ...POSTGRES_UNREACHABLE_CODES],
+  new RegExp(`${POSTGRES_UNREACHABLE}|${REDIS_UNREACHABLE_MESSAGES.source}`, 'i'),
+);
 
 /**
  * Every code an error of the service can carry: its own and the lock library's (whose errors reach

@@ -1,22 +1,25 @@
 // The reentrant lock client: Redisson's lock layout plus fencing tokens, a per-client watchdog, and
 // waiting without polling (a release hands the lock to one queued waiter and tells only its process).
 import { performance } from 'node:perf_hooks';
-import { isConnectionError } from './coded-error.ts';
 import type { LockCore } from './core.ts';
-import { LockAcquireTimeoutError, LockNotHeldError, LockUnavailableError } from './errors.ts';
-import { checkLease, type LockEventObserver, LockFrontEnd, type ObtainRequest } from './front-end.ts';
+import { LockAcquireTimeoutError } from './errors.ts';
+import { type Acquisition, checkLease, type LockEventObserver, type ObtainRequest } from './front-end.ts';
 import { execGuarded, type GuardedBuild, type GuardedOptions } from './guarded.ts';
 import { type Attempt, type Obtained, type WaitRequest, waitInQueue } from './hand-off-wait.ts';
-import { type HandleOwner, LockHandle } from './handle.ts';
+import { LockHandle } from './handle.ts';
+import { type Extended, HoldCore } from './hold-core.ts';
 import { lockKeys } from './keys.ts';
 import { defineScripts } from './lua.ts';
-import { currentOwner, newClientId } from './owner.ts';
+import { currentOwner, newClientId, newRequestId } from './owner.ts';
 import { clientOf, isCluster, type RedisClient, type RedisConnection } from './redis-client.ts';
-import { ownerTtl, Refusal, ReleaseCode, refusalError, released } from './replies.ts';
+import { ReleaseCode, released } from './replies.ts';
 import {
   acquireInput,
   acquireScript,
+  hashOwnerTtl,
   LOCK_SCRIPTS,
+  type LockPipeline,
+  queueRenew,
   releaseInput,
   releaseScript,
   renewInput,
@@ -62,14 +65,13 @@ const SETTLED_WITHOUT_HOLD = Symbol('settled without hold');
  * });
  * await locks.close();
  */
-export class LockClient extends LockFrontEnd implements HandleOwner {
+export class LockClient extends HoldCore {
   readonly watchdogLeaseMs: number;
   private readonly redis: RedisClient;
   private readonly hub: WakeHub;
-  private readonly watchdog: Watchdog;
+  protected readonly watchdog: Watchdog;
   /** Holds that came by hand-off, with the wait they were handed to (its marker goes at release). */
   private readonly handedTo = new WeakMap<LockHandle, string>();
-  private requestSeq = 0;
   private coreView: LockCore | undefined;
   /** On a Redis Cluster releases send the unlock notice with SPUBLISH, as Redisson 3.22+ expects. */
   private readonly sharded: boolean;
@@ -88,7 +90,7 @@ export class LockClient extends LockFrontEnd implements HandleOwner {
   }
 
   /** One acquisition: an attempt, then (with waitMs) queued in Redis until handed the lock. */
-  protected async obtain(request: ObtainRequest): Promise<LockHandle | null> {
+  protected async obtain(request: ObtainRequest): Promise<Acquisition | null> {
     const { name, owner, leaseMs } = request;
     let sentAt = 0;
     const got = await this.waitFor({ name, owner, leaseMs, options: request }, (req) => {
@@ -98,7 +100,8 @@ export class LockClient extends LockFrontEnd implements HandleOwner {
     if (!got) return null;
     // For a hand-off the lease began when the releaser ran, which is after our last attempt was sent:
     // counting from that send time can only make us think the lease ends sooner than it does.
-    return this.newHandle(name, owner, got, leaseMs, request.keepAlive, sentAt);
+    const handle = this.newHandle(name, owner, got, leaseMs, request.keepAlive, sentAt);
+    return { handle, handoff: got.viaAttempt === 0 };
   }
 
   /**
@@ -121,6 +124,7 @@ export class LockClient extends LockFrontEnd implements HandleOwner {
     const { leaseMs } = options;
     let firstReplies: unknown[] | undefined;
     let firstSentAt = 0;
+    const started = performance.now();
     const got = await this.waitFor({ name, owner, leaseMs, options }, async (req) => {
       if (firstReplies !== undefined) {
         return this.call(name, () => acquireScript.run(this.redis, acquireInput(req)));
@@ -138,6 +142,7 @@ export class LockClient extends LockFrontEnd implements HandleOwner {
       throw err;
     });
     if (typeof got === 'symbol') return firstReplies as unknown[];
+    this.reportObtain(name, started, got && { handoff: got.viaAttempt === 0 });
     if (!got) throw new LockAcquireTimeoutError(name, options.waitMs ?? 0);
     if (got.viaAttempt === 1 && firstReplies) {
       this.emit({ type: 'released', name, heldMs: performance.now() - firstSentAt });
@@ -153,7 +158,7 @@ export class LockClient extends LockFrontEnd implements HandleOwner {
 
   /** Deletes the lock whoever holds it (and hands it to the next queued waiter). */
   async forceUnlock(name: string): Promise<boolean> {
-    const requestId = this.nextRequestId();
+    const requestId = newRequestId(this.clientId);
     const reply = await this.call(name, () =>
       releaseScript.run(
         this.redis,
@@ -192,7 +197,7 @@ export class LockClient extends LockFrontEnd implements HandleOwner {
       watchdog: this.watchdog,
       onEvent: this.onEvent,
       call: (name, op) => this.call(name, op),
-      nextRequestId: () => this.nextRequestId(),
+      nextRequestId: () => newRequestId(this.clientId),
     };
     return this.coreView;
   }
@@ -205,50 +210,36 @@ export class LockClient extends LockFrontEnd implements HandleOwner {
 
   // --- HandleOwner ---
 
-  async releaseHandle(handle: LockHandle): Promise<void> {
-    if (handle.watchdog) this.watchdog.remove(handle);
+  protected async releaseHold(handle: LockHandle): Promise<void> {
     const request = {
       name: handle.name,
       owner: handle.owner,
       leaseMs: handle.leaseMs,
       mode: 'release' as const,
-      requestId: this.nextRequestId(),
+      requestId: newRequestId(this.clientId),
       waitId: this.handedTo.get(handle),
     };
     const reply = await this.call(handle.name, () =>
       releaseScript.run(this.redis, releaseInput({ ...request, sharded: this.sharded })),
     );
     released(handle.name, reply);
-    this.reportRelease(handle);
   }
 
-  async extendHandle(handle: LockHandle, leaseMs: number): Promise<void> {
-    checkLease(leaseMs);
-    if (handle.released) throw new LockNotHeldError(handle.name);
-    const sentAt = performance.now();
-    const renewed = await this.call(handle.name, () =>
+  protected extendHold(handle: LockHandle, leaseMs: number): Promise<Extended> {
+    return this.renewedBy(handle, leaseMs, () =>
       renewScript.run(this.redis, renewInput(handle.name, handle.owner, leaseMs)),
     );
-    if (!renewed) {
-      handle.markLost('lock no longer held at extend');
-      throw refusalError(handle.name, Refusal.NotHeld);
-    }
-    handle.confirm(sentAt, leaseMs);
   }
 
-  async remainingTtl(handle: LockHandle): Promise<number> {
-    const replies = await this.call(handle.name, () =>
-      this.redis.pipeline().hexists(handle.name, handle.owner).pttl(handle.name).exec(),
-    );
-    return ownerTtl(replies);
+  remainingTtl(handle: LockHandle): Promise<number> {
+    return this.call(handle.name, () => hashOwnerTtl(this.redis, handle.name, handle.owner));
+  }
+
+  queueRenewal(pipeline: LockPipeline, handle: LockHandle, leaseMs: number): void {
+    queueRenew(pipeline, handle.name, handle.owner, leaseMs);
   }
 
   // --- internals ---
-
-  private nextRequestId(): string {
-    this.requestSeq += 1;
-    return `${this.clientId}:${this.requestSeq}`;
-  }
 
   private newHandle(
     name: string,
@@ -261,32 +252,12 @@ export class LockClient extends LockFrontEnd implements HandleOwner {
     const handle = new LockHandle(this, name, owner, got.token, got.holdCount, leaseMs, watchdog, sentAt);
     if (got.viaAttempt === 0) this.handedTo.set(handle, got.waitId);
     if (watchdog) this.watchdog.add(handle);
-    this.trackHold(handle);
     return handle;
   }
 
-  /** waitInQueue(), reporting the wait (acquired, handed off, or timed out) to onEvent. */
-  private async waitFor(wait: WaitRequest, attempt: Attempt): Promise<Obtained | null> {
+  /** waitInQueue() with the lease checked first. */
+  private waitFor(wait: WaitRequest, attempt: Attempt): Promise<Obtained | null> {
     checkLease(wait.leaseMs);
-    if (!this.onEvent) return waitInQueue(this.core, wait, attempt);
-    const started = performance.now();
-    const got = await waitInQueue(this.core, wait, attempt);
-    const waitMs = performance.now() - started;
-    const { name } = wait;
-    this.emit(
-      got
-        ? { type: 'acquired', name, waitMs, handoff: got.viaAttempt === 0 }
-        : { type: 'timeout', name, waitMs },
-    );
-    return got;
-  }
-
-  private async call<T>(name: string, op: () => Promise<T>): Promise<T> {
-    try {
-      return await op();
-    } catch (err) {
-      if (isConnectionError(err)) throw new LockUnavailableError(name, err);
-      throw err;
-    }
+    return waitInQueue(this.core, wait, attempt);
   }
 }

@@ -1,5 +1,5 @@
 // The base of the lock library's errors (a stable machine-readable `code`, details), and how a lost
-// connection is told from a wrong request; the service's own errors share both (src/errors.ts).
+// connection is told from a wrong request (the test, reusable for other clients: src/errors.ts).
 
 /** The codes of the lock library's errors (src/lock/errors.ts), one per error class. */
 export type LockErrorCode =
@@ -36,7 +36,8 @@ export abstract class CodedError<Code extends string> extends Error {
   }
 }
 
-const CONNECTION_ERROR_CODES = new Set([
+/** Error codes of a network failure (Node's socket errors): the server could not be reached. */
+export const NETWORK_ERROR_CODES: readonly string[] = [
   'ECONNREFUSED',
   'ECONNRESET',
   'ENOTFOUND',
@@ -45,29 +46,28 @@ const CONNECTION_ERROR_CODES = new Set([
   'EHOSTUNREACH',
   'ENETUNREACH',
   'EPIPE',
-  // SQLSTATE class 08 (connection exception) and 57P0x (admin shutdown, cannot connect now).
-  '08000',
-  '08003',
-  '08006',
-  '08001',
-  '08004',
-  '57P01',
-  '57P02',
-  '57P03',
-]);
+];
+
+/** What ioredis says, without a code, when it cannot reach Redis. */
+export const REDIS_UNREACHABLE_MESSAGES =
+  /Connection is closed|Stream isn't writeable|Reached the max retries/i;
 
 /**
- * True when the error means "Redis or Postgres is not reachable right now" rather than "this request
- * is wrong": such failures answer 503, never 500.
+ * A test telling "the server is not reachable right now" from "this request is wrong", by the error's
+ * code or, for clients that give none, its message; an AggregateError is one when any of its errors is.
  */
-export function isConnectionError(err: unknown): boolean {
-  if (!(err instanceof Error)) return false;
-  const code = (err as { code?: unknown }).code;
-  if (typeof code === 'string' && CONNECTION_ERROR_CODES.has(code)) return true;
-  if (err instanceof AggregateError) return err.errors.some(isConnectionError);
-  if (err.name === 'MaxRetriesPerRequestError') return true;
-  // pg and ioredis report these without a code.
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is closed|Stream isn't writeable|Reached the max retries/i.test(
-    err.message,
-  );
+export function connectionErrorTest(codes: Iterable<string>, messages: RegExp): (err: unknown) => boolean {
+  const known = new Set(codes);
+  const test = (err: unknown): boolean => {
+    if (!(err instanceof Error)) return false;
+    const code = (err as { code?: unknown }).code;
+    if (typeof code === 'string' && known.has(code)) return true;
+    if (err instanceof AggregateError) return err.errors.some(test);
+    if (err.name === 'MaxRetriesPerRequestError') return true;
+    return messages.test(err.message);
+  };
+  return test;
 }
+
+/** True when the error means Redis (or the network to it) is not reachable right now. */
+export const isConnectionError = connectionErrorTest(NETWORK_ERROR_CODES, REDIS_UNREACHABLE_MESSAGES);

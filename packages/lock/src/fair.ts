@@ -13,8 +13,8 @@ import type { LockHandle } from './handle.ts';
 import { fairKeys } from './keys.ts';
 import { QueuedLock } from './queued.ts';
 import { isCluster } from './redis-client.ts';
-import { ownerTtl, type QueuedReply, ReleaseCode } from './replies.ts';
-import { type LockPipeline, renewInput, renewScript } from './scripts.ts';
+import { type QueuedReply, ReleaseCode } from './replies.ts';
+import { hashOwnerTtl, type LockPipeline, queueRenew, renewInput, renewScript } from './scripts.ts';
 
 /**
  * Fair locks over a LockClient: strict FIFO by first ask. A waiter keeps its ticket while it keeps
@@ -64,13 +64,10 @@ export class FairLock extends QueuedLock {
   }
 
   queueRenewal(pipeline: LockPipeline, handle: LockHandle, leaseMs: number): void {
-    renewScript.run(pipeline, renewInput(handle.name, handle.owner, leaseMs));
+    queueRenew(pipeline, handle.name, handle.owner, leaseMs);
   }
 
-  async remainingTtl(handle: LockHandle): Promise<number> {
-    const replies = await this.core.call(handle.name, () =>
-      this.redis.pipeline().hexists(handle.name, handle.owner).pttl(handle.name).exec(),
-    );
-    return ownerTtl(replies);
+  remainingTtl(handle: LockHandle): Promise<number> {
+    return this.call(handle.name, () => hashOwnerTtl(this.redis, handle.name, handle.owner));
   }
 }

@@ -2,7 +2,7 @@
 // from a request. Their shared Lua (queue.lua, rw-lib.lua, latch.lua) comes in by --- @include.
 
 import { fairKeys, redlockKeys, rwKeys, wakeChannelPrefix } from './keys.ts';
-import { type InputOf, typedScript } from './lua.ts';
+import { type InputOf, replyInt, typedScript } from './lua.ts';
 import { parseAcquireReply, parseQueuedReply, parseReleaseReply, parseRenewReply } from './replies.ts';
 import { type AcquireMode, type ReleaseMode, scriptFile, UNLOCK_LATCH_MS } from './scripts.ts';
 
@@ -62,6 +62,14 @@ export const redlockReleaseScript = typedScript({
   parse: parseReleaseReply,
 });
 
+export const redlockRaiseScript = typedScript({
+  name: 'flashsaleRedlockRaise',
+  file: scriptFile('redlock-raise.lua'),
+  keys: ['counter'],
+  args: ['token'],
+  parse: replyInt,
+});
+
 export const FAMILY_SCRIPTS = [
   fairAcquireScript,
   fairReleaseScript,
@@ -70,6 +78,7 @@ export const FAMILY_SCRIPTS = [
   rwRenewScript,
   redlockAcquireScript,
   redlockReleaseScript,
+  redlockRaiseScript,
 ] as const;
 
 export interface QueuedAcquire {

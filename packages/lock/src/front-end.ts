@@ -51,6 +51,12 @@ export interface ObtainRequest {
   signal?: AbortSignal | undefined;
 }
 
+/** What a backend's obtain answers: the handle, and whether it came by the previous holder's release. */
+export interface Acquisition {
+  handle: LockHandle;
+  handoff: boolean;
+}
+
 /** Throws RangeError unless ms is a positive integer (what every backend's lease takes). */
 export function checkLease(ms: number): void {
   // PEXPIRE takes integer ms; a fraction or Infinity would fail after the lock hash was written.
@@ -92,7 +98,8 @@ export abstract class LockFrontEnd {
     const owner = this.ownerFor(options);
     const leaseMs = options.leaseMs ?? this.defaultLeaseMs;
     checkLease(leaseMs);
-    return this.obtain({
+    const started = performance.now();
+    const got = await this.obtain({
       name,
       owner,
       leaseMs,
@@ -100,6 +107,8 @@ export abstract class LockFrontEnd {
       waitMs: options.waitMs ?? 0,
       signal: options.signal,
     });
+    this.reportObtain(name, started, got);
+    return got?.handle ?? null;
   }
 
   /** Runs fn while holding the lock, as the lock's owner (nested withLock in fn re-enters); always releases. */
@@ -120,7 +129,7 @@ export abstract class LockFrontEnd {
   }
 
   /** The backend's acquisition: null when the lock was not had within request.waitMs. */
-  protected abstract obtain(request: ObtainRequest): Promise<LockHandle | null>;
+  protected abstract obtain(request: ObtainRequest): Promise<Acquisition | null>;
 
   /** Reports an event to onEvent, ignoring whatever the observer throws. */
   protected emit(event: LockEvent): void {
@@ -132,24 +141,26 @@ export abstract class LockFrontEnd {
     }
   }
 
-  /** Reports how an acquisition begun at `startedAt` ended (acquired, or timed out) and notes the hold. */
-  protected reportObtain(name: string, startedAt: number, handle: LockHandle | null, handoff: boolean): void {
+  /**
+   * Reports how an acquisition begun at `startedAt` ended (acquired, or timed out) and notes when its
+   * handle's hold began, for the 'released' event (a guarded round trip has no handle).
+   */
+  protected reportObtain(
+    name: string,
+    startedAt: number,
+    got: { handoff: boolean; handle?: LockHandle } | null,
+  ): void {
     if (!this.onEvent) return;
     const waitMs = performance.now() - startedAt;
-    if (!handle) {
+    if (!got) {
       this.emit({ type: 'timeout', name, waitMs });
       return;
     }
-    this.emit({ type: 'acquired', name, waitMs, handoff });
-    this.trackHold(handle);
+    this.emit({ type: 'acquired', name, waitMs, handoff: got.handoff });
+    if (got.handle) this.acquiredAt.set(got.handle, performance.now());
   }
 
-  /** Notes when a handle was acquired, for the 'released' event of its release. */
-  protected trackHold(handle: LockHandle): void {
-    if (this.onEvent) this.acquiredAt.set(handle, performance.now());
-  }
-
-  /** Reports the release of a handle trackHold noted (once). */
+  /** Reports the release of a handle reportObtain noted (once). */
   protected reportRelease(handle: LockHandle): void {
     const acquiredAt = this.acquiredAt.get(handle);
     if (acquiredAt === undefined) return;

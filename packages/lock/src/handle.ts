@@ -2,13 +2,13 @@
 // LockLostError as soon as the hold is known or presumed lost (monotonic clock).
 import { performance } from 'node:perf_hooks';
 import { LockLostError } from './errors.ts';
-import { type LockPipeline, renewInput, renewScript } from './scripts.ts';
+import type { LockPipeline } from './scripts.ts';
 
 export interface HandleOwner {
   releaseHandle(handle: LockHandle): Promise<void>;
   extendHandle(handle: LockHandle, leaseMs: number): Promise<void>;
   remainingTtl(handle: LockHandle): Promise<number>;
-  /** Queues this kind's renew script for the watchdog (default: the reentrant lock's renew). */
+  /** Queues this kind's renew script on a watchdog pipeline (the Redis kinds, renewed in one batch). */
   queueRenewal?(pipeline: LockPipeline, handle: LockHandle, leaseMs: number): void;
 }
 
@@ -102,8 +102,9 @@ export class LockHandle implements AsyncDisposable {
 
   /** @internal Queues the renew command for this hold on a watchdog pipeline. */
   queueRenewal(pipeline: LockPipeline, leaseMs: number): void {
-    if (this.client.queueRenewal) this.client.queueRenewal(pipeline, this, leaseMs);
-    else renewScript.run(pipeline, renewInput(this.name, this.owner, leaseMs));
+    if (!this.client.queueRenewal)
+      throw new TypeError(`a ${this.kind} hold is not renewed on a Redis pipeline`);
+    this.client.queueRenewal(pipeline, this, leaseMs);
   }
 
   /** @internal */

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 
 const context = new AsyncLocalStorage<ReadonlyMap<string, string>>();
 let sequence = 0;
+let requestSequence = 0;
 
 /**
  * A lock client's id, the `<clientUuid>` of its owner ids `<clientUuid>:<n>` (Redisson's layout). Always
@@ -19,6 +20,12 @@ export function newClientId(label?: string): string {
 export function newOwnerId(clientId: string): string {
   sequence = (sequence + 1) % Number.MAX_SAFE_INTEGER;
   return `${clientId}:${sequence}`;
+}
+
+/** A request id (unlock latches, wait ids) of the client, never given twice in this process. */
+export function newRequestId(clientId: string): string {
+  requestSequence = (requestSequence + 1) % Number.MAX_SAFE_INTEGER;
+  return `${clientId}:${requestSequence}`;
 }
 
 /** The owner of the current call chain for this client, if the chain runs inside withOwner. */

@@ -3,15 +3,16 @@
 import { performance } from 'node:perf_hooks';
 import type { LockClient } from './client.ts';
 import type { LockCore } from './core.ts';
-import { LockNotHeldError } from './errors.ts';
 import { FAMILY_SCRIPTS, type QueuedAcquire, type QueuedRelease } from './family-scripts.ts';
-import { type AcquireOptions, LockFrontEnd, type ObtainRequest } from './front-end.ts';
-import { type HandleOwner, LockHandle } from './handle.ts';
+import type { AcquireOptions, Acquisition, ObtainRequest } from './front-end.ts';
+import { LockHandle } from './handle.ts';
+import { type Extended, HoldCore } from './hold-core.ts';
 import { defineScripts } from './lua.ts';
 import type { RedisClient } from './redis-client.ts';
-import { type QueuedReply, Refusal, type ReleaseCode, refusalError, released } from './replies.ts';
+import { type QueuedReply, type ReleaseCode, refusalError, released } from './replies.ts';
 import type { LockPipeline } from './scripts.ts';
 import { ELIGIBLE_CAP_MS, RETRY_CAP_MS, type TurnReply, waitTurn, withDeadline } from './waiting.ts';
+import type { Watchdog } from './watchdog.ts';
 
 /** Options of one acquisition of a fair or read-write lock: those of every lock. With waitMs 0 (the
  * default of tryAcquire) it takes the lock only if nobody holds it and nobody is queued: it never barges. */
@@ -45,7 +46,7 @@ interface Granted {
  * queued holds the lock no longer than it would have waited; a live waiter whose grant is shorter than
  * its lease tops it up (half-way through the grant when that is far enough, at once otherwise).
  */
-export abstract class QueuedLock extends LockFrontEnd implements HandleOwner {
+export abstract class QueuedLock extends HoldCore {
   protected readonly core: LockCore;
   protected readonly redis: RedisClient;
   private readonly heartbeatMs: number;
@@ -71,15 +72,13 @@ export abstract class QueuedLock extends LockFrontEnd implements HandleOwner {
   /** Whether the owner's hold was renewed to leaseMs from now (false: it is gone). */
   protected abstract renewOnce(name: string, owner: string, leaseMs: number): Promise<boolean>;
   abstract queueRenewal(pipeline: LockPipeline, handle: LockHandle, leaseMs: number): void;
-  abstract remainingTtl(handle: LockHandle): Promise<number>;
 
   /**
    * One acquisition: an attempt, then (with waitMs) queued in Redis until granted. With waitMs 0 it
    * takes the lock only if nobody holds it and nobody is queued for it: it never barges.
    */
-  protected async obtain(request: ObtainRequest): Promise<LockHandle | null> {
+  protected async obtain(request: ObtainRequest): Promise<Acquisition | null> {
     const { name, owner, leaseMs, keepAlive: watchdog } = request;
-    const started = performance.now();
     let sentAt = 0;
     let handoff = false;
     const handle = await waitTurn<LockHandle>({
@@ -129,34 +128,27 @@ export abstract class QueuedLock extends LockFrontEnd implements HandleOwner {
         }
       },
     });
-    this.reportObtain(name, started, handle, handoff);
-    return handle;
+    return handle && { handle, handoff };
   }
 
   // --- HandleOwner ---
 
-  async releaseHandle(handle: LockHandle): Promise<void> {
-    if (handle.watchdog) this.core.watchdog.remove(handle);
+  /** The LockClient's watchdog: it renews this kind's holds in the same batch as the client's. */
+  protected get watchdog(): Watchdog {
+    return this.core.watchdog;
+  }
+
+  protected async releaseHold(handle: LockHandle): Promise<void> {
     const { name, owner, leaseMs } = handle;
     const requestId = this.core.nextRequestId();
     const reply = await this.core.call(name, () =>
       this.releaseOnce({ name, owner, leaseMs, mode: 'release', requestId }),
     );
     released(name, reply);
-    this.reportRelease(handle);
   }
 
-  async extendHandle(handle: LockHandle, leaseMs: number): Promise<void> {
-    if (handle.released) throw new LockNotHeldError(handle.name);
-    const sentAt = performance.now();
-    const renewed = await this.core.call(handle.name, () =>
-      this.renewOnce(handle.name, handle.owner, leaseMs),
-    );
-    if (!renewed) {
-      handle.markLost('lock no longer held at extend');
-      throw refusalError(handle.name, Refusal.NotHeld);
-    }
-    handle.confirm(sentAt, leaseMs);
+  protected extendHold(handle: LockHandle, leaseMs: number): Promise<Extended> {
+    return this.renewedBy(handle, leaseMs, () => this.renewOnce(handle.name, handle.owner, leaseMs));
   }
 
   // --- internals ---

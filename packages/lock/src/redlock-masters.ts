@@ -9,6 +9,7 @@ import {
   redlockReleaseScript,
 } from './family-scripts.ts';
 import { defineScripts } from './lua.ts';
+import { newRequestId } from './owner.ts';
 import { type ReleaseCode, RenewCode } from './replies.ts';
 import { LOCK_SCRIPTS, renewInput, renewScript } from './scripts.ts';
 import { type WaitSource, withDeadline } from './waiting.ts';
@@ -39,7 +40,6 @@ export class RedlockMasters {
   readonly list: Master[];
   /** Masters that must agree: ⌊N/2⌋ + 1. */
   readonly quorum: number;
-  private requestSeq = 0;
 
   constructor(
     masters: Redis[],
@@ -120,7 +120,7 @@ export class RedlockMasters {
     );
     await Promise.all(
       this.list.map((m) => {
-        const requestId = this.nextRequestId();
+        const requestId = newRequestId(this.clientId);
         const input = redlockReleaseInput({ ...request, requestId, reservationMs });
         const done = bounded(redlockReleaseScript.run(m.redis, input), timeoutMs).then(
           (value) => {
@@ -200,11 +200,6 @@ export class RedlockMasters {
 
   async close(): Promise<void> {
     await Promise.all(this.list.map((m) => m.hub.close()));
-  }
-
-  private nextRequestId(): string {
-    this.requestSeq += 1;
-    return `${this.clientId}:${this.requestSeq}`;
   }
 }
 

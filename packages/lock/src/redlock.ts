@@ -4,14 +4,16 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { LockNotHeldError, LockQuorumUnavailableError } from './errors.ts';
-import { redlockAcquireInput, redlockAcquireScript } from './family-scripts.ts';
-import { type LockEventObserver, LockFrontEnd, type ObtainRequest } from './front-end.ts';
-import { type HandleOwner, LockHandle } from './handle.ts';
+import { redlockAcquireInput, redlockAcquireScript, redlockRaiseScript } from './family-scripts.ts';
+import type { Acquisition, LockEventObserver, ObtainRequest } from './front-end.ts';
+import { LockHandle } from './handle.ts';
+import { type Extended, HoldCore } from './hold-core.ts';
+import { redlockKeys } from './keys.ts';
 import { newClientId } from './owner.ts';
 import { clientOf, type RedisConnection } from './redis-client.ts';
 import { type Poll, RedlockMasters } from './redlock-masters.ts';
-import { type AcquireReply, ownerTtl } from './replies.ts';
-import { type AcquireMode, renewInput, renewScript } from './scripts.ts';
+import type { AcquireReply } from './replies.ts';
+import { type AcquireMode, hashOwnerTtl, renewInput, renewScript } from './scripts.ts';
 import { type TurnReply, waitTurn } from './waiting.ts';
 import { Watchdog } from './watchdog.ts';
 
@@ -65,12 +67,12 @@ const SPLIT_JITTER_MS = 5;
  * const redlock = new RedLock([redisA, redisB, redisC]);
  * await redlock.withLock('payout:9', { waitMs: 2000 }, async (hold) => pay(hold.token));
  */
-export class RedLock extends LockFrontEnd implements HandleOwner {
+export class RedLock extends HoldCore {
   readonly watchdogLeaseMs: number;
   /** Masters that must agree: ⌊N/2⌋ + 1. */
   readonly quorum: number;
   private readonly masters: RedlockMasters;
-  private readonly watchdog: Watchdog;
+  protected readonly watchdog: Watchdog;
   private readonly options: RedLockOptions;
   private readonly heartbeatMs: number;
 
@@ -91,9 +93,8 @@ export class RedLock extends LockFrontEnd implements HandleOwner {
    * One acquisition: rounds until acquired or waitMs ran out (null: held elsewhere for all of it).
    * LockQuorumUnavailableError when the last round could not reach a majority.
    */
-  protected async obtain(request: ObtainRequest): Promise<LockHandle | null> {
+  protected async obtain(request: ObtainRequest): Promise<Acquisition | null> {
     const { name, owner, leaseMs, keepAlive } = request;
-    const started = performance.now();
     let last: { refusal: Refusal; reachable: number; reason?: string } = {
       refusal: 'held',
       reachable: this.masters.size,
@@ -120,8 +121,7 @@ export class RedLock extends LockFrontEnd implements HandleOwner {
     if (!handle && last.refusal === 'unavailable') {
       throw new LockQuorumUnavailableError(name, last.reachable, this.quorum, this.masters.size, last.reason);
     }
-    this.reportObtain(name, started, handle, false);
-    return handle;
+    return handle && { handle, handoff: false };
   }
 
   /** Stops the watchdog and the subscribers; held locks then lapse with their lease. */
@@ -133,20 +133,17 @@ export class RedLock extends LockFrontEnd implements HandleOwner {
   // --- HandleOwner ---
 
   /** Drops our hold on every master; throws LockNotHeldError when a majority no longer had it. */
-  async releaseHandle(handle: LockHandle): Promise<void> {
-    if (handle.watchdog) this.watchdog.remove(handle);
+  protected async releaseHold(handle: LockHandle): Promise<void> {
     const answers = await this.masters.release(
       { name: handle.name, owner: handle.owner, leaseMs: handle.leaseMs, mode: 'release' },
       () => true,
     );
     const notHeld = answers.filter((a) => a?.ok && a.value === null).length;
     if (notHeld > this.masters.size - this.quorum) throw new LockNotHeldError(handle.name);
-    this.reportRelease(handle);
   }
 
   /** Renews on every master; keeps the hold only with a majority (validity as for acquire). */
-  async extendHandle(handle: LockHandle, leaseMs: number): Promise<void> {
-    if (handle.released) throw new LockNotHeldError(handle.name);
+  protected async extendHold(handle: LockHandle, leaseMs: number): Promise<Extended> {
     const start = performance.now();
     const { answers, yes } = await this.masters.poll(
       (m) => renewScript.run(m.redis, renewInput(handle.name, handle.owner, leaseMs)),
@@ -155,15 +152,11 @@ export class RedLock extends LockFrontEnd implements HandleOwner {
       this.watchdogLeaseMs,
     );
     const drift = this.drift(leaseMs);
-    if (yes >= this.quorum && performance.now() - start < leaseMs - drift) {
-      handle.confirm(start - drift, leaseMs);
-      return;
-    }
+    if (yes >= this.quorum && performance.now() - start < leaseMs - drift)
+      return { from: start - drift, leaseMs };
+    // A majority of masters no longer hold it: the hold is lost.
     const lost = answers.filter((a) => a?.ok && !a.value).length;
-    if (lost > this.masters.size - this.quorum) {
-      handle.markLost('a majority of masters no longer hold the lock');
-      throw new LockNotHeldError(handle.name);
-    }
+    if (lost > this.masters.size - this.quorum) return 'not_held';
     const reachable = answers.filter((a) => a?.ok).length;
     throw new LockQuorumUnavailableError(handle.name, reachable, this.quorum, this.masters.size);
   }
@@ -171,12 +164,12 @@ export class RedLock extends LockFrontEnd implements HandleOwner {
   /** Time until fewer than a majority of masters hold the lock for this owner (0 if they already don't). */
   async remainingTtl(handle: LockHandle): Promise<number> {
     const { answers } = await this.masters.poll(
-      (m) => m.redis.pipeline().hexists(handle.name, handle.owner).pttl(handle.name).exec(),
+      (m) => hashOwnerTtl(m.redis, handle.name, handle.owner),
       () => false,
       false,
       this.watchdogLeaseMs,
     );
-    const ttls = answers.map((a) => (a?.ok ? ownerTtl(a.value) : 0)).sort((x, y) => y - x);
+    const ttls = answers.map((a) => (a?.ok ? a.value : 0)).sort((x, y) => y - x);
     return ttls[this.quorum - 1] ?? 0;
   }
 
@@ -205,23 +198,52 @@ export class RedLock extends LockFrontEnd implements HandleOwner {
       eligibleMs,
       heartbeatMs: this.heartbeatMs,
     });
-    const poll = await this.masters.poll(
+    const acquired = await this.masters.poll(
       (m) => redlockAcquireScript.run(m.redis, input),
       (r) => r.acquired,
       true,
       leaseMs,
     );
+    const granted = acquired.answers.flatMap((a) => (a?.ok && a.value.acquired ? [a.value] : []));
+    const token = Math.max(...granted.map((r) => r.token));
+    const yes =
+      acquired.yes >= this.quorum ? await this.raiseTokens(name, acquired, token, leaseMs) : acquired.yes;
+    const poll = { ...acquired, yes };
     const drift = this.drift(leaseMs);
     const validity = leaseMs - (performance.now() - start) - drift;
     if (poll.yes < this.quorum || validity <= 0) return this.refused(name, owner, leaseMs, poll, validity);
-    const granted = poll.answers.flatMap((a) => (a?.ok && a.value.acquired ? [a.value] : []));
-    const token = Math.max(...granted.map((r) => r.token));
     const holdCount = Math.min(...granted.map((r) => r.holdCount));
     // Known valid until start + lease − drift: every master set its lease after we sent at start.
     const from = start - drift;
     const handle = new LockHandle(this, name, owner, token, holdCount, leaseMs, watchdog, from, 'redlock');
     if (watchdog) this.watchdog.add(handle);
     return { handle };
+  }
+
+  /**
+   * Fencing across rounds: the masters that granted a round with a counter below its token are raised
+   * to it, so that any later majority counts past it (the token then only increases). Answers how
+   * many granting masters are at the token now (a round with fewer than a majority is refused).
+   */
+  private async raiseTokens(
+    name: string,
+    poll: Poll<AcquireReply>,
+    token: number,
+    leaseMs: number,
+  ): Promise<number> {
+    const behind = new Set(
+      poll.answers.flatMap((a, i) => (a?.ok && a.value.acquired && a.value.token < token ? [i] : [])),
+    );
+    if (behind.size === 0) return poll.yes;
+    const counter = redlockKeys(name).token;
+    const raised = await this.masters.poll(
+      (m) => (behind.has(m.index) ? redlockRaiseScript.run(m.redis, { counter, token }) : Promise.resolve(0)),
+      (now) => now >= token,
+      false,
+      leaseMs,
+    );
+    // raised.yes counts the raised masters only: the others were asked nothing and answered 0.
+    return poll.yes - behind.size + raised.yes;
   }
 
   /** A refused round: rolled back on the masters, and why it was refused. */

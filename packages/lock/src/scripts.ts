@@ -3,7 +3,8 @@
 import type { ChainableCommander } from 'ioredis';
 import { lockKeys, wakeChannelPrefix } from './keys.ts';
 import { type InputOf, typedScript } from './lua.ts';
-import { parseAcquireReply, parseReleaseReply, parseRenewReply } from './replies.ts';
+import type { RedisClient } from './redis-client.ts';
+import { ownerTtl, parseAcquireReply, parseReleaseReply, parseRenewReply } from './replies.ts';
 
 /** A pipeline the lock scripts can be queued on (created from a client they are defined on). */
 export type LockPipeline = ChainableCommander;
@@ -113,6 +114,16 @@ export function releaseInput(r: ReleaseRequest): InputOf<typeof releaseScript> {
 /** Input of renew.lua: extend `owner`'s hold on `name` to leaseMs. */
 export function renewInput(name: string, owner: string, leaseMs: number): InputOf<typeof renewScript> {
   return { lock: name, ours: lockKeys(name).ours, leaseMs, owner };
+}
+
+/** Queues the reentrant (and fair) lock's renewal of a hold on a watchdog pipeline. */
+export function queueRenew(pipeline: LockPipeline, name: string, owner: string, leaseMs: number): void {
+  renewScript.run(pipeline, renewInput(name, owner, leaseMs));
+}
+
+/** The owner's remaining lease on a reentrant (or fair) lock hash: HEXISTS + PTTL; 0 when not held. */
+export async function hashOwnerTtl(redis: RedisClient, name: string, owner: string): Promise<number> {
+  return ownerTtl(await redis.pipeline().hexists(name, owner).pttl(name).exec());
 }
 
 /** Long enough to cover ioredis re-sending an unanswered command after a reconnect. */

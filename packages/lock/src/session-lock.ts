@@ -2,10 +2,10 @@
 // per owner, handles kept valid by renewing the session, explicit leases, release of the last hold.
 import { performance } from 'node:perf_hooks';
 import { LockNotHeldError } from './errors.ts';
-import { type LockEventObserver, LockFrontEnd, type ObtainRequest } from './front-end.ts';
-import { type HandleOwner, LockHandle } from './handle.ts';
+import type { Acquisition, LockEventObserver, ObtainRequest } from './front-end.ts';
+import { LockHandle } from './handle.ts';
+import { type Extended, HoldCore } from './hold-core.ts';
 import { HoldTable, type ServerHold } from './hold-table.ts';
-import type { LockPipeline } from './scripts.ts';
 import { type BatchRenewer, Watchdog } from './watchdog.ts';
 
 /** A key or node the backend created for an owner and now holds the lock with. */
@@ -29,9 +29,9 @@ export interface Queued<K> {
  * An explicit `leaseMs` is kept by this client: the hold is released when it runs out (and by the
  * server with the session if the client dies first).
  */
-export abstract class SessionLock<K> extends LockFrontEnd implements HandleOwner {
+export abstract class SessionLock<K> extends HoldCore {
   protected readonly holds = new HoldTable<K>();
-  private readonly watchdog: Watchdog;
+  protected readonly watchdog: Watchdog;
   private readonly expiryTimers = new WeakMap<LockHandle, NodeJS.Timeout>();
   /** Set by close(): no new acquisition starts. */
   protected closed = false;
@@ -60,24 +60,17 @@ export abstract class SessionLock<K> extends LockFrontEnd implements HandleOwner
   /** Closes the session (the server drops the client's keys with it) and the connection. */
   protected abstract disconnect(): Promise<void>;
 
-  protected async obtain(request: ObtainRequest): Promise<LockHandle | null> {
+  protected async obtain(request: ObtainRequest): Promise<Acquisition | null> {
     const { name, owner } = request;
-    const started = performance.now();
     const held = this.live(this.holds.get(name, owner));
     if (held) {
       request.signal?.throwIfAborted();
-      this.emit({ type: 'acquired', name, waitMs: performance.now() - started, handoff: false });
-      return this.newHandle(held, request, performance.now());
+      return { handle: this.newHandle(held, request, performance.now()), handoff: false };
     }
     const got = await this.enqueue(request);
-    const waitMs = performance.now() - started;
-    if (!got) {
-      this.emit({ type: 'timeout', name, waitMs });
-      return null;
-    }
-    this.emit({ type: 'acquired', name, waitMs, handoff: got.queued });
+    if (!got) return null;
     const hold = this.holds.add(name, owner, got.key, got.token);
-    return this.newHandle(hold, request, got.aliveFrom);
+    return { handle: this.newHandle(hold, request, got.aliveFrom), handoff: got.queued };
   }
 
   /** Every hold of this client is lost (its session ended): abort their signals, forget them. */
@@ -98,8 +91,7 @@ export abstract class SessionLock<K> extends LockFrontEnd implements HandleOwner
 
   // --- HandleOwner ---
 
-  async releaseHandle(handle: LockHandle): Promise<void> {
-    this.forget(handle);
+  protected async releaseHold(handle: LockHandle): Promise<void> {
     const hold = this.holds.of(handle);
     if (hold && handle.lost) this.lose(handle, hold, 'lost before release');
     if (!hold || handle.lost) throw new LockNotHeldError(handle.name);
@@ -108,23 +100,30 @@ export abstract class SessionLock<K> extends LockFrontEnd implements HandleOwner
       this.holds.delete(handle.name, handle.owner, hold);
       if (!(await this.remove(hold.key, hold.token))) throw new LockNotHeldError(handle.name);
     }
-    this.reportRelease(handle);
   }
 
-  async extendHandle(handle: LockHandle, leaseMs: number): Promise<void> {
+  /** Confirms the session and the hold's key; a kept-alive hold lasts the session TTL, else leaseMs. */
+  protected async extendHold(handle: LockHandle, leaseMs: number): Promise<Extended> {
     const hold = this.holds.of(handle);
-    if (handle.released || !hold || handle.lost) throw new LockNotHeldError(handle.name);
+    if (!hold) return 'not_held';
     const { sentAt, held } = await this.confirm([hold.key]);
-    if (!held[0]) {
-      this.lose(handle, hold, 'lock no longer held at extend');
-      throw new LockNotHeldError(handle.name);
-    }
-    if (handle.watchdog) {
-      handle.confirm(sentAt, this.sessionTtlMs);
-      return;
-    }
-    handle.confirm(sentAt, leaseMs);
+    if (!held[0]) return 'not_held';
+    if (handle.watchdog) return { from: sentAt, leaseMs: this.sessionTtlMs };
     this.armExpiry(handle, hold, leaseMs);
+    return { from: sentAt, leaseMs };
+  }
+
+  /** Stops the watchdog's renewal and the explicit lease's timer of a hold. */
+  protected override stopRenewing(handle: LockHandle): void {
+    super.stopRenewing(handle);
+    clearTimeout(this.expiryTimers.get(handle));
+  }
+
+  /** A hold found gone: also dropped from the hold table (the last handle's key deleted). */
+  protected override loseHold(handle: LockHandle, reason: string): void {
+    const hold = this.holds.of(handle);
+    if (hold) this.lose(handle, hold, reason);
+    else super.loseHold(handle, reason);
   }
 
   async remainingTtl(handle: LockHandle): Promise<number> {
@@ -132,10 +131,6 @@ export abstract class SessionLock<K> extends LockFrontEnd implements HandleOwner
     if (!hold || handle.released) return 0;
     const { held } = await this.confirm([hold.key]);
     return held[0] ? handle.validForMs : 0;
-  }
-
-  queueRenewal(_pipeline: LockPipeline, _handle: LockHandle, _leaseMs: number): void {
-    throw new TypeError('a session lock is not renewed on a Redis pipeline');
   }
 
   // --- internals ---
@@ -163,7 +158,6 @@ export abstract class SessionLock<K> extends LockFrontEnd implements HandleOwner
       this.holdKind,
     );
     hold.handles.add(handle);
-    this.trackHold(handle);
     if (keepAlive) this.watchdog.add(handle);
     else this.armExpiry(handle, hold, leaseMs);
     return handle;
@@ -177,13 +171,8 @@ export abstract class SessionLock<K> extends LockFrontEnd implements HandleOwner
     this.expiryTimers.set(handle, timer);
   }
 
-  private forget(handle: LockHandle): void {
-    if (handle.watchdog) this.watchdog.remove(handle);
-    clearTimeout(this.expiryTimers.get(handle));
-  }
-
   private lose(handle: LockHandle, hold: ServerHold<K>, reason: string): void {
-    this.forget(handle);
+    this.stopRenewing(handle);
     handle.markLost(reason);
     if (!hold.handles.delete(handle) || hold.handles.size > 0) return;
     this.holds.delete(handle.name, handle.owner, hold);

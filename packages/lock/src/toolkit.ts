@@ -1,22 +1,17 @@
 // Second entry point (@flashsale/lock/toolkit): the building blocks the locks are made of, for apps
 // that write Lua scripts of their own beside the locks: the typed Lua loader, the connection helpers
 // that work on a single Redis and on a cluster alike, the coded-error base, and the locks' key layout.
-export { CodedError, isConnectionError, type LockErrorCode } from './coded-error.ts';
-export { fairKeys, lockKeys, prefixName, redlockKeys, rwKeys } from './keys.ts';
 export {
-  defineScripts,
-  type InputOf,
-  type LuaScript,
-  LuaScriptError,
-  loadLua,
-  luaHeader,
-  luaScript,
-  replyInt,
-  type ScriptInput,
-  type TypedScript,
-  type TypedScriptSpec,
-  typedScript,
-} from './lua.ts';
+  CodedError,
+  connectionErrorTest,
+  isConnectionError,
+  type LockErrorCode,
+  NETWORK_ERROR_CODES,
+  REDIS_UNREACHABLE_MESSAGES,
+} from './coded-error.ts';
+export { fairKeys, lockKeys, prefixName, redlockKeys, rwKeys } from './keys.ts';
+// The typed Lua loader: every export of lua.ts.
+export * from './lua.ts';
 export {
   type BatchCommand,
   type BatchPipeline,

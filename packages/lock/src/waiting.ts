@@ -45,6 +45,19 @@ export interface Turn<T> {
   withdraw?(): Promise<void>;
 }
 
+/**
+ * Starts listening; null when that could not finish before the wait's deadline (a short wait on a slow
+ * connection has run out: a timeout, not an unreachable server).
+ */
+async function openUntil<T>(turn: Turn<T>, deadline: number): Promise<WaitSource | null> {
+  try {
+    return await turn.open(deadline);
+  } catch (err) {
+    if (performance.now() >= deadline) return null;
+    throw err;
+  }
+}
+
 /** Resolves to the attempt's or hand-off's value, or null when the wait ran out. */
 export async function waitTurn<T>(turn: Turn<T>): Promise<T | null> {
   const { signal } = turn;
@@ -58,7 +71,8 @@ export async function waitTurn<T>(turn: Turn<T>): Promise<T | null> {
     return reply.acquired ? reply.value : null;
   }
 
-  const source = await turn.open(deadline);
+  const source = await openUntil(turn, deadline);
+  if (!source) return null;
   let acquired = false;
   try {
     let mode: AcquireMode = 'wait';

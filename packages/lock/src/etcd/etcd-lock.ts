@@ -72,6 +72,7 @@ export interface EtcdLockOptions {
  * await locks.close();
  */
 export class EtcdLock extends SessionLock<EtcdKey> {
+  protected override readonly serviceName = 'etcd';
   private readonly prefix: string;
   private readonly heartbeatMs: number;
   private readonly ttlSeconds: number;
@@ -282,15 +283,9 @@ export class EtcdLock extends SessionLock<EtcdKey> {
     }
   }
 
-  /** Runs an etcd operation, turning connection failures into LockUnavailableError. */
-  private async call<T>(name: string, op: () => Promise<T>): Promise<T> {
-    try {
-      return await op();
-    } catch (err) {
-      if (err instanceof this.etcd3.EtcdError || isGrpcError(err))
-        throw new LockUnavailableError(name, err, 'etcd');
-      throw err;
-    }
+  /** An etcd error or a gRPC failure: etcd could not answer. */
+  protected override isUnavailable(err: unknown): boolean {
+    return err instanceof this.etcd3.EtcdError || isGrpcError(err);
   }
 }
 

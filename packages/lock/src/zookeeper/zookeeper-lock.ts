@@ -61,6 +61,7 @@ const SEQUENCE_DIGITS = 10;
  * await locks.close();
  */
 export class ZooKeeperLock extends SessionLock<ZkNode> {
+  protected override readonly serviceName = 'ZooKeeper';
   private readonly root: string;
   private readonly heartbeatMs: number;
   private readonly session: ZkSession;

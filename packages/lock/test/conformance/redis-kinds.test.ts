@@ -17,7 +17,7 @@ async function dropLockKey(ports: number[], name: string): Promise<void> {
 for (const kind of REDIS_KINDS) {
   conformanceSuite({
     kind,
-    leaseMs: 1500,
+    leaseMs: 4000,
     start: async () => {
       const masters = await Promise.all(
         Array.from({ length: kind === 'redlock' ? 3 : 1 }, () => RedisServer.start()),

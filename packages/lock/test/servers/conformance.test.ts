@@ -7,7 +7,7 @@ import { etcdDeleteAll, zkDeleteAll } from '../support/backend-admin.ts';
 
 conformanceSuite({
   kind: 'etcd',
-  leaseMs: 2000,
+  leaseMs: 3000,
   start: async () => {
     const server = await EtcdServer.start();
     return { ports: [server.port], stop: () => server.stop() };

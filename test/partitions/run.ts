@@ -1,0 +1,88 @@
+// `npm run test:partitions`: partitions, pauses and clock steps, tested the way Jepsen tests lock
+// services (issue #26). Each scenario builds its own network namespaces (test/partitions/netns.ts),
+// runs Redis, the lock services, the API processes and the writer in them under a load of orders,
+// injects its fault, and ends with the four invariants (checks.ts). Prints a table, writes
+// .bench/partitions.json, exits 1 if an invariant broke or a scenario could not run. Skips (exit 0,
+// with the reason) only where network namespaces are unavailable (not root, no `ip netns`).
+//
+//   tsx test/partitions/run.ts          every scenario, one at a time
+//   tsx test/partitions/run.ts b c      only b and c (also PARTITIONS=b,c)
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { emptyResult, reapScenario, type ScenarioResult, scenarioScope } from '../faults/lib.ts';
+import { withTimeout } from '../support/async.ts';
+import { pauseHolder } from './b-pause.ts';
+import { sweepLeftovers, unsupported } from './netns.ts';
+
+interface Scenario {
+  id: string;
+  name: string;
+  run: () => Promise<ScenarioResult>;
+  /** Hard bound: the suite ends in bounded time even if a scenario hangs. */
+  timeoutMs: number;
+}
+
+const SCENARIOS: Scenario[] = [
+  { id: 'b', name: 'API paused holding a shard lock', run: pauseHolder, timeoutMs: 90_000 },
+];
+
+const list = (v: string | undefined) =>
+  (v ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+async function runOne(s: Scenario): Promise<ScenarioResult> {
+  const started = performance.now();
+  const result = await withTimeout(scenarioScope.run(s.id, s.run), s.timeoutMs, `scenario ${s.id}`).catch(
+    (err: unknown) => {
+      const r = emptyResult(s.id, s.name);
+      r.ok = false;
+      r.failures.push(`scenario error: ${(err as Error).stack ?? String(err)}`);
+      return r;
+    },
+  );
+  await reapScenario(s.id);
+  result.ms = Math.round(performance.now() - started);
+  return result;
+}
+
+function report(results: ScenarioResult[]): string {
+  const out: string[] = [];
+  for (const r of results) {
+    out.push(
+      `${r.id}. ${r.name}: ${r.ok ? 'ok' : 'FAIL'} in ${(r.ms / 1000).toFixed(1)} s — sent ${r.sent}, 202 ${r.accepted}, rows ${r.rows}, lost ${r.lost}, doubled ${r.doubled}, rows behind refusals ${r.orphans}, ambiguous ${r.noAnswer}, oversold ${r.oversold}`,
+    );
+    out.push(`   fault: ${r.faults || '(none injected)'}`);
+    out.push(`   answers: ${JSON.stringify(r.details.answers ?? {})}`);
+    for (const f of r.failures) out.push(`   FAIL  ${f}`);
+    for (const n of r.notes) out.push(`   note  ${n}`);
+  }
+  return out.join('\n');
+}
+
+const why = unsupported();
+if (why) {
+  process.stdout.write(`partitions: SKIPPED: ${why}\n`);
+  process.exit(0);
+}
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
+sweepLeftovers();
+const wanted = [...process.argv.slice(2), ...list(process.env.PARTITIONS)];
+const started = performance.now();
+const results: ScenarioResult[] = [];
+for (const s of SCENARIOS.filter((x) => wanted.length === 0 || wanted.includes(x.id))) {
+  process.stderr.write(`[partitions] scenario ${s.id}: ${s.name}\n`);
+  const r = await runOne(s);
+  process.stderr.write(
+    `[partitions] scenario ${s.id}: ${r.ok ? 'ok' : 'FAIL'} in ${(r.ms / 1000).toFixed(1)} s\n`,
+  );
+  results.push(r);
+}
+const totalMs = Math.round(performance.now() - started);
+process.stdout.write(`\n${report(results)}\n\ntotal ${(totalMs / 1000).toFixed(1)} s\n`);
+mkdirSync('.bench', { recursive: true });
+writeFileSync(
+  '.bench/partitions.json',
+  `${JSON.stringify({ at: new Date().toISOString(), totalMs, ok: results.every((r) => r.ok), results }, null, 2)}\n`,
+);
+process.exit(results.length > 0 && results.every((r) => r.ok) ? 0 : 1);

@@ -64,7 +64,11 @@ export class CommitLog {
     const sorted = [...this.commits].sort((a, b) =>
       a.node === b.node ? a.seq - b.seq : a.time - b.time || a.seq - b.seq,
     );
-    return sorted.filter((c) => (seen.has(c.orderId) ? false : (seen.add(c.orderId), true)));
+    return sorted.filter((c) => {
+      if (seen.has(c.orderId)) return false;
+      seen.add(c.orderId);
+      return true;
+    });
   }
 
   async stop(): Promise<void> {

@@ -11,6 +11,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { emptyResult, reapScenario, type ScenarioResult, scenarioScope } from '../faults/lib.ts';
 import { withTimeout } from '../support/async.ts';
 import { pauseHolder } from './b-pause.ts';
+import { clockStep } from './c-clock.ts';
 import { sweepLeftovers, unsupported } from './netns.ts';
 
 interface Scenario {
@@ -23,6 +24,7 @@ interface Scenario {
 
 const SCENARIOS: Scenario[] = [
   { id: 'b', name: 'API paused holding a shard lock', run: pauseHolder, timeoutMs: 90_000 },
+  { id: 'c', name: "Redis' clock stepped past a lease", run: clockStep, timeoutMs: 90_000 },
 ];
 
 const list = (v: string | undefined) =>

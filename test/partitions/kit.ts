@@ -1,7 +1,8 @@
 // What the partition scenarios share: a scenario body on its own world (always closed), a Redis in a
 // namespace with its commit log, a sale under a load of one-unit orders from distinct buyers, the
 // service's view of its shard locks, and the checks at the end.
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { shardKeys } from '../../src/inventory/keys.ts';
 import { loadSale } from '../../src/inventory/sale.ts';
@@ -112,6 +113,12 @@ export async function finish(
   o: { targets: Targets; redis: Redis; commits: CommitLog; load: Load; productId: string; total: number },
 ): Promise<void> {
   const logs = await o.load.done;
+  // PARTITIONS_LOGS=<dir>: every process's output, to read what a failure looked like from inside.
+  const dir = process.env.PARTITIONS_LOGS;
+  if (dir) {
+    mkdirSync(dir, { recursive: true });
+    world.procs.outputs().forEach((out, k) => writeFileSync(join(dir, `${result.id}-${k}.log`), out));
+  }
   await checkInvariants(result, {
     targets: o.targets,
     redis: o.redis,

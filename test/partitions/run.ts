@@ -12,6 +12,7 @@ import { emptyResult, reapScenario, type ScenarioResult, scenarioScope } from '.
 import { withTimeout } from '../support/async.ts';
 import { pauseHolder } from './b-pause.ts';
 import { clockStep } from './c-clock.ts';
+import { lockServiceCut } from './d-lock-service.ts';
 import { sweepLeftovers, unsupported } from './netns.ts';
 
 interface Scenario {
@@ -25,6 +26,18 @@ interface Scenario {
 const SCENARIOS: Scenario[] = [
   { id: 'b', name: 'API paused holding a shard lock', run: pauseHolder, timeoutMs: 90_000 },
   { id: 'c', name: "Redis' clock stepped past a lease", run: clockStep, timeoutMs: 90_000 },
+  {
+    id: 'd1',
+    name: 'etcd cut from a lock holder',
+    run: () => lockServiceCut('d1', 'etcd'),
+    timeoutMs: 120_000,
+  },
+  {
+    id: 'd2',
+    name: 'ZooKeeper cut from a lock holder',
+    run: () => lockServiceCut('d2', 'zookeeper'),
+    timeoutMs: 120_000,
+  },
 ];
 
 const list = (v: string | undefined) =>

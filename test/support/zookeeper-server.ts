@@ -45,7 +45,7 @@ export class ZooKeeperServer extends ChildServer {
         `clientPort=${server.port}`,
         `clientPortAddress=${place.ip}`,
         'admin.enableServer=false',
-        '4lw.commands.whitelist=ruok,srvr,cons',
+        '4lw.commands.whitelist=ruok,srvr,cons,dump',
         'minSessionTimeout=1000',
         'maxSessionTimeout=30000',
         'maxClientCnxns=0',

@@ -117,7 +117,8 @@ export async function finish(
   const dir = process.env.PARTITIONS_LOGS;
   if (dir) {
     mkdirSync(dir, { recursive: true });
-    world.procs.outputs().forEach((out, k) => writeFileSync(join(dir, `${result.id}-${k}.log`), out));
+    for (const [k, out] of world.procs.outputs().entries())
+      writeFileSync(join(dir, `${result.id}-${k}.log`), out);
   }
   await checkInvariants(result, {
     targets: o.targets,

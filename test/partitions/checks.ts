@@ -2,9 +2,9 @@
 // fencing of 5), from the clients' answers, the Postgres rows, the service's own books and the
 // commit log: no unit oversold, no 202 lost, no refused request became a row, and each shard's
 // fencing tokens never went backwards in commit order.
-import type { Cluster, Redis } from 'ioredis';
 import type pg from 'pg';
 import { registeredQueues } from '../../src/orders/queue.ts';
+import type { RedisClient } from '../../src/redis/connection.ts';
 import {
   check,
   type OrderLog,
@@ -29,7 +29,7 @@ interface StoredRow {
 /** Waits until every reservation has its row and no order job is waiting; returns the admin status. */
 async function drained(
   targets: Targets,
-  redis: Redis | Cluster,
+  redis: RedisClient,
   productId: string,
   timeoutMs: number,
 ): Promise<Record<string, unknown>> {
@@ -102,7 +102,7 @@ export function tokensBackwards(commits: Commit[], rowIds: Set<string>) {
 
 export interface InvariantInput {
   targets: Targets;
-  redis: Redis | Cluster;
+  redis: RedisClient;
   pool: pg.Pool;
   commits: CommitLog;
   logs: OrderLog[];

@@ -3,10 +3,10 @@
 // service's view of its shard locks, and the checks at the end.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Redis } from 'ioredis';
 import { shardKeys } from '../../src/inventory/keys.ts';
 import { loadSale } from '../../src/inventory/sale.ts';
 import { lockKeys } from '../../src/lock/keys.ts';
+import type { RedisClient } from '../../src/redis/connection.ts';
 import {
   emptyResult,
   Load,
@@ -58,7 +58,7 @@ export async function redisAt(world: World, host: Host, env?: Record<string, str
 /** A sale created through the API, its first shard's lock keys, and the load to start on it. */
 export async function saleWithLoad(
   targets: Targets,
-  redis: Redis,
+  redis: RedisClient,
   spec: { prefix: string; stock: number; shards: number; orders: number; ratePerSec: number },
 ) {
   const productId = randomId(spec.prefix);
@@ -110,7 +110,7 @@ export async function fencedTotal(apis: Spawned[]): Promise<number> {
 export async function finish(
   result: ScenarioResult,
   world: World,
-  o: { targets: Targets; redis: Redis; commits: CommitLog; load: Load; productId: string; total: number },
+  o: { targets: Targets; redis: RedisClient; commits: CommitLog; load: Load; productId: string; total: number },
 ): Promise<void> {
   const logs = await o.load.done;
   // PARTITIONS_LOGS=<dir>: every process's output, to read what a failure looked like from inside.

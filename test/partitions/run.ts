@@ -10,6 +10,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { emptyResult, reapScenario, type ScenarioResult, scenarioScope } from '../faults/lib.ts';
 import { withTimeout } from '../support/async.ts';
+import { clusterMasterCut } from './a-cluster.ts';
 import { pauseHolder } from './b-pause.ts';
 import { clockStep } from './c-clock.ts';
 import { lockServiceCut } from './d-lock-service.ts';
@@ -24,6 +25,7 @@ interface Scenario {
 }
 
 const SCENARIOS: Scenario[] = [
+  { id: 'a', name: 'Redis Cluster master cut off', run: clusterMasterCut, timeoutMs: 150_000 },
   { id: 'b', name: 'API paused holding a shard lock', run: pauseHolder, timeoutMs: 90_000 },
   { id: 'c', name: "Redis' clock stepped past a lease", run: clockStep, timeoutMs: 90_000 },
   {

@@ -281,15 +281,30 @@ export class EtcdLock extends SessionLock<EtcdKey> {
     }
   }
 
-  /** Runs an etcd operation, turning connection failures into LockUnavailableError. */
+  /**
+   * Runs an etcd operation, turning connection failures into LockUnavailableError. A lease the server
+   * no longer has (expired while this client was cut off, before its keep-alive noticed) is dropped
+   * with its holds, so the next call grants a new one; etcd3 raises that as a plain Error subclass.
+   */
   private async call<T>(name: string, op: () => Promise<T>): Promise<T> {
     try {
       return await op();
     } catch (err) {
-      if (err instanceof this.etcd3.EtcdError || isGrpcError(err))
+      const leaseGone = err instanceof this.etcd3.EtcdLeaseInvalidError;
+      if (leaseGone) this.dropLease();
+      if (leaseGone || err instanceof this.etcd3.EtcdError || isGrpcError(err))
         throw new LockUnavailableError(name, err, 'etcd');
       throw err;
     }
+  }
+
+  /** Forgets the current lease (the server has expired it): every hold on it is lost. */
+  private dropLease(): void {
+    const lost = this.lease;
+    if (!lost) return;
+    this.lease = undefined;
+    void lost.revoke().catch(() => {});
+    this.loseAll('etcd lease expired');
   }
 }
 

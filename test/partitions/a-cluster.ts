@@ -5,10 +5,11 @@
 // still reaches it (the minority side has a client, as in Jepsen's Redis Cluster runs). The cut lasts
 // until the majority has promoted its replica and the cut master has stopped taking writes itself;
 // then it heals, and the old master must come back as the new master's replica.
+
+import { type ScenarioResult, saleStatus } from '../faults/lib.ts';
 import { until } from '../support/async.ts';
 import { RedisCluster } from '../support/redis-cluster.ts';
 import type { RedisServer } from '../support/redis-server.ts';
-import { type ScenarioResult, saleStatus } from '../faults/lib.ts';
 import { CommitLog, finish, log, saleWithLoad, scenario, Targets } from './kit.ts';
 import type { Host } from './netns.ts';
 import { place } from './world.ts';

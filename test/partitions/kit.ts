@@ -110,7 +110,14 @@ export async function fencedTotal(apis: Spawned[]): Promise<number> {
 export async function finish(
   result: ScenarioResult,
   world: World,
-  o: { targets: Targets; redis: RedisClient; commits: CommitLog; load: Load; productId: string; total: number },
+  o: {
+    targets: Targets;
+    redis: RedisClient;
+    commits: CommitLog;
+    load: Load;
+    productId: string;
+    total: number;
+  },
 ): Promise<void> {
   const logs = await o.load.done;
   // PARTITIONS_LOGS=<dir>: every process's output, to read what a failure looked like from inside.

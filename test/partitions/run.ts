@@ -7,6 +7,7 @@
 //
 //   tsx test/partitions/run.ts          every scenario, one at a time
 //   tsx test/partitions/run.ts b c      only b and c (also PARTITIONS=b,c)
+//   PARTITIONS_SKIP=a tsx test/partitions/run.ts   all but a
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { emptyResult, reapScenario, type ScenarioResult, scenarioScope } from '../faults/lib.ts';
 import { withTimeout } from '../support/async.ts';
@@ -71,6 +72,10 @@ function report(results: ScenarioResult[]): string {
     );
     out.push(`   fault: ${r.faults || '(none injected)'}`);
     out.push(`   answers: ${JSON.stringify(r.details.answers ?? {})}`);
+    out.push(`   books: ${JSON.stringify(r.details.books ?? {})}`);
+    const behind = (r.details.rowsBehindRefusals as { byAnswer?: object } | undefined)?.byAnswer;
+    if (behind && Object.keys(behind).length > 0)
+      out.push(`   rows behind refusals: ${JSON.stringify(behind)}`);
     for (const f of r.failures) out.push(`   FAIL  ${f}`);
     for (const n of r.notes) out.push(`   note  ${n}`);
   }
@@ -85,9 +90,13 @@ if (why) {
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
 sweepLeftovers();
 const wanted = [...process.argv.slice(2), ...list(process.env.PARTITIONS)];
+const skipped = list(process.env.PARTITIONS_SKIP);
 const started = performance.now();
 const results: ScenarioResult[] = [];
-for (const s of SCENARIOS.filter((x) => wanted.length === 0 || wanted.includes(x.id))) {
+const chosen = SCENARIOS.filter(
+  (x) => (wanted.length === 0 || wanted.includes(x.id)) && !skipped.includes(x.id),
+);
+for (const s of chosen) {
   process.stderr.write(`[partitions] scenario ${s.id}: ${s.name}\n`);
   const r = await runOne(s);
   process.stderr.write(

@@ -127,15 +127,12 @@ export class RedisCluster {
 
   /** A cluster client closed with the cluster. */
   client(): Cluster {
-    const c = new Cluster(
-      this.nodeList,
-      {
-        redisOptions: { maxRetriesPerRequest: 1 },
-        shardedSubscribers: true,
-        retryDelayOnFailover: 100,
-        retryDelayOnClusterDown: 100,
-      },
-    );
+    const c = new Cluster(this.nodeList, {
+      redisOptions: { maxRetriesPerRequest: 1 },
+      shardedSubscribers: true,
+      retryDelayOnFailover: 100,
+      retryDelayOnClusterDown: 100,
+    });
     c.on('error', () => {});
     this.clients.push(c);
     return c;

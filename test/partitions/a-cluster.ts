@@ -49,11 +49,13 @@ export function clusterMasterCut(): Promise<ScenarioResult> {
     world.env.REDIS_CLUSTER_NODES = cluster.seeds;
     const commits = world.own(await CommitLog.watch(cluster.nodeList));
     const writer = net.host('writer');
-    await world.spawn('worker', writer);
     const hostA = net.host('api-a');
     const hostB = net.host('api-b');
-    const apiA = await world.spawn('api', hostA);
-    const apiB = await world.spawn('api', hostB);
+    const [, apiA, apiB] = await Promise.all([
+      world.spawn('worker', writer),
+      world.spawn('api', hostA),
+      world.spawn('api', hostB),
+    ]);
     const targets = new Targets([apiA.url, apiB.url]);
     const s = await saleWithLoad(targets, redis, {
       prefix: 'pa',

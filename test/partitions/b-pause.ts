@@ -50,9 +50,11 @@ export function pauseHolder(): Promise<ScenarioResult> {
       const redis = server.client();
       world.env.REDIS_URL = server.url;
       const commits = world.own(await CommitLog.watch([{ host: server.place.ip, port: server.port }]));
-      await world.spawn('worker', net.host('writer'));
-      const apiA = await world.spawn('api', net.host('api-a'));
-      const apiB = await world.spawn('api', net.host('api-b'));
+      const [, apiA, apiB] = await Promise.all([
+        world.spawn('worker', net.host('writer')),
+        world.spawn('api', net.host('api-a')),
+        world.spawn('api', net.host('api-b')),
+      ]);
       const targets = new Targets([apiA.url, apiB.url]);
       const testLocks = new LockClient(redis, { clientId: 'partition-test' });
       world.own({ stop: () => testLocks.close() });

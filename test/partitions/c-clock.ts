@@ -62,8 +62,11 @@ export function clockStep(): Promise<ScenarioResult> {
     const redis = server.client();
     world.env.REDIS_URL = server.url;
     const commits = world.own(await CommitLog.watch([{ host: server.place.ip, port: server.port }]));
-    await world.spawn('worker', net.host('writer'));
-    const apis = [await world.spawn('api', net.host('api-a')), await world.spawn('api', net.host('api-b'))];
+    const [, ...apis] = await Promise.all([
+      world.spawn('worker', net.host('writer')),
+      world.spawn('api', net.host('api-a')),
+      world.spawn('api', net.host('api-b')),
+    ]);
     const targets = new Targets(apis.map((a) => a.url));
     const testLocks = new LockClient(redis, { clientId: 'partition-test' });
     world.own({ stop: () => testLocks.close() });

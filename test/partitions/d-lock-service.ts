@@ -15,7 +15,7 @@ import type { Host } from './netns.ts';
 import { place, type World } from './world.ts';
 
 const STOCK = 1200;
-const ORDERS = 3600;
+const ORDERS = 3000;
 /** Cuts tried before one catches A at the head of the lock's queue. */
 const TRIES = 200;
 
@@ -53,12 +53,15 @@ export function lockServiceCut(id: string, backend: Backend): Promise<ScenarioRe
     const service = await lockService(world, backend, lockHost);
     Object.assign(world.env, { REDIS_URL: server.url }, service.env);
     const commits = world.own(await CommitLog.watch([{ host: server.place.ip, port: server.port }]));
-    await world.spawn('worker', net.host('writer'));
+    // A starts last and alone: its session is the one that appears then.
+    const [, apiB] = await Promise.all([
+      world.spawn('worker', net.host('writer')),
+      world.spawn('api', net.host('api-b')),
+    ]);
     const before = await service.view.sessions();
     const hostA = net.host('api-a');
     const apiA = await world.spawn('api', hostA);
     const sessionA = await sessionOf(service.view, before, hostA);
-    const apiB = await world.spawn('api', net.host('api-b'));
     const targets = new Targets([apiA.url, apiB.url]);
     const s = await saleWithLoad(targets, redis, {
       prefix: `pd${backend[0]}`,

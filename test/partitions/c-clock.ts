@@ -4,7 +4,7 @@
 // lock (lease 2 s) until orders queue behind it, then steps Redis' clock 3 s forward: every lease in
 // Redis lapses at once (the test's, and the API processes' handed-off holds). The queued orders go
 // on; the test, still believing it holds the lock, tries a fenced decrement with its hold: refused.
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ShardStatus } from '../../src/inventory/replies.ts';
 import { RESERVE } from '../../src/inventory/scripts.ts';
@@ -33,6 +33,10 @@ class FakeClock {
   readonly file: string;
 
   constructor() {
+    for (const lib of PRELOAD.split(' ')) {
+      if (!existsSync(lib))
+        throw new Error(`${lib} is missing: apt-get install libfaketime (and glibc's libc6)`);
+    }
     this.file = join(resourceDir('faketime'), 'offset');
     writeFileSync(this.file, '+0\n');
   }

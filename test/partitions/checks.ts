@@ -65,7 +65,7 @@ const label = (o: Outcome) =>
   o.kind === 'noAnswer' ? 'no answer' : `${o.status}${o.body.error ? ` ${o.body.error}` : ''}`;
 
 /** Rows whose buyer was refused: each logical order is one user (`u<i>`), sent once, never retried. */
-function rowsBehindRefusals(rows: StoredRow[], logs: OrderLog[]) {
+export function rowsBehindRefusals(rows: Pick<StoredRow, 'id' | 'user_id'>[], logs: OrderLog[]) {
   const byUser = new Map(logs.map((l) => [l.userId, l]));
   return rows.flatMap((r) => {
     const attempts = byUser.get(r.user_id)?.attempts ?? [];

@@ -4,58 +4,19 @@
 // lock (lease 2 s) until orders queue behind it, then steps Redis' clock 3 s forward: every lease in
 // Redis lapses at once (the test's, and the API processes' handed-off holds). The queued orders go
 // on; the test, still believing it holds the lock, tries a fenced decrement with its hold: refused.
-import { existsSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { ShardStatus } from '../../src/inventory/replies.ts';
 import { RESERVE } from '../../src/inventory/scripts.ts';
 import { LockClient } from '../../src/lock/index.ts';
 import { check, type ScenarioResult } from '../faults/lib.ts';
 import { redisNow, until } from '../support/async.ts';
-import { resourceDir } from '../support/cleanup.ts';
+import { FakeClock } from '../support/fake-clock.ts';
 import { CommitLog, fencedTotal, finish, log, redisAt, saleWithLoad, scenario, Targets } from './kit.ts';
 
-const LIB = '/usr/lib/x86_64-linux-gnu';
-/**
- * Debian's redis-server allocates with jemalloc, which libfaketime cannot start under (its first
- * clock_gettime comes from inside jemalloc's initialisation: wolfcw/libfaketime#130); glibc's
- * malloc-debug library, preloaded first, serves malloc/free instead and libfaketime starts cleanly.
- */
-const PRELOAD = `${LIB}/libc_malloc_debug.so.0 ${LIB}/faketime/libfaketime.so.1`;
 const LEASE_MS = 2000;
 const STEP_S = 3;
 const ROUNDS = 3;
 const STOCK = 1500;
 const ORDERS = 2200;
-
-/** Redis' offset from the machine's clock, read by libfaketime at each call (FAKETIME_NO_CACHE). */
-class FakeClock {
-  private offsetS = 0;
-  readonly file: string;
-
-  constructor() {
-    for (const lib of PRELOAD.split(' ')) {
-      if (!existsSync(lib))
-        throw new Error(`${lib} is missing: apt-get install libfaketime (and glibc's libc6)`);
-    }
-    this.file = join(resourceDir('faketime'), 'offset');
-    writeFileSync(this.file, '+0\n');
-  }
-
-  get env(): Record<string, string> {
-    return {
-      LD_PRELOAD: PRELOAD,
-      FAKETIME_TIMESTAMP_FILE: this.file,
-      FAKETIME_NO_CACHE: '1',
-      // Only the wall clock (TIME, key expiry) steps; Redis' monotonic timers run on.
-      FAKETIME_DONT_FAKE_MONOTONIC: '1',
-    };
-  }
-
-  step(seconds: number): void {
-    this.offsetS += seconds;
-    writeFileSync(this.file, `+${this.offsetS}s\n`);
-  }
-}
 
 export function clockStep(): Promise<ScenarioResult> {
   const env = { LOCK_LEASE_MS: '1000', LOCK_WAIT_MS: '5000' };

@@ -6,7 +6,7 @@
 // until the majority has promoted its replica and the cut master has stopped taking writes itself;
 // then it heals, and the old master must come back as the new master's replica.
 
-import { type ScenarioResult, saleStatus } from '../faults/lib.ts';
+import { check, type ScenarioResult, saleStatus } from '../faults/lib.ts';
 import { until } from '../support/async.ts';
 import { RedisCluster } from '../support/redis-cluster.ts';
 import type { RedisServer } from '../support/redis-server.ts';
@@ -96,6 +96,8 @@ export function clusterMasterCut(): Promise<ScenarioResult> {
       { timeoutMs: 30_000, everyMs: 100 },
     );
     const cutMs = Date.now() - cutAt;
+    // What the cut master took on its own (API A's orders): its replica never saw these.
+    const alone = commits.committedOn(victimAddress, cutAt);
     net.heal();
     await until(
       'the old master to rejoin as a replica',
@@ -104,8 +106,18 @@ export function clusterMasterCut(): Promise<ScenarioResult> {
     );
     await cluster.ready();
     log('a', `healed after ${cutMs} ms; ${victimAddress} is a replica again`);
-    result.details.partition = { victim: victimAddress, promoted: replica, cutMs };
-    result.faults = `master ${victimAddress} (shard 0) cut from the 5 other nodes, API B and the writer for ${(cutMs / 1000).toFixed(1)} s (node timeout 1 s) while API A still reached it; healed, it rejoined as a replica; REDIS_WAIT_REPLICAS=${WAIT_REPLICAS}`;
+    result.details.partition = { victim: victimAddress, promoted: replica, cutMs, reservedAlone: alone };
+    result.faults = `master ${victimAddress} (shard 0) cut from the 5 other nodes, API B and the writer for ${(cutMs / 1000).toFixed(1)} s (node timeout 1 s) while API A still reached it (${alone.length} reservations made there alone); healed, it rejoined as a replica; REDIS_WAIT_REPLICAS=${WAIT_REPLICAS}`;
     await finish(result, world, { targets, redis, commits, load, productId: s.productId, total: STOCK });
+    // Those reservations died with the cut master's data set: none may have become a row.
+    const persisted = await world.pool.query<{ id: string }>('select id from orders where id = any($1)', [
+      alone,
+    ]);
+    result.details.reservedAlonePersisted = persisted.rows.map((r) => r.id);
+    check(
+      result,
+      persisted.rows.length === 0,
+      `${persisted.rows.length} orders reserved only on the cut master have rows: ${persisted.rows.slice(0, 3).map((r) => r.id)}`,
+    );
   });
 }

@@ -71,6 +71,11 @@ export class CommitLog {
     });
   }
 
+  /** Order ids `node` committed at or after `since` (its clock, epoch ms). */
+  committedOn(node: string, since: number): string[] {
+    return this.commits.filter((c) => c.node === node && c.time * 1000 >= since).map((c) => c.orderId);
+  }
+
   async stop(): Promise<void> {
     for (const m of this.monitors.splice(0)) m.disconnect();
   }

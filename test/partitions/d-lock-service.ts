@@ -11,7 +11,7 @@ import { EtcdServer } from '../support/etcd-server.ts';
 import { ZooKeeperServer } from '../support/zookeeper-server.ts';
 import { CommitLog, fencedTotal, finish, log, redisAt, saleWithLoad, scenario, Targets } from './kit.ts';
 import { EtcdView, type LockView, ZooKeeperView } from './lock-views.ts';
-import type { Host } from './netns.ts';
+import type { Host, Net } from './netns.ts';
 import { place, type World } from './world.ts';
 
 const STOCK = 1200;
@@ -42,6 +42,49 @@ async function sessionOf(view: LockView, before: Set<string>, host: Host): Promi
   );
 }
 
+/** The writer and API B side by side, then API A alone (its session is the one that appears then). */
+async function processes(world: World, view: LockView) {
+  const net = world.net;
+  const [, apiB] = await Promise.all([
+    world.spawn('worker', net.host('writer')),
+    world.spawn('api', net.host('api-b')),
+  ]);
+  const before = await view.sessions();
+  const hostA = net.host('api-a');
+  const apiA = await world.spawn('api', hostA);
+  const sessionA = await sessionOf(view, before, hostA);
+  return { apiA, apiB, hostA, sessionA, targets: new Targets([apiA.url, apiB.url]) };
+}
+
+/** Cuts A from the lock service, kept only once the service's head for the lock is then A's session; the tries. */
+async function cutAtHead(
+  net: Net,
+  hostA: Host,
+  lockHost: Host,
+  view: LockView,
+  lock: string,
+  sessionA: string,
+) {
+  for (let tries = 1; ; tries++) {
+    net.cut(hostA, [lockHost]);
+    if ((await view.head(lock)) === sessionA) return tries;
+    net.heal();
+    if (tries >= TRIES) throw new Error(`no cut of ${TRIES} caught API A at the head of the lock's queue`);
+    await sleep(20 + Math.random() * 60);
+  }
+}
+
+/** Heals the cut; whether A opened a new session (within 30 s). */
+async function healAndReconnect(net: Net, view: LockView): Promise<boolean> {
+  const others = await view.sessions();
+  net.heal();
+  return until(
+    'API A to open a new session',
+    async () => [...(await view.sessions())].some((x) => !others.has(x)) || undefined,
+    { timeoutMs: 30_000, everyMs: 200 },
+  ).catch(() => false);
+}
+
 export function lockServiceCut(id: string, backend: Backend): Promise<ScenarioResult> {
   const name = `${backend} cut off from a lock holder past its session timeout`;
   const env = { LOCK_BACKEND: backend, LOCK_WAIT_MS: '2000' };
@@ -50,59 +93,30 @@ export function lockServiceCut(id: string, backend: Backend): Promise<ScenarioRe
     const server = await redisAt(world, net.host('redis'));
     const redis = server.client();
     const lockHost = net.host('lock');
-    const service = await lockService(world, backend, lockHost);
-    Object.assign(world.env, { REDIS_URL: server.url }, service.env);
+    const { env: lockEnv, view } = await lockService(world, backend, lockHost);
+    Object.assign(world.env, { REDIS_URL: server.url }, lockEnv);
     const commits = world.own(await CommitLog.watch([{ host: server.place.ip, port: server.port }]));
-    // A starts last and alone: its session is the one that appears then.
-    const [, apiB] = await Promise.all([
-      world.spawn('worker', net.host('writer')),
-      world.spawn('api', net.host('api-b')),
-    ]);
-    const before = await service.view.sessions();
-    const hostA = net.host('api-a');
-    const apiA = await world.spawn('api', hostA);
-    const sessionA = await sessionOf(service.view, before, hostA);
-    const targets = new Targets([apiA.url, apiB.url]);
-    const s = await saleWithLoad(targets, redis, {
-      prefix: `pd${backend[0]}`,
-      stock: STOCK,
-      shards: 1,
-      orders: ORDERS,
-      ratePerSec: 200,
-    });
+    const { apiA, apiB, hostA, sessionA, targets } = await processes(world, view);
+    const spec = { prefix: `pd${backend[0]}`, stock: STOCK, shards: 1, orders: ORDERS, ratePerSec: 200 };
+    const s = await saleWithLoad(targets, redis, spec);
     const fenceKey = `${s.sale.shardKeys[0]}:fence:${backend}`;
     const load = s.startLoad();
     await load.reached(ORDERS * 0.1);
 
-    // Cut A off; keep the cut only if the service's head for the lock is then A's session.
-    let tries = 0;
-    for (;;) {
-      tries += 1;
-      net.cut(hostA, [lockHost]);
-      if ((await service.view.head(s.lockName)) === sessionA) break;
-      net.heal();
-      if (tries >= TRIES) throw new Error(`no cut of ${TRIES} caught API A at the head of the lock's queue`);
-      await sleep(20 + Math.random() * 60);
-    }
+    const tries = await cutAtHead(net, hostA, lockHost, view, s.lockName, sessionA);
     const fenceAtCut = Number(await redis.get(fenceKey));
     const cutAt = Date.now();
     log(id, `A cut off from ${backend} while at the head of the lock (try ${tries}, fence ${fenceAtCut})`);
     await until(
       `${backend} to expire A's session and B to decrement after it`,
       async () =>
-        !(await service.view.sessions()).has(sessionA) &&
-        (await service.view.head(s.lockName)) !== sessionA &&
+        !(await view.sessions()).has(sessionA) &&
+        (await view.head(s.lockName)) !== sessionA &&
         Number(await redis.get(fenceKey)) > fenceAtCut,
       { timeoutMs: 40_000, everyMs: 200 },
     );
     const expiredAfterMs = Date.now() - cutAt;
-    const others = await service.view.sessions();
-    net.heal();
-    const back = await until(
-      'API A to open a new session',
-      async () => [...(await service.view.sessions())].some((x) => !others.has(x)) || undefined,
-      { timeoutMs: 30_000, everyMs: 200 },
-    ).catch(() => false);
+    const back = await healAndReconnect(net, view);
     if (!back) result.notes.push(`API A did not open a new ${backend} session within 30 s of the heal`);
     const fenced = await fencedTotal([apiA, apiB]);
     result.details.cut = { tries, fenceAtCut, expiredAfterMs, sessionA, reconnected: back };

@@ -55,6 +55,23 @@ export async function redisAt(world: World, host: Host, env?: Record<string, str
   return world.own(await RedisServer.start({ place: place(host), port: 6379, env }));
 }
 
+/**
+ * One Redis in a namespace of its own (extra env: libfaketime's) with its commit log, the writer and
+ * two API processes (A, B) each in a namespace; the writer and the APIs start side by side.
+ */
+export async function redisStack(world: World, redisEnv?: Record<string, string>) {
+  const net = world.net;
+  const server = await redisAt(world, net.host('redis'), redisEnv);
+  world.env.REDIS_URL = server.url;
+  const commits = world.own(await CommitLog.watch([{ host: server.place.ip, port: server.port }]));
+  const [, apiA, apiB] = await Promise.all([
+    world.spawn('worker', net.host('writer')),
+    world.spawn('api', net.host('api-a')),
+    world.spawn('api', net.host('api-b')),
+  ]);
+  return { redis: server.client(), commits, apiA, apiB, targets: new Targets([apiA.url, apiB.url]) };
+}
+
 /** A sale created through the API, its first shard's lock keys, and the load to start on it. */
 export async function saleWithLoad(
   targets: Targets,

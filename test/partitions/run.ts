@@ -5,7 +5,8 @@
 // .bench/partitions.json, exits 1 if an invariant broke or a scenario could not run. Skips (exit 0,
 // with the reason) only where network namespaces are unavailable (not root, no `ip netns`).
 //
-//   tsx test/partitions/run.ts          every scenario, one at a time
+//   tsx test/partitions/run.ts          every scenario, in two lanes side by side
+//   PARTITIONS_LANES=1 tsx test/partitions/run.ts   one scenario at a time
 //   tsx test/partitions/run.ts b c      only b and c (also PARTITIONS=b,c)
 //   PARTITIONS_SKIP=a tsx test/partitions/run.ts   all but a
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -23,23 +24,39 @@ interface Scenario {
   run: () => Promise<ScenarioResult>;
   /** Hard bound: the suite ends in bounded time even if a scenario hangs. */
   timeoutMs: number;
+  /** Typical duration, to balance the lanes. */
+  expectMs: number;
 }
 
+/**
+ * Scenarios run in this many lanes side by side (PARTITIONS_LANES, default 2): d1 and d2 spend most
+ * of their time waiting for a session to expire, and each scenario has its own network and stores.
+ */
+const LANES = Math.max(1, Number(process.env.PARTITIONS_LANES ?? 2) || 1);
+
 const SCENARIOS: Scenario[] = [
-  { id: 'a', name: 'Redis Cluster master cut off', run: clusterMasterCut, timeoutMs: 150_000 },
-  { id: 'b', name: 'API paused holding a shard lock', run: pauseHolder, timeoutMs: 90_000 },
-  { id: 'c', name: "Redis' clock stepped past a lease", run: clockStep, timeoutMs: 90_000 },
+  {
+    id: 'a',
+    name: 'Redis Cluster master cut off',
+    run: clusterMasterCut,
+    timeoutMs: 150_000,
+    expectMs: 40_000,
+  },
+  { id: 'b', name: 'API paused holding a shard lock', run: pauseHolder, timeoutMs: 90_000, expectMs: 30_000 },
+  { id: 'c', name: "Redis' clock stepped past a lease", run: clockStep, timeoutMs: 90_000, expectMs: 30_000 },
   {
     id: 'd1',
     name: 'etcd cut from a lock holder',
     run: () => lockServiceCut('d1', 'etcd'),
     timeoutMs: 120_000,
+    expectMs: 55_000,
   },
   {
     id: 'd2',
     name: 'ZooKeeper cut from a lock holder',
     run: () => lockServiceCut('d2', 'zookeeper'),
     timeoutMs: 120_000,
+    expectMs: 55_000,
   },
 ];
 
@@ -96,14 +113,26 @@ const results: ScenarioResult[] = [];
 const chosen = SCENARIOS.filter(
   (x) => (wanted.length === 0 || wanted.includes(x.id)) && !skipped.includes(x.id),
 );
-for (const s of chosen) {
-  process.stderr.write(`[partitions] scenario ${s.id}: ${s.name}\n`);
-  const r = await runOne(s);
-  process.stderr.write(
-    `[partitions] scenario ${s.id}: ${r.ok ? 'ok' : 'FAIL'} in ${(r.ms / 1000).toFixed(1)} s\n`,
-  );
-  results.push(r);
+// Longest first, each to the lane with the least work so far.
+const lanes: Scenario[][] = Array.from({ length: LANES }, () => []);
+const work = lanes.map(() => 0);
+for (const s of [...chosen].sort((a, b) => b.expectMs - a.expectMs)) {
+  const lane = work.indexOf(Math.min(...work));
+  lanes[lane]?.push(s);
+  work[lane] = (work[lane] ?? 0) + s.expectMs;
 }
+await Promise.all(
+  lanes.map(async (lane) => {
+    for (const s of lane) {
+      process.stderr.write(`[partitions] scenario ${s.id}: ${s.name}\n`);
+      const r = await runOne(s);
+      const verdict = `${r.ok ? 'ok' : 'FAIL'} in ${(r.ms / 1000).toFixed(1)} s`;
+      process.stderr.write(`[partitions] scenario ${s.id}: ${verdict}\n`);
+      results.push(r);
+    }
+  }),
+);
+results.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 const totalMs = Math.round(performance.now() - started);
 process.stdout.write(`\n${report(results)}\n\ntotal ${(totalMs / 1000).toFixed(1)} s\n`);
 mkdirSync('.bench', { recursive: true });

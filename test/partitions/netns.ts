@@ -146,6 +146,9 @@ export class Net {
     const outer = `fpv${this.tag}${k}`;
     const inner = `fpq${this.tag}${k}`;
     const address = `10.201.${this.subnet}.${k + 2}`;
+    const host: Host = { name, ns, ip: address, wrap: ['ip', 'netns', 'exec', ns] };
+    // Known before it exists: destroy() removes a half-made host too.
+    this.hosts.push(host);
     deleteNamespace(ns);
     ip('netns', 'add', ns);
     ip('link', 'add', outer, 'type', 'veth', 'peer', 'name', inner);
@@ -156,8 +159,6 @@ export class Net {
     ip('-n', ns, 'link', 'set', inner, 'name', 'eth0');
     ip('-n', ns, 'addr', 'add', `${address}/24`, 'dev', 'eth0');
     ip('-n', ns, 'link', 'set', 'eth0', 'up');
-    const host: Host = { name, ns, ip: address, wrap: ['ip', 'netns', 'exec', ns] };
-    this.hosts.push(host);
     return host;
   }
 

@@ -9,11 +9,13 @@
 
 ARG NODE_VERSION=20
 
-# --- build: full dependency tree, compile TypeScript, copy the .lua scripts into dist/ ------
+# --- build: full dependency tree, compile the lock package then the service, copy the .lua scripts --
 FROM node:${NODE_VERSION}-slim AS build
 WORKDIR /app
-# Lockfile first so the dependency layer is reused until package*.json change.
+# Lockfile first so the dependency layer is reused until package*.json change; the lock library is
+# a workspace (packages/lock), so its package.json comes too.
 COPY package.json package-lock.json ./
+COPY packages/lock/package.json ./packages/lock/
 RUN npm ci --no-audit --no-fund
 COPY . .
 # Compiles src/ and migrations/ into dist/ (the migrator loads dist/migrations/*.js) and copies
@@ -24,6 +26,7 @@ RUN npm run build
 FROM node:${NODE_VERSION}-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY packages/lock/package.json ./packages/lock/
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
 # --- runtime ------------------------------------------------------------------------------
@@ -35,6 +38,9 @@ WORKDIR /app
 COPY package.json ./
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+# node_modules/@flashsale/lock links to the workspace: its package.json and built dist/.
+COPY --from=build /app/packages/lock/package.json ./packages/lock/
+COPY --from=build /app/packages/lock/dist ./packages/lock/dist
 # Files stay owned by root and the process runs as the image's unprivileged `node` user, so a
 # compromised process cannot rewrite the code it runs.
 USER node

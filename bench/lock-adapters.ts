@@ -1,15 +1,15 @@
 // The locks under comparison, behind one interface. Each adapter owns exactly one command connection
 // (plus, for this library, the pub/sub connection its LockClient duplicates for wake-ups).
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
-import { Mutex, TimeoutError } from 'redis-semaphore';
 import {
   EtcdLock,
   LockAcquireTimeoutError,
   LockClient,
   type LockFrontEnd,
   ZooKeeperLock,
-} from '../src/lock/index.ts';
+} from '@flashsale/lock';
+import type { Redis } from 'ioredis';
+import { Mutex, TimeoutError } from 'redis-semaphore';
 
 // redlock 5.0.0-beta.2 ships types that its package.json "exports" hides from NodeNext resolution, so
 // the little of its API used here is typed locally and the module loaded untyped.

@@ -6,7 +6,7 @@
 // counts go to .bench/lock-commands.json; the previous file's counts are printed alongside.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { LockClient } from '../src/lock/index.ts';
+import { LockClient } from '@flashsale/lock';
 import { RedisServer } from '../test/support/redis-server.ts';
 import { envNumber, repoRoot, writeJson } from './lib/output.ts';
 import { type CommandCounts, commandStats, diffCommandStats } from './lib/redis-info.ts';

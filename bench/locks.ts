@@ -14,8 +14,8 @@
 // family uses the same BENCH_SECONDS per variant.
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
+import { LockClient } from '@flashsale/lock';
 import { Redis } from 'ioredis';
-import { LockClient } from '../src/lock/index.ts';
 import { RedisServer } from '../test/support/redis-server.ts';
 import { environment, envNumber, repoRoot, writeJson } from './lib/output.ts';
 import { redisVersion } from './lib/redis-info.ts';

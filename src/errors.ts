@@ -1,9 +1,10 @@
 // Typed errors shared by every module: each carries a stable machine-readable code, and the HTTP
 // layer maps codes to statuses in one place (src/http/errors.ts), so modules never know about HTTP.
-import { CodedError, type LockErrorCode } from './lock/coded-error.ts';
-import { LockError } from './lock/errors.ts';
 
-export { isConnectionError } from './lock/coded-error.ts';
+import { LockError } from '@flashsale/lock';
+import { CodedError, type LockErrorCode } from '@flashsale/lock/toolkit';
+
+export { isConnectionError } from '@flashsale/lock/toolkit';
 
 /**
  * Every code an error of the service can carry: its own and the lock library's (whose errors reach
@@ -44,6 +45,7 @@ export type ErrorCode =
   | 'rate_limited'
   | 'too_many_attempts'
   | 'unavailable'
+  | 'outcome_unknown'
   | 'migration_failed';
 
 /** Base of the service's own errors; the lock library's share its base (CodedError) but not this class. */

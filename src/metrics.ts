@@ -9,6 +9,7 @@ import { lifecycleMetrics } from './metrics/lifecycle.ts';
 import { lockMetrics } from './metrics/locks.ts';
 import { orderMetrics } from './metrics/orders.ts';
 import { processMetrics } from './metrics/process.ts';
+import { replicaMetrics } from './metrics/replicas.ts';
 import { waitingRoomMetrics } from './metrics/waiting-room.ts';
 import { writerMetrics } from './metrics/writer.ts';
 
@@ -36,6 +37,7 @@ export function createMetrics() {
     ...lifecycleMetrics(registry),
     ...adminMetrics(registry),
     ...waitingRoomMetrics(registry),
+    ...replicaMetrics(registry),
   };
 }
 

@@ -2,10 +2,10 @@
 // §5, invariants 1–3): the units it took are in transit, not lost, and recovery finishes every change.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { LockClient } from '@flashsale/lock';
 import { SaleAdmin } from '../src/inventory/admin.ts';
 import { shardListKey, shardStockKey } from '../src/inventory/keys.ts';
 import { startAdminRecovery } from '../src/inventory/recovery.ts';
-import { LockClient } from '../src/lock/index.ts';
 import { type Body, crashKit } from './support/admin-crash.ts';
 import { until } from './support/async.ts';
 import { createSale } from './support/service.ts';

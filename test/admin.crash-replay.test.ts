@@ -2,11 +2,11 @@
 // trip cut short, a switch cut after retiring: replays answer the same numbers, sold counted once.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { LockClient } from '@flashsale/lock';
 import { pruneRetired } from '../src/inventory/generation.ts';
 import { adminLockName, retiredShardsKey, saleKey, shardKeys, shardStockKey } from '../src/inventory/keys.ts';
 import { ShardStatus } from '../src/inventory/replies.ts';
 import { JOURNAL, RETIRE } from '../src/inventory/scripts.ts';
-import { LockClient } from '../src/lock/index.ts';
 import { type Body, crashKit } from './support/admin-crash.ts';
 import { admin, call } from './support/service.ts';
 import { useService } from './support/suite.ts';

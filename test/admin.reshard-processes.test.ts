@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { LockClient } from '@flashsale/lock';
 import { SaleAdmin } from '../src/inventory/admin.ts';
-import { LockClient } from '../src/lock/index.ts';
 import { until } from './support/async.ts';
 import {
   acceptedIds,

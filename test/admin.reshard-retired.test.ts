@@ -2,7 +2,7 @@
 // (202, not refused), and reservations on retired shards are still persisted by the writer and sweeper.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { LockClient } from '../src/lock/index.ts';
+import { LockClient } from '@flashsale/lock';
 import { createOrderQueue } from '../src/orders/queue.ts';
 import { queuedOn } from './support/lock-queue.ts';
 import { counter, generationOf, order, reconcile, reshard, restock, saleStatus } from './support/reshard.ts';

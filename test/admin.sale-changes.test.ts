@@ -3,16 +3,16 @@
 // order path's (busy 429 with Retry-After, unavailable 503), never 500; and every lock code has a status.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { SaleChanges } from '../src/admin/sale-changes.ts';
-import { errorAnswer } from '../src/http/errors.ts';
-import type { SaleAdmin } from '../src/inventory/admin.ts';
 import {
   LockAcquireTimeoutError,
   LockLostError,
   LockNotHeldError,
   LockQuorumUnavailableError,
   LockUnavailableError,
-} from '../src/lock/index.ts';
+} from '@flashsale/lock';
+import { SaleChanges } from '../src/admin/sale-changes.ts';
+import { errorAnswer } from '../src/http/errors.ts';
+import type { SaleAdmin } from '../src/inventory/admin.ts';
 import { admin, call, createSale } from './support/service.ts';
 import { useService } from './support/suite.ts';
 

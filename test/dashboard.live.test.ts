@@ -17,7 +17,12 @@ import { useService } from './support/suite.ts';
 interface Live {
   sale: Record<string, unknown> & { failedJobs: { count: number } };
   queue: { waiting: number; active: number; delayed: number; failed: number; lagSeconds: number };
-  rates: { t: number; seconds: number; ordersPerSecond: Record<string, number> }[];
+  rates: {
+    t: number;
+    seconds: number;
+    ordersPerSecond: Record<string, number>;
+    invalidTicketsPerSecond: number;
+  }[];
 }
 
 const live = (url: string, productId: string, headers: Record<string, string> = admin, query = '') =>
@@ -47,6 +52,28 @@ describe('GET /admin/products/:id/live', () => {
     const unknown = await live(svc.url, 'live-nope');
     assert.equal(unknown.status, 404);
     assert.equal(unknown.body.error, 'unknown_product');
+  });
+
+  it('counts orders refused for an invalid waiting-room ticket', async () => {
+    await createSale(svc.url, 'live-tickets', { stock: 5, shards: 1 });
+    await live(svc.url, 'live-tickets');
+    const forged = await call(
+      svc.url,
+      'POST',
+      '/api/orders',
+      { productId: 'live-tickets', userId: 'mallory' },
+      { 'queue-ticket': 't1.live-tickets.mallory.1.forged' },
+    );
+    assert.deepEqual([forged.status, forged.body.error], [400, 'invalid_ticket']);
+    await until(
+      'the live history to count the invalid ticket',
+      async () => {
+        const b = (await live(svc.url, 'live-tickets')).body as unknown as Live;
+        const n = b.rates.reduce((sum, p) => sum + p.invalidTicketsPerSecond * p.seconds, 0);
+        return Math.round(n) >= 1 || undefined;
+      },
+      { everyMs: 200 },
+    );
   });
 
   it('shows what GET /admin/products/:id shows, and counts every answer by outcome', async () => {

@@ -45,7 +45,17 @@ describe('migrations', () => {
         '0002_per_user_limit',
         '0003_order_limit',
         '0004_order_lifecycle',
+        '0005_withdrawn_orders',
       ]);
+      // A withdrawn order's tombstone: what the writer checks before inserting a row.
+      assert.deepEqual(await columnTypes(db, 'withdrawn_orders'), {
+        id: 'text not null',
+        product_id: 'text not null',
+        user_id: 'text not null',
+        quantity: 'integer not null',
+        shard_key: 'text not null',
+        withdrawn_at: 'timestamp with time zone not null',
+      });
 
       assert.deepEqual(await columnTypes(db, 'orders'), {
         id: 'text not null',
@@ -102,7 +112,13 @@ describe('migrations', () => {
         const applied = await Promise.all(instances.map((db) => migrateToLatest(db)));
         assert.deepEqual(
           applied.flat(),
-          ['0001_orders', '0002_per_user_limit', '0003_order_limit', '0004_order_lifecycle'],
+          [
+            '0001_orders',
+            '0002_per_user_limit',
+            '0003_order_limit',
+            '0004_order_lifecycle',
+            '0005_withdrawn_orders',
+          ],
           'exactly one instance applied each migration',
         );
         const [first] = instances;
@@ -110,7 +126,13 @@ describe('migrations', () => {
         const { rows } = await sql<{ name: string }>`select name from kysely_migration`.execute(first);
         assert.deepEqual(
           rows.map((r) => r.name),
-          ['0001_orders', '0002_per_user_limit', '0003_order_limit', '0004_order_lifecycle'],
+          [
+            '0001_orders',
+            '0002_per_user_limit',
+            '0003_order_limit',
+            '0004_order_lifecycle',
+            '0005_withdrawn_orders',
+          ],
         );
       } finally {
         await Promise.all(instances.map((db) => db.destroy()));
@@ -192,7 +214,7 @@ describe('migrate CLI', () => {
       const first = await cli({ DATABASE_URL: tdb.url });
       assert.equal(
         first.stdout,
-        'migrations applied: 0001_orders, 0002_per_user_limit, 0003_order_limit, 0004_order_lifecycle\n',
+        'migrations applied: 0001_orders, 0002_per_user_limit, 0003_order_limit, 0004_order_lifecycle, 0005_withdrawn_orders\n',
       );
       const second = await cli({ DATABASE_URL: tdb.url });
       assert.match(second.stdout, /^database schema is up to date/);

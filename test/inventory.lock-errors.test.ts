@@ -2,16 +2,16 @@
 // shard lock and an admin change's locks: busy for a timeout, unavailable for an unreachable service.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { UnavailableError } from '../src/errors.ts';
-import { AdminLockLostError, BusyError } from '../src/inventory/errors.ts';
-import { fromLockError, translatingLockErrors } from '../src/inventory/lock-errors.ts';
 import {
   LockAcquireTimeoutError,
   LockLostError,
   LockNotHeldError,
   LockQuorumUnavailableError,
   LockUnavailableError,
-} from '../src/lock/index.ts';
+} from '@flashsale/lock';
+import { UnavailableError } from '../src/errors.ts';
+import { AdminLockLostError, BusyError } from '../src/inventory/errors.ts';
+import { fromLockError, translatingLockErrors } from '../src/inventory/lock-errors.ts';
 
 describe('fromLockError', () => {
   it('maps every lock failure to a coded service error, naming the lock service', () => {

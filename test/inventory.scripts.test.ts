@@ -3,11 +3,11 @@
 // the reply AND the state the script left: stock, sold, fence, reservations, sale hash, shard list.
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { lockKeys } from '@flashsale/lock/toolkit';
 import type { Redis } from 'ioredis';
 import { saleKey, shardKeys, shardListKey, shardStockKey } from '../src/inventory/keys.ts';
 import { ShardStatus } from '../src/inventory/replies.ts';
 import { RESERVE, SWITCH } from '../src/inventory/scripts.ts';
-import { lockKeys } from '../src/lock/keys.ts';
 import { BuyerLimits } from '../src/orders/buyer-limit.ts';
 import { LimitExceededError } from '../src/orders/errors.ts';
 import { buyerClaimsKey, buyerKey } from '../src/orders/keys.ts';

@@ -1,6 +1,6 @@
 // Invariant 9, no phantom sold-out: an order for q units is served while the sale holds q in all,
-// however they are spread over shards; the units left are gathered into one shard by a live reshard
-// when no single shard holds the order. Conservation holds across it.
+// however they are spread over shards; the units left are regrouped by a live reshard into as many
+// shards as still hold the order each when no single shard holds it. Conservation holds across it.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { admin, call, createSale, drained } from './support/service.ts';
@@ -28,5 +28,22 @@ describe('no phantom sold-out', () => {
     assert.equal(await infra.rows('lots'), 3);
     const rec = await call(svc.url, 'GET', '/admin/products/lots/reconcile', undefined, admin);
     assert.equal(rec.body.ok, true, JSON.stringify(rec.body));
+  });
+
+  it('regroups into as many shards as still hold the order each, not into one', async () => {
+    await createSale(svc.url, 'regroup', { stock: 10, shards: 8 });
+    // 10 units over 8 shards: lots of 1 and 2. An order for 3 fits the total and no lot.
+    const three = await order('regroup', 'three', 3);
+    assert.equal(three.status, 202, JSON.stringify(three.body));
+    // Regrouped over floor(10 / 3) = 3 shards (4 + 3 + 3), then 3 taken from one of them.
+    const status = await call(svc.url, 'GET', '/admin/products/regroup', undefined, admin);
+    const lots = (status.body.shards as { stock: number }[]).map((s) => s.stock);
+    assert.equal(lots.length, 3, JSON.stringify(status.body));
+    assert.equal(
+      lots.reduce((a, b) => a + b, 0),
+      7,
+    );
+    const s = await drained(svc.url, 'regroup');
+    assert.deepEqual([s.available, s.sold, s.total], [7, 3, 10]);
   });
 });

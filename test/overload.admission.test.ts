@@ -8,7 +8,7 @@
 // from the shed lane, before the request is parsed.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { LockClient } from '../src/lock/index.ts';
+import { LockClient } from '@flashsale/lock';
 import { until } from './support/async.ts';
 import { queuedOn } from './support/lock-queue.ts';
 import { diffSnapshots, snapshotRedis } from './support/redis-snapshot.ts';

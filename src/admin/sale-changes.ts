@@ -1,5 +1,7 @@
 // The admin's sale changes as one use case (put, restock, reshard), so every caller gets the same
 // trail and backstop: each change is audited before it is made, and a put moves Postgres' limit too.
+
+import { LockAcquireTimeoutError } from '@flashsale/lock';
 import type { Kysely } from 'kysely';
 import { completeAudit, discardAudit, writeAudit } from '../db/audit-repo.ts';
 import type { Database } from '../db/database.ts';
@@ -8,7 +10,6 @@ import { isCodedError, UnavailableError } from '../errors.ts';
 import type { AdminResult, SaleAdmin, SaleSpec } from '../inventory/admin.ts';
 import { BusyError } from '../inventory/errors.ts';
 import { type SaleStatus, saleStatus } from '../inventory/status.ts';
-import { LockAcquireTimeoutError } from '../lock/errors.ts';
 import type { Logger } from '../log.ts';
 import type { RedisClient } from '../redis/connection.ts';
 import { AuditUnavailableError, LimitBackstopError } from './errors.ts';

@@ -3,6 +3,7 @@
 import cluster from 'node:cluster';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
+import { LockClient } from '@flashsale/lock';
 import { SaleChanges } from '../admin/sale-changes.ts';
 import { ApiCluster } from '../api-cluster.ts';
 import { type ApiExtension, createApp } from '../http/app.ts';
@@ -16,7 +17,7 @@ import { SaleAdmin } from '../inventory/admin.ts';
 import { Catalog } from '../inventory/catalog.ts';
 import { StockConsolidator } from '../inventory/consolidate.ts';
 import { StockReserver } from '../inventory/reserve.ts';
-import { LockClient } from '../lock/index.ts';
+import { loadSale } from '../inventory/sale.ts';
 import { requestLogger } from '../log.ts';
 import { allQueues } from '../metrics.ts';
 import { BuyerLimits } from '../orders/buyer-limit.ts';
@@ -47,7 +48,7 @@ const MAX_CONNECTIONS = 16_384;
 
 /** The Redis side of an order: catalog and its events, shard locks, queues and hand-off, server clock. */
 async function startOrderPath(rt: Runtime) {
-  const { config, metrics, redis } = rt;
+  const { config, metrics, redis, logger } = rt;
   const subscriber = duplicateClient(redis, { maxRetriesPerRequest: null });
   subscriber.on('error', () => {});
   const locks = new LockClient(redis, {
@@ -65,7 +66,14 @@ async function startOrderPath(rt: Runtime) {
   const handOff = new HandOff(queues, config.handOff);
   const clock = await new RedisClock(redis).start();
   const { waitReplicas, waitTimeoutMs } = config.redis;
-  const replicas = waitReplicas > 0 ? new ReplicaWait(redis, waitReplicas, waitTimeoutMs) : undefined;
+  const replicas =
+    waitReplicas > 0
+      ? new ReplicaWait(redis, waitReplicas, waitTimeoutMs, (short) => {
+          metrics.observeShortMasters(short);
+          if (short.length > 0)
+            logger.warn({ short }, 'Redis masters short of replicas: their shards are skipped');
+        })
+      : undefined;
   return { subscriber, locks, catalog, queues, handOff, clock, replicas };
 }
 
@@ -75,8 +83,14 @@ type OrderPath = Awaited<ReturnType<typeof startOrderPath>>;
 function placeOrders(rt: Runtime, path: OrderPath, limits: BuyerLimits, admin: SaleAdmin): PlaceOrder {
   const { config, metrics, logger, redis, db } = rt;
   const { locks, catalog, handOff, clock, replicas } = path;
-  const consolidator = new StockConsolidator(admin, (productId) =>
-    logger.info({ productId }, 'stock gathered into one shard: an order found every lot short of it'),
+  const consolidator = new StockConsolidator(
+    admin,
+    async (productId) => (await loadSale(redis, productId))?.generation,
+    (productId, shards) =>
+      logger.info(
+        { productId, shards },
+        'stock regrouped into fewer shards: an order found every lot short of it',
+      ),
   );
   const reserver = new StockReserver(redis, locks, catalog, {
     clock,
@@ -85,7 +99,8 @@ function placeOrders(rt: Runtime, path: OrderPath, limits: BuyerLimits, admin: S
     replicas,
     external: rt.lockService,
     onShardAttempt: (outcome, fallback) => metrics.observeShardAttempt(outcome, fallback),
-    consolidate: (productId) => consolidator.run(productId),
+    onStranded: (productId, units) => metrics.observeStranded(productId, units),
+    consolidate: (short) => consolidator.run(short),
   });
   return new PlaceOrder({
     redis,
@@ -101,6 +116,7 @@ function placeOrders(rt: Runtime, path: OrderPath, limits: BuyerLimits, admin: S
         'enqueue failed; the sweeper will enqueue the reservation',
       ),
     onSoldOutFastPath: () => metrics.soldOutFastPath.inc(),
+    onWithdrawn: () => metrics.ordersWithdrawn.inc(),
   });
 }
 

@@ -1,9 +1,10 @@
 // The worker's wiring: the writer on every order queue (and queues registered later), the outbox
 // sweeper, the expiry sweep, the admin-change recovery and the periodic reconcile.
+
+import { LockClient } from '@flashsale/lock';
 import type { WorkerConfig } from '../config/load.ts';
 import { SaleAdmin } from '../inventory/admin.ts';
 import { startAdminRecovery } from '../inventory/recovery.ts';
-import { LockClient } from '../lock/index.ts';
 import { allQueues } from '../metrics.ts';
 import { startReconcileWatch } from '../ops/reconcile-watch.ts';
 import { BuyerLimits } from '../orders/buyer-limit.ts';

@@ -32,6 +32,16 @@ export interface OrderStatusHistoryTable {
   at: ColumnType<Date, never, never>;
 }
 
+/** An order withdrawn before its buyer was answered: it must never become a row of `orders`. */
+export interface WithdrawnOrdersTable {
+  id: string;
+  product_id: string;
+  user_id: string;
+  quantity: number;
+  shard_key: string;
+  withdrawn_at: ColumnType<Date, never, never>;
+}
+
 export interface AdminAuditTable {
   id: ColumnType<string, never, never>;
   at: ColumnType<Date, never, never>;
@@ -56,6 +66,7 @@ export interface Database {
   admin_audit: AdminAuditTable;
   sale_limits: SaleLimitsTable;
   order_status_history: OrderStatusHistoryTable;
+  withdrawn_orders: WithdrawnOrdersTable;
 }
 
 export interface DatabaseOptions {

@@ -36,6 +36,8 @@ const STATUS: Record<ErrorCode, number> = {
   rate_limited: 429,
   too_many_attempts: 429,
   unavailable: 503,
+  // The order may or may not exist: GET /api/orders/:orderId settles it within seconds.
+  outcome_unknown: 503,
   // The lock library's codes, for a lock error that reaches HTTP untranslated (the inventory turns
   // lock_timeout into busy and lock_unavailable into unavailable): the same statuses as those.
   lock_timeout: 429,

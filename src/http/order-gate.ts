@@ -65,14 +65,20 @@ export class OrderGate {
   private readonly random: () => number;
 
   constructor(private readonly o: OrderGateOptions) {
-    this.admission = new AdmissionControl(o.admission, o.loop);
+    // With the room on, a refused order is a queued buyer who comes back at its ETA, not a stream of
+    // retries to make room for: the saturation rule (cut the limit while refusals keep the loop busy)
+    // would only slow the line, lengthen every ETA and multiply the polls (measured: the limit at its
+    // floor of 8 for a whole herd, 10 polls per buyer). Latency alone then sets the limit.
+    const admission = o.room ? { ...o.admission, maxUtilization: 0 } : o.admission;
+    this.admission = new AdmissionControl(admission, o.loop);
     if (o.perUser) this.users = new TokenBuckets(o.perUser);
     if (o.perAddress) this.addresses = new TokenBuckets(o.perAddress);
     this.random = o.random ?? Math.random;
   }
 
-  async enter(order: GateOrder, address: string | undefined, ticket?: string): Promise<Entry> {
-    const arrival = this.arrival(order, ticket);
+  /** `waitedMs`: how long ago the request was read (a first request's place is then). */
+  async enter(order: GateOrder, address: string | undefined, ticket?: string, waitedMs = 0): Promise<Entry> {
+    const arrival = this.arrival(order, ticket, waitedMs);
     // A ticket goes along even here: if it placed an order, that order is its answer, not sold_out.
     if (this.o.isSoldOut(order.productId)) return { release: NOTHING, ticketId: arrival?.ticket?.id };
     const now = performance.now();
@@ -85,9 +91,9 @@ export class OrderGate {
   }
 
   /** The buyer's place by its ticket (InvalidTicketError when it is not genuine), or now. */
-  private arrival(order: GateOrder, ticket: string | undefined): Arrival | undefined {
+  private arrival(order: GateOrder, ticket: string | undefined, waitedMs: number): Arrival | undefined {
     try {
-      return this.o.room?.arrival(order, ticket);
+      return this.o.room?.arrival(order, ticket, waitedMs);
     } catch (err) {
       if (err instanceof InvalidTicketError) this.o.onInvalidTicket?.();
       throw err;

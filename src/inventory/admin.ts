@@ -1,6 +1,6 @@
 // Admin changes of a sale (create/replace, restock, reshard, return units) under the product's admin
 // lock and the locks of all its shards: retire the current generation, write the next, switch, announce.
-import type { LockClient, LockHandle } from '../lock/index.ts';
+import type { LockClient, LockHandle } from '@flashsale/lock';
 import type { RedisClient } from '../redis/connection.ts';
 import {
   type Applied,

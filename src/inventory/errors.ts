@@ -97,7 +97,23 @@ export class ReservationInDoubtError extends UnavailableError {
   constructor(
     cause: unknown,
     readonly sentDeadline: number,
+    /** The id of the reservation whose reply was lost: the order's id if it was made. */
+    readonly orderId: string,
   ) {
     super('Redis', cause);
+  }
+}
+
+/**
+ * The only stock left is on shards whose Redis master has fewer live replicas than REDIS_WAIT_REPLICAS
+ * (after a failover, until a replica is added): nothing was sold; it sells again once one is back.
+ */
+export class StrandedStockError extends FlashsaleError {
+  constructor(productId: string, units: number) {
+    super(
+      'unavailable',
+      `the ${units} units of "${productId}" left are on a Redis master without enough replicas; nothing was sold, retry later`,
+      { productId, stranded: units },
+    );
   }
 }

@@ -1,6 +1,6 @@
 // The shard generations an admin change moves between: journal and retire the current shards, write
 // the next generation and switch to it, and forget retired shards once their orders are persisted.
-import type { LockHandle } from '../lock/index.ts';
+import type { LockHandle } from '@flashsale/lock';
 import { type RedisClient, runBatch } from '../redis/connection.ts';
 import type { NextGeneration, PendingChange, Retired } from './change.ts';
 import { adminLockName, retiredShardsKey, saleKey, shardKeys, shardListKey } from './keys.ts';

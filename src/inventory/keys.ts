@@ -84,6 +84,8 @@ export const RESERVATION_HASHES = 'stock:{*}:res';
 
 /** Set of retired stock keys whose reservation hashes may still hold orders on their way to Postgres. */
 export const retiredShardsKey = (productId: string): string => `sale:{${productId}}:retired`;
+/** Hash of withdrawn orders whose units went back through the sale (their shard was retired): id → units. */
+export const withdrawnKey = (productId: string): string => `sale:{${productId}}:withdrawn`;
 /** Lock that serialises admin changes of one product (create, restock, reshard). */
 export const adminLockName = (productId: string): string => `sale:{${productId}}:admin`;
 

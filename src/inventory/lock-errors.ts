@@ -1,7 +1,8 @@
 // Lock-library errors as the inventory's coded errors: every path that takes a shard or admin lock
 // (an order's reserve, an admin change) throws these, so no lock error reaches the HTTP layer.
+
+import { LockAcquireTimeoutError, LockError, LockLostError, LockNotHeldError } from '@flashsale/lock';
 import { UnavailableError } from '../errors.ts';
-import { LockAcquireTimeoutError, LockError, LockLostError, LockNotHeldError } from '../lock/index.ts';
 import { AdminLockLostError, BusyError } from './errors.ts';
 
 /**

@@ -3,6 +3,7 @@
 import type { RedisClock } from '../redis/clock.ts';
 import type { InputOf } from '../redis/lua.ts';
 import type { ReplicaWait } from '../redis/replica-wait.ts';
+import type { ShortLots } from './consolidate.ts';
 import { type ShardRef, shardKeys } from './keys.ts';
 import type { ShardOutcome } from './replies.ts';
 import type { Sale } from './sale.ts';
@@ -31,6 +32,8 @@ export interface ReserveRequest<T extends object> {
 export interface Sent<T> {
   deadline: number;
   values: Map<string, T>;
+  /** The id of the entry sent last: the one a lost reply leaves in doubt. */
+  lastId?: string;
 }
 
 /**
@@ -109,11 +112,14 @@ export interface ReserverOptions {
    * the lock there, then reserves with the hold's token. Undefined: the Redis locks.
    */
   external?: ExternalShardLocks | undefined;
+  /** Observes an order answered 503 because the only stock left is on masters short of replicas. */
+  onStranded?: (productId: string, units: number) => void;
   /** Observes each shard attempt (metrics): outcome and whether it was the first shard tried. */
   onShardAttempt?: (outcome: ShardOutcome['kind'], fallback: boolean) => void;
   /**
-   * Gathers a product's stock into one shard (a live reshard): called when an order for q units
-   * found no shard holding q while the shards hold q in all. Undefined: such an order is sold_out.
+   * Regroups a product's stock into fewer, larger lots (a live reshard, StockConsolidator): called
+   * when an order for q units found no shard holding q while the shards hold q in all. Undefined: such
+   * an order is sold_out.
    */
-  consolidate?: (productId: string) => Promise<void>;
+  consolidate?: (short: ShortLots) => Promise<void>;
 }

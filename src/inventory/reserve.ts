@@ -1,8 +1,8 @@
 // The hot path: reserve units of a product on one of its shards, round-robin: one script call on a free
 // shard (its lock taken for the run), or acquire + reserve + release pipelined after waiting on a busy one.
 import { performance } from 'node:perf_hooks';
+import { LockAcquireTimeoutError, type LockClient, type LockHandle } from '@flashsale/lock';
 import { isConnectionError, UnavailableError } from '../errors.ts';
-import { LockAcquireTimeoutError, type LockClient, type LockHandle } from '../lock/index.ts';
 import type { RedisClient } from '../redis/connection.ts';
 import type { InputOf } from '../redis/lua.ts';
 import type { Catalog } from './catalog.ts';
@@ -21,6 +21,7 @@ import {
 import { readShardStocks, type Sale, windowError } from './sale.ts';
 import { RESERVE } from './scripts.ts';
 import type { ExternalShardLocks } from './shard-locks.ts';
+import { refuseIfStranded, routable } from './stranded.ts';
 
 /** A reshard retires the shards an order picked; after this many in a row, answer busy. */
 const MAX_GENERATION_HOPS = 5;
@@ -52,22 +53,23 @@ export class StockReserver {
     const sent: Sent<T> = { deadline: 0, values: new Map() };
     try {
       const r = await this.walk(req, sent);
-      const replicated = await this.replicated(r.shard);
+      const replicated = await this.replicated(r.shard.key);
       return { ...r, value: sent.values.get(r.id) as T, sentDeadline: sent.deadline, replicated };
     } catch (err) {
       if (sent.deadline > 0 && (err instanceof UnavailableError || isConnectionError(err))) {
-        throw new ReservationInDoubtError(err, sent.deadline);
+        throw new ReservationInDoubtError(err, sent.deadline, sent.lastId ?? '');
       }
       throw err;
     }
   }
 
   /**
-   * With `replicas`, waits until the replicas of the shard's master hold the reservation. Replication
-   * is asynchronous: without this, a master that dies right after answering can take it along.
+   * With `replicas`, waits until the replicas of the shard's master hold every write it made so far
+   * (the reservation). Replication is asynchronous: without this, a master that dies right after
+   * answering can take it along. Always true without `replicas`.
    */
-  private async replicated(shard: ShardRef): Promise<boolean> {
-    return this.options.replicas ? this.options.replicas.confirm(shardKeys(shard.key).replicated) : true;
+  async replicated(shardKey: string): Promise<boolean> {
+    return this.options.replicas ? this.options.replicas.confirm(shardKeys(shardKey).replicated) : true;
   }
 
   private async walk<T extends object>(
@@ -93,7 +95,15 @@ export class StockReserver {
         if (!fragmented || consolidated || !this.options.consolidate) {
           throw new SoldOutError(req.productId, req.quantity, result.available);
         }
-        await this.options.consolidate(req.productId);
+        const { productId, quantity } = req;
+        const { generation, shardKeys } = sale;
+        await this.options.consolidate({
+          productId,
+          generation,
+          shards: shardKeys.length,
+          available: result.available,
+          quantity,
+        });
         consolidated = true;
       }
       // Past its deadline the attempt can place nothing more: a definite "try again".
@@ -110,7 +120,7 @@ export class StockReserver {
     req: ReserveRequest<T>,
     sent: Sent<T>,
   ): Promise<Final | { kind: 'busy' } | { kind: 'soldOut'; available: number }> {
-    const { first, empty } = this.catalog.shardOrder(sale);
+    const { first, empty, stranded } = routable(sale, this.catalog.shardOrder(sale), this.options.replicas);
     const left = new Map<number, number>();
     // First every shard once without waiting: a busy shard is skipped while another is free, so
     // orders spread over the shards instead of queueing behind one (a queue on a lock is a serial
@@ -147,6 +157,7 @@ export class StockReserver {
     if (again) return again;
     // A busy shard may still hold stock: that is "retry shortly", not "sold out".
     if (busy) return { kind: 'busy' };
+    await refuseIfStranded(this.redis, sale, stranded, left, this.options.onStranded);
     const available = [...left.values()].reduce((a, b) => a + b, 0);
     if (available === 0 && left.size === sale.shardKeys.length) this.catalog.markSoldOut(sale);
     return { kind: 'soldOut', available };
@@ -171,6 +182,7 @@ export class StockReserver {
     };
     const { id, value } = req.entry(shard);
     sent.values.set(id, value);
+    sent.lastId = id;
     const { external } = this.options;
     const tokenCounter = this.locks.tokenCounterKey(shardKeys(shard.key).lock);
     const input = (owner: string, token: number | '') => {

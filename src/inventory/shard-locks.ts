@@ -1,7 +1,8 @@
 // The lock service that guards the shard decrements (LOCK_BACKEND): the Redis lock client, or an etcd
 // or ZooKeeper lock whose fencing token reserve.lua checks against the shard's fence for that service.
+
+import { EtcdLock, type LockEventObserver, type LockFrontEnd, ZooKeeperLock } from '@flashsale/lock';
 import type { LocksSection } from '../config/sections.ts';
-import { EtcdLock, type LockEventObserver, type LockFrontEnd, ZooKeeperLock } from '../lock/index.ts';
 
 export type LockBackendName = LocksSection['backend'];
 

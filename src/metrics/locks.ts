@@ -1,9 +1,9 @@
 // Lock metrics: wait and hold times of the shard locks and their hand-offs, by lock kind, fed by the
 // lock clients' onEvent hook (LockClient, or EtcdLock / ZooKeeperLock with LOCK_BACKEND).
 
+import type { LockEvent } from '@flashsale/lock';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { lockKind } from '../inventory/keys.ts';
-import type { LockEvent } from '../lock/index.ts';
 
 const LOCK_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 

@@ -19,6 +19,7 @@ const ORDER_OUTCOMES = [
   'unknown_product',
   'conflict',
   'unavailable',
+  'outcome_unknown',
   'error',
 ] as const;
 export type OrderOutcome = (typeof ORDER_OUTCOMES)[number];
@@ -45,6 +46,7 @@ const OUTCOME_BY_CODE: Partial<Record<ErrorCode, OrderOutcome>> = {
   idempotency_key_reused: 'conflict',
   request_in_progress: 'conflict',
   unavailable: 'unavailable',
+  outcome_unknown: 'outcome_unknown',
 };
 
 /** The outcome label of an order answer: its error code mapped onto ORDER_OUTCOMES, never free text. */

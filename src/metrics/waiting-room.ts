@@ -2,18 +2,11 @@
 // and the ETA of the last in line (read on scrape from the room), queued answers and refused tickets.
 
 import { Counter, Gauge, type Registry } from 'prom-client';
+import type { LineStats } from '../waiting-room/room.ts';
 
-/** What the waiting-room gauges show: this process's view of every line in use (all processes'). */
-export interface WaitingRoomState {
-  /** Buyers waiting, over every product's line. */
-  waiting: number;
-  /** The longest time any line's serving point is behind now, ms. */
-  servingLagMs: number;
-  /** Buyers let in per second, over every line (all processes together). */
-  admittedPerSecond: number;
-  /** The longest ETA of the last buyer in any line, ms (0: nobody waits). */
-  etaMs: number;
-}
+/** What the waiting-room gauges show: this process's view of every line in use, summed (waiting,
+ * admitted/s) or at its worst (serving lag, ETA). */
+export type WaitingRoomState = LineStats;
 
 const GAUGES = [
   [

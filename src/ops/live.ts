@@ -9,6 +9,7 @@ import { type SaleStatus, saleStatus } from '../inventory/status.ts';
 import type { Metrics, QUEUE_STATES } from '../metrics.ts';
 import type { FailedJobs, FailedJobsOf } from '../orders/failed-jobs.ts';
 import type { RedisClient } from '../redis/connection.ts';
+import type { LineStats } from '../waiting-room/room.ts';
 import { HISTORY_POINTS, IDLE_STOP_MS, type RatePoint, RateSampler } from './sampler.ts';
 
 /** A read is reused this long; polls meanwhile get it (or wait for the one in flight). */
@@ -35,14 +36,6 @@ export interface QueueView {
   lagSeconds: number;
 }
 
-/** A product's waiting line as the dashboard shows it (the waiting room's stats of one line). */
-export interface LineStats {
-  waiting: number;
-  servingLagMs: number;
-  admittedPerSecond: number;
-  etaMs: number;
-}
-
 export interface LiveProduct {
   productId: string;
   at: number;
@@ -52,6 +45,11 @@ export interface LiveProduct {
   queue: QueueView;
   /** The waiting room's line of the product; null when the room is off or nobody waits. */
   waitingRoom: LineStats | null;
+  /**
+   * REDIS_WAIT_REPLICAS: Redis masters short of replicas (their shards are skipped) and the units
+   * orders last found stranded on them, as this process sees them.
+   */
+  replicas: { mastersShort: number; unitsStranded: number };
   /** Over the last few seconds; null until the sampler has two snapshots. */
   now: (RatePoint & { persistedPerSecond: number | null }) | null;
   rates: RatePoint[];
@@ -114,10 +112,11 @@ export class LiveView {
   async product(productId: string, since = 0): Promise<LiveProduct> {
     await this.sampler.watch();
     const w = this.watch(productId);
-    const [{ status, failedJobs }, queue, line] = await Promise.all([
+    const [{ status, failedJobs }, queue, line, replicas] = await Promise.all([
       w.status.get(),
       this.queue.get(),
       this.deps.waitingLine?.(productId),
+      this.replicas(),
     ]);
     const now = this.sampler.now();
     const latest = w.history.at(-1);
@@ -128,10 +127,18 @@ export class LiveView {
       sale: { ...status, failedJobs, soldOut: status.available === 0 && status.pending === null },
       queue,
       waitingRoom: line ?? null,
+      replicas,
       now: now && { ...now, persistedPerSecond: latest?.persistedPerSecond ?? null },
       rates: this.sampler.history(since),
       saleHistory: w.history.filter((p) => p.t > since),
     };
+  }
+
+  /** From the replica gauges (flashsale_redis_masters_short_of_replicas, flashsale_units_stranded). */
+  private async replicas(): Promise<LiveProduct['replicas']> {
+    const { shortMasters, unitsStranded } = this.deps.metrics;
+    const [short, stranded] = await Promise.all([shortMasters.get(), unitsStranded.get()]);
+    return { mastersShort: short.values[0]?.value ?? 0, unitsStranded: stranded.values[0]?.value ?? 0 };
   }
 
   stop(): void {

@@ -33,6 +33,7 @@ interface Snapshot {
   lockWait: Buckets;
   handoffs: number;
   written: number;
+  invalidTickets: number;
 }
 
 /** Per-second figures over one interval (a point of the charts) or over the last NOW_WINDOW_S. */
@@ -49,6 +50,8 @@ export interface RatePoint {
   handoffsPerSecond: number;
   /** Rows this process's writer committed per second (0 in an API-only process). */
   writtenPerSecond: number;
+  /** Orders refused 400 invalid_ticket per second (altered, expired or moved waiting-room tickets). */
+  invalidTicketsPerSecond: number;
 }
 
 /**
@@ -95,6 +98,7 @@ function between(a: Snapshot, b: Snapshot): RatePoint {
     lockWaitP99Ms: toMs(bucketQuantile(0.99, subtract(b.lockWait, a.lockWait))),
     handoffsPerSecond: perSecond(a.handoffs, b.handoffs),
     writtenPerSecond: perSecond(a.written, b.written),
+    invalidTicketsPerSecond: perSecond(a.invalidTickets, b.invalidTickets),
   };
 }
 
@@ -181,12 +185,13 @@ export class RateSampler {
 
   private async read(): Promise<Snapshot> {
     const m = this.metrics;
-    const [orders, seconds, lockWait, handoffs, batch] = await Promise.all([
+    const [orders, seconds, lockWait, handoffs, batch, tickets] = await Promise.all([
       m.orders.get(),
       m.orderSeconds.get(),
       m.lockWait.get(),
       m.lockHandoffs.get(),
       m.writerBatchSize.get(),
+      m.ticketsRefused.get(),
     ]);
     const byGroup = Object.fromEntries(RATE_GROUPS.map((g) => [g, 0])) as Record<Group, number>;
     for (const v of orders.values) byGroup[GROUP_OF[String(v.labels.outcome)] ?? 'other'] += v.value;
@@ -197,6 +202,7 @@ export class RateSampler {
       lockWait: buckets(lockWait.values, { lock: 'shard', result: 'acquired' }),
       handoffs: handoffs.values.filter((v) => v.labels.lock === 'shard').reduce((a, v) => a + v.value, 0),
       written: batch.values.find((v) => v.metricName === 'flashsale_writer_batch_size_sum')?.value ?? 0,
+      invalidTickets: tickets.values.reduce((a, v) => a + v.value, 0),
     };
   }
 }

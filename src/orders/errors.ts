@@ -55,32 +55,33 @@ export class AlreadyPaidError extends FlashsaleError {
 }
 
 /**
- * Redis became unreachable while a reservation was in flight and stayed so: the order may or may not
- * exist. Answered 503 like any outage, but the request's claims (Idempotency-Key, per-user limit) are
- * kept, so a retry with the same key learns what happened instead of ordering twice.
- */
-/**
- * The order was reserved, but its master's replicas did not confirm it within REDIS_WAIT_TIMEOUT_MS
- * (REDIS_WAIT_REPLICAS): a failover now could lose it, so it is not acknowledged. It goes on to the
- * writer anyway and, if its master survives, is persisted: a retry with the same Idempotency-Key
- * answers that order.
+ * The order was reserved but its master's replicas did not confirm it in time (REDIS_WAIT_REPLICAS):
+ * it was withdrawn (a durable tombstone in Postgres, its units given back), so nothing was sold and a
+ * plain retry may order again. Its claims (Idempotency-Key, per-user limit) are released.
  */
 export class NotReplicatedError extends FlashsaleError {
   constructor(orderId: string) {
     super(
       'unavailable',
-      'the order was reserved but not yet copied to a Redis replica; retry with the same Idempotency-Key to learn its outcome',
-      { orderId },
+      'the Redis replicas did not confirm the order in time, so it was withdrawn: nothing was sold; retry shortly',
+      { withdrawnOrderId: orderId },
     );
   }
 }
 
+/**
+ * The service cannot know whether the order exists: Redis went silent after the decrement may have
+ * run, or a withdrawal could not be confirmed. `orderId` is the id the order has if it exists;
+ * `GET /api/orders/:orderId` settles it (the order, or 404 once certain there is none) within
+ * seconds. The request's claims (Idempotency-Key, per-user limit) are kept, so a retry with the same
+ * key answers that same order.
+ */
 export class OutcomeUnknownError extends FlashsaleError {
-  constructor(cause: unknown) {
+  constructor(orderId: string, cause?: unknown) {
     super(
-      'unavailable',
-      'Redis became unreachable while the order was being placed; retry with the same Idempotency-Key to learn its outcome',
-      {},
+      'outcome_unknown',
+      'the service cannot tell yet whether this order was placed; GET /api/orders/{orderId} settles it within seconds, or retry with the same Idempotency-Key',
+      { orderId },
       { cause },
     );
   }

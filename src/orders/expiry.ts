@@ -37,14 +37,18 @@ export interface ExpiryRound {
 /** Orders expired per script call: bounds how long one call holds Redis. */
 const EXPIRE_BATCH = 200;
 
-const LIFECYCLE_KEY = /^sale:\{([A-Za-z0-9_-]{1,64})\}:(?:due|settle)$/;
+const LIFECYCLE_KEY = /^sale:\{([A-Za-z0-9_-]{1,64})\}:(?:due|settle|withdrawn)$/;
 
-/** Products with unpaid orders waiting for their deadline or fates not yet in Postgres. */
+/**
+ * Products with unpaid orders waiting for their deadline, fates not yet in Postgres, or withdrawn
+ * orders whose units wait in `returning` (their shard was retired: withdraw-retired.lua).
+ */
 async function lifecycleProducts(redis: RedisClient): Promise<string[]> {
   const found = new Set<string>();
   for (const [suffix, type] of [
     ['due', 'zset'],
     ['settle', 'hash'],
+    ['withdrawn', 'hash'],
   ] as const) {
     for await (const keys of scanKeys(redis, `sale:{*}:${suffix}`, { type })) {
       for (const key of keys) {

@@ -6,12 +6,7 @@ import type { RedisClient } from '../redis/connection.ts';
 import { eventually } from '../redis/eventually.ts';
 import { replyInt, typedScript } from '../redis/lua.ts';
 import { type Attempt, CLOCK_SKEW_MARGIN_MS } from './attempt.ts';
-import {
-  IdempotencyKeyReusedError,
-  NotReplicatedError,
-  OutcomeUnknownError,
-  RequestInProgressError,
-} from './errors.ts';
+import { IdempotencyKeyReusedError, OutcomeUnknownError, RequestInProgressError } from './errors.ts';
 import { idempotencyKey } from './keys.ts';
 import { IdempotencyClaimReply } from './replies.ts';
 
@@ -161,11 +156,10 @@ async function runClaimed<T>(
   try {
     answer = await order.run(attempt);
   } catch (err) {
-    // Unknown outcome, or an order made but not yet confirmed by replicas (NotReplicatedError): the
-    // claim stays, and a retry resolves it (finds the order) once the attempt's deadline passed. Giving
-    // it up would let the retry the 503 asks for place a second order.
-    const placedOrMaybe = err instanceof OutcomeUnknownError || err instanceof NotReplicatedError;
-    if (!placedOrMaybe) await settle(r, k, attempt, '');
+    // Unknown outcome: the claim stays, and a retry resolves it (finds the order) once the attempt's
+    // deadline passed. Giving it up would let the retry the 503 asks for place a second order. Any
+    // other error (a 503 unavailable included: a withdrawn order) sold nothing, so the key is freed.
+    if (!(err instanceof OutcomeUnknownError)) await settle(r, k, attempt, '');
     throw err;
   }
   await settle(r, k, attempt, record(attempt, answer));

@@ -1,5 +1,5 @@
 // An order's status for GET /api/orders/:id: its fate if it has one (paid, expired, cancelled; decided
-// in Redis), else its reservation on the shard its id names (reserved), else its Postgres row (confirmed).
+// in Redis), else its reservation on the shard its id names (reserved, unless withdrawn), else its row.
 
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
@@ -11,6 +11,7 @@ import { parseOrderId } from './attempt.ts';
 import { UnknownOrderError } from './errors.ts';
 import { fateOf } from './lifecycle.ts';
 import type { OrderRecord } from './order.ts';
+import { isWithdrawn } from './withdrawal.ts';
 
 export interface OrderView extends OrderRecord {
   status: 'reserved' | 'confirmed' | Fate;
@@ -30,7 +31,11 @@ export async function orderStatus(
     readReservation(redis, where, orderId),
     fateOf(redis, where.productId, orderId),
   ]);
-  if (reserved !== null) return { ...(JSON.parse(reserved) as OrderRecord), status: fate ?? 'reserved' };
+  if (reserved !== null) {
+    // A withdrawn order's reservation may linger until its units are given back: it was never sold.
+    if (await isWithdrawn(db, orderId)) throw new UnknownOrderError(orderId);
+    return { ...(JSON.parse(reserved) as OrderRecord), status: fate ?? 'reserved' };
+  }
   const row = await findOrder(db, orderId);
   if (row) {
     const { status: _, ...record } = row;

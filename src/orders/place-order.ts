@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { findOrderByTicket } from '../db/orders-repo.ts';
-import { type FlashsaleError, isConnectionError, UnavailableError } from '../errors.ts';
+import { isConnectionError, UnavailableError } from '../errors.ts';
 import type { Catalog } from '../inventory/catalog.ts';
 import { ReservationInDoubtError, SoldOutError, UnknownProductError } from '../inventory/errors.ts';
 import type { ShardRef } from '../inventory/keys.ts';
@@ -16,28 +16,15 @@ import type { RedisClient } from '../redis/connection.ts';
 import { eventually } from '../redis/eventually.ts';
 import { type Attempt, CLOCK_SKEW_MARGIN_MS, newAttempt, orderIdFor } from './attempt.ts';
 import type { BuyerLimits } from './buyer-limit.ts';
-import { LimitExceededError, NotReplicatedError, OutcomeUnknownError } from './errors.ts';
+import { NotReplicatedError, OutcomeUnknownError } from './errors.ts';
 import type { HandOff } from './hand-off.ts';
 import { fingerprint, idempotent, keyInUse } from './idempotency.ts';
+import { type KeyOutcome, type OrderRequest, type PlacedOrder, placed } from './key-outcome.ts';
 import { registerForExpiry } from './lifecycle.ts';
 import type { OrderRecord } from './order.ts';
+import { isWithdrawn, withdraw } from './withdrawal.ts';
 
-/** An order as asked for (validated by the caller). */
-export interface OrderRequest {
-  productId: string;
-  userId: string;
-  quantity: number;
-}
-
-/** What placing an order answers: the order (also what a retried Idempotency-Key answers). */
-export interface PlacedOrder {
-  orderId: string;
-  productId: string;
-  userId: string;
-  quantity: number;
-  /** True when an Idempotency-Key answered an order placed by an earlier request (nothing placed now). */
-  replayed: boolean;
-}
+export type { OrderRequest, PlacedOrder } from './key-outcome.ts';
 
 export interface PlaceOptions {
   /** The client's Idempotency-Key (validated by the caller): retries with it get the first outcome. */
@@ -55,19 +42,11 @@ export interface PlaceOrderDeps {
   clock: RedisClock;
   /** The reservation is the outbox: a failed enqueue is retried by the sweeper, so it is only reported. */
   onEnqueueError?: (err: unknown, record: OrderRecord) => void;
+  /** Called when an order is withdrawn (its replicas did not confirm it in time). */
+  onWithdrawn?: () => void;
   /** Called when an order is answered sold out from the in-process flag (no RedisClient round trip). */
   onSoldOutFastPath?: () => void;
 }
-
-/**
- * What an Idempotency-Key remembers: the order placed. (Earlier versions remembered refusals too;
- * such records are still replayed until their TTL ends.)
- */
-type KeyOutcome =
-  | { order: Omit<PlacedOrder, 'replayed'> }
-  | { refused: { code: string; details: Record<string, unknown> } };
-/** How earlier versions stored a key's outcome: the HTTP answer itself. Still read, for keys they wrote. */
-type LegacyOutcome = { status: number; body: Record<string, unknown> };
 
 /** How long a request whose reservation reply was lost keeps trying to learn the outcome. */
 const RESOLVE_BUDGET_MS = 2000;
@@ -76,11 +55,12 @@ const RESOLVE_BUDGET_MS = 2000;
  * Places orders: the one entry point of `POST /api/orders`, whatever carries the request.
  *
  * `place()` answers the order (`202` in HTTP) or throws a typed error: `SoldOutError`,
- * `LimitExceededError`, `UnknownProductError`, `BusyError` (retry shortly), `UnavailableError`,
- * `OutcomeUnknownError` (Redis went away mid-reservation; retry with the same Idempotency-Key),
- * `IdempotencyKeyReusedError`, `RequestInProgressError`. Every unit is taken under its shard's lock
- * and fencing token; the order reaches Postgres through a BullMQ batch job, or through the sweeper
- * when the enqueue fails. Without an Idempotency-Key a retried request places another order.
+ * `LimitExceededError`, `UnknownProductError`, `BusyError` (retry shortly), `UnavailableError` (or
+ * `NotReplicatedError`, `StrandedStockError`: nothing sold), `OutcomeUnknownError` (with the order
+ * id, which GET or a retry with the same key settles), `IdempotencyKeyReusedError`,
+ * `RequestInProgressError`. Replicas confirm an order before its hand-off. Every unit is taken
+ * under its shard's lock and fencing token; the order reaches Postgres through a BullMQ batch job,
+ * or through the sweeper when the enqueue fails. Without a key a retried request orders again.
  *
  * @example
  * ```ts
@@ -123,7 +103,7 @@ export class PlaceOrder {
     }
     let ran = false;
     const print = fingerprint({ productId: req.productId, userId: req.userId, quantity: req.quantity });
-    const stored = await idempotent<KeyOutcome | LegacyOutcome>(this.deps.redis, req.userId, key, print, {
+    const stored = await idempotent<KeyOutcome>(this.deps.redis, req.userId, key, print, {
       newAttempt: () => this.newAttempt(),
       // A refusal throws: the claim is given up (deleted), so the key holds nothing.
       run: async (attempt) => {
@@ -136,9 +116,7 @@ export class PlaceOrder {
         return found && { order: placed(found) };
       },
     });
-    const outcome = fromStored(stored);
-    if ('refused' in outcome) throw refusal(req, outcome.refused);
-    return { ...outcome.order, replayed: !ran };
+    return { ...stored.order, replayed: !ran };
   }
 
   /** A new attempt, with the deadline the reservations it sends will carry. */
@@ -186,10 +164,41 @@ export class PlaceOrder {
         if (limited) await giveBack();
         throw err;
       }
-      record = await this.learnOutcome(req, attempt, err.sentDeadline, err.cause);
+      record = await this.learnOutcome(req, attempt, err);
+      replicated = await reserver.replicated(record.shardKey);
     }
-    // Registered for expiry beside the hand-off; if this fails (or the process dies first), the writer
-    // registers the order before clearing its reservation, and the sweeper before dropping it.
+    // Confirmed by the replicas before anything else sees the order: an unconfirmed one is withdrawn.
+    if (!replicated) await this.unconfirmed(record, limited ? giveBack : undefined);
+    await this.handOff(record);
+    return record;
+  }
+
+  /**
+   * An order its master's replicas did not confirm in time: withdrawn (NotReplicatedError, 503
+   * unavailable: nothing sold, the limit claim given back), or kept when it already is a row (the
+   * sweeper was first). When Postgres cannot say, it goes on to the writer and the answer is
+   * OutcomeUnknownError: whichever Postgres holds, row or tombstone, is its fate, and GET reads that.
+   */
+  private async unconfirmed(record: OrderRecord, giveBack?: () => Promise<unknown>): Promise<void> {
+    let verdict: 'withdrawn' | 'persisted';
+    try {
+      verdict = await withdraw(this.deps.redis, this.deps.db, record);
+    } catch (err) {
+      await this.handOff(record);
+      throw new OutcomeUnknownError(record.orderId, err);
+    }
+    if (verdict === 'persisted') return;
+    this.deps.onWithdrawn?.();
+    await giveBack?.();
+    throw new NotReplicatedError(record.orderId);
+  }
+
+  /**
+   * Registers the order for expiry beside the hand-off to the writer. Failures are only reported: the
+   * reservation is the outbox (the writer registers the order before clearing it, the sweeper before
+   * dropping it, and the sweeper re-sends it).
+   */
+  private async handOff(record: OrderRecord): Promise<void> {
     const [registered, sent] = await Promise.allSettled([
       registerForExpiry(this.deps.redis, [record]),
       this.deps.handOff.send(record),
@@ -197,9 +206,6 @@ export class PlaceOrder {
     for (const r of [registered, sent]) {
       if (r.status === 'rejected') this.deps.onEnqueueError?.(r.reason, record);
     }
-    // Not acknowledged, but not withdrawn either: its claims stay with it (see NotReplicatedError).
-    if (!replicated) throw new NotReplicatedError(record.orderId);
-    return record;
   }
 
   /** The reservation (the outbox entry) an order leaves in the shard it is taken from. */
@@ -234,15 +240,17 @@ export class PlaceOrder {
 
   /**
    * The reservation's reply was lost: learn whether it was made. Redis still unreachable after the
-   * budget → OutcomeUnknownError, keeping the claims (a retry with the same Idempotency-Key resolves
-   * them), and the resolution goes on in the background to give the limit claim back if no order exists.
+   * budget → OutcomeUnknownError with the order id it has if it exists, keeping the claims (a retry
+   * with the same Idempotency-Key resolves them); the resolution goes on in the background to give the
+   * limit claim back if no order exists. By then the reservation's deadline is past, so the order
+   * exists or never will: GET settles it once Redis answers.
    */
   private async learnOutcome(
     req: OrderRequest,
     attempt: Attempt,
-    fence: number,
-    cause: unknown,
+    doubt: ReservationInDoubtError,
   ): Promise<OrderRecord> {
+    const fence = doubt.sentDeadline;
     const giveUpAt = Date.now() + RESOLVE_BUDGET_MS;
     for (let pause = 50; ; pause = Math.min(pause * 2, 1000)) {
       let found: OrderRecord | null;
@@ -252,14 +260,16 @@ export class PlaceOrder {
         if (!isConnectionError(err)) throw err;
         if (Date.now() > giveUpAt) {
           void eventually(() => this.resolve(req, attempt, fence));
-          throw new OutcomeUnknownError(cause);
+          // Answered only once the deadline has passed by this process's estimate of Redis' clock.
+          await sleep(Math.max(0, fence + CLOCK_SKEW_MARGIN_MS - this.deps.clock.now()));
+          throw new OutcomeUnknownError(doubt.orderId, doubt.cause);
         }
         await sleep(pause);
         continue;
       }
       if (found) return found;
       // Nothing was placed (and the limit claim is back): an ordinary outage answer.
-      throw new UnavailableError('Redis', cause);
+      throw new UnavailableError('Redis', doubt.cause);
     }
   }
 
@@ -267,29 +277,14 @@ export class PlaceOrder {
   private async findByTicket(productId: string, userId: string, ticket: string): Promise<OrderRecord | null> {
     // The writer deletes a reservation only after its row is committed, so Redis is read first.
     const json = await findReservation(this.deps.redis, productId, (shard) => orderIdFor(shard, ticket));
-    if (json !== null) return JSON.parse(json) as OrderRecord;
+    if (json !== null) {
+      const reserved = JSON.parse(json) as OrderRecord;
+      // A withdrawn order's reservation may linger (its units not yet given back): it was never sold.
+      return (await isWithdrawn(this.deps.db, reserved.orderId)) ? null : reserved;
+    }
     const row = await findOrderByTicket(this.deps.db, productId, userId, ticket);
     if (!row) return null;
     const { createdAt: _, status: __, ...record } = row;
     return record;
   }
-}
-
-function placed(r: OrderRecord): Omit<PlacedOrder, 'replayed'> {
-  return { orderId: r.orderId, productId: r.productId, userId: r.userId, quantity: r.quantity };
-}
-
-function fromStored(stored: KeyOutcome | LegacyOutcome): KeyOutcome {
-  if (!('status' in stored)) return stored;
-  const { body } = stored;
-  if (stored.status !== 202) return { refused: { code: String(body.error), details: body } };
-  const { orderId, productId, userId, quantity } = body as Omit<PlacedOrder, 'replayed'>;
-  return { order: { orderId, productId, userId, quantity } };
-}
-
-/** The refusal a key remembered, thrown again as it was (the request is the same, so is the message). */
-function refusal(req: OrderRequest, r: { code: string; details: Record<string, unknown> }): FlashsaleError {
-  return r.code === 'limit_exceeded'
-    ? new LimitExceededError(req.productId, Number(r.details.limit))
-    : new SoldOutError(req.productId, req.quantity, Number(r.details.available ?? 0));
 }

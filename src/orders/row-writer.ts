@@ -4,9 +4,11 @@ import { UnrecoverableError } from 'bullmq';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { type Database, isConnectionError } from '../db/database.ts';
-import { existingOrderIds, insertOrders } from '../db/orders-repo.ts';
+import { existingOrderIds } from '../db/orders-repo.ts';
+import { insertUnlessWithdrawn, withdrawnIds } from '../db/withdrawn-repo.ts';
 import { UnavailableError } from '../errors.ts';
 import { deleteReservations, presentReservations } from '../inventory/reservations.ts';
+import { giveBackReservation } from '../inventory/withdraw.ts';
 import type { RedisClient } from '../redis/connection.ts';
 import type { FlushOutcome } from './batcher.ts';
 import { registerForExpiry } from './lifecycle.ts';
@@ -61,29 +63,38 @@ export class RowWriter {
     const lost = await this.lostOrders(candidates);
     const unique = candidates.filter((r) => !lost.has(r.orderId));
     let inserted: number;
+    let withdrawn: Set<string>;
     try {
-      inserted = await this.db.transaction().execute((trx) => insertOrders(trx, unique));
+      ({ inserted, withdrawn } = await this.db
+        .transaction()
+        .execute((trx) => insertUnlessWithdrawn(trx, unique)));
     } catch (err) {
       if (!isDataError(err)) {
         this.logger.warn({ err, size: records.length }, 'order batch insert failed; its jobs will retry');
         throw postgresFailure(err);
       }
       this.logger.error({ err, size: records.length }, 'order batch rejected; inserting its rows one by one');
-      const errors = await this.insertIndividually(unique);
-      await this.clearReservations(unique.filter((r) => !errors.has(r.orderId)));
+      const { errors, withdrawn } = await this.insertIndividually(unique);
+      await this.giveBack(unique.filter((r) => withdrawn.has(r.orderId)));
+      await this.clearReservations(unique.filter((r) => !errors.has(r.orderId) && !withdrawn.has(r.orderId)));
       return records.map((r) => lost.get(r.orderId) ?? errors.get(r.orderId));
     }
-    await this.clearReservations(unique);
+    await this.giveBack(unique.filter((r) => withdrawn.has(r.orderId)));
+    await this.clearReservations(unique.filter((r) => !withdrawn.has(r.orderId)));
     this.onBatch?.({ size: records.length, inserted, ms: performance.now() - started });
     return lost.size > 0 ? records.map((r) => lost.get(r.orderId)) : undefined;
   }
 
-  /** After a data error, inserts row by row so only the offending order fails. */
-  private async insertIndividually(unique: OrderRecord[]): Promise<Map<string, Error>> {
+  /** After a data error, inserts row by row so only the offending order fails (withdrawn ones: skipped). */
+  private async insertIndividually(
+    unique: OrderRecord[],
+  ): Promise<{ errors: Map<string, Error>; withdrawn: Set<string> }> {
     const errors = new Map<string, Error>();
+    const withdrawn = new Set<string>();
     for (const record of unique) {
       try {
-        await insertOrders(this.db, [record]);
+        const one = await this.db.transaction().execute((trx) => insertUnlessWithdrawn(trx, [record]));
+        for (const id of one.withdrawn) withdrawn.add(id);
       } catch (err) {
         if (!isDataError(err)) throw postgresFailure(err);
         const message = err instanceof Error ? err.message : String(err);
@@ -93,7 +104,25 @@ export class RowWriter {
         );
       }
     }
-    return errors;
+    return { errors, withdrawn };
+  }
+
+  /**
+   * Withdrawn orders (their buyer was told nothing was sold) get no row: their units go back instead,
+   * once however often this runs (a reservation a failover brought back, the sweeper's re-send).
+   * Redis unreachable: the batch retries.
+   */
+  private async giveBack(records: OrderRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    this.logger.warn(
+      { count: records.length },
+      'withdrawn orders sent to the writer: units given back, no row',
+    );
+    try {
+      for (const r of records) await giveBackReservation(this.redis, r);
+    } catch (err) {
+      throw new UnavailableError('Redis', err);
+    }
   }
 
   /**
@@ -113,11 +142,15 @@ export class RowWriter {
     }
     const missing = unique.filter((r) => !present.has(r.orderId)).map((r) => r.orderId);
     if (missing.length === 0) return new Map();
-    const persisted = await existingOrderIds(this.db, missing).catch((err: unknown) => {
+    // A withdrawn order's reservation is gone because its units were given back: not lost.
+    const [persisted, withdrawn] = await Promise.all([
+      existingOrderIds(this.db, missing),
+      withdrawnIds(this.db, missing),
+    ]).catch((err: unknown) => {
       throw postgresFailure(err);
     });
     const lost = new Map<string, Error>();
-    for (const orderId of missing.filter((id) => !persisted.has(id))) {
+    for (const orderId of missing.filter((id) => !persisted.has(id) && !withdrawn.has(id))) {
       this.logger.error({ orderId }, 'order whose reservation is gone from Redis (failover?) not persisted');
       lost.set(
         orderId,

@@ -1,7 +1,8 @@
 // The Redis the service runs on: one ioredis client for a single Redis (REDIS_URL) or for a Redis
 // Cluster (REDIS_CLUSTER_NODES), and the few questions whose answer differs (nodes, slots, per-node scans).
+
+import { masterOf, type RedisClient } from '@flashsale/lock/toolkit';
 import { Cluster, type ClusterOptions, Redis, type RedisOptions } from 'ioredis';
-import { masterOf, type RedisClient } from '../lock/redis-client.ts';
 
 // The lock package owns the connection helpers it needs; the service uses the same ones.
 export {
@@ -16,7 +17,7 @@ export {
   runBatch,
   subscribe,
   unsubscribe,
-} from '../lock/redis-client.ts';
+} from '@flashsale/lock/toolkit';
 
 /** Where Redis is: the URL of one server, or the seed nodes of a cluster. */
 export type RedisTarget = { url: string } | { nodes: readonly { host: string; port: number }[] };

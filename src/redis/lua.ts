@@ -1,8 +1,21 @@
-// The Lua loader the service's scripts use: the lock package's (src/lock/lua.ts), so the lock library
-// stays self-contained and the service shares one loader with it; plus reply decoding shared by all.
-import { replyInt } from '../lock/lua.ts';
+// The Lua loader the service's scripts use: the lock package's (@flashsale/lock/toolkit), so the
+// service and the locks share one loader; plus reply decoding shared by the service's modules.
+import { replyInt } from '@flashsale/lock/toolkit';
 
-export * from '../lock/lua.ts';
+export {
+  defineScripts,
+  type InputOf,
+  type LuaScript,
+  LuaScriptError,
+  loadLua,
+  luaHeader,
+  luaScript,
+  replyInt,
+  type ScriptInput,
+  type TypedScript,
+  type TypedScriptSpec,
+  typedScript,
+} from '@flashsale/lock/toolkit';
 
 /** A script's reply as integers (Lua tables arrive as arrays under RESP2 and RESP3). */
 export function replyInts(reply: unknown): number[] {

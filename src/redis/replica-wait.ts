@@ -1,6 +1,7 @@
 // Group commit for Redis WAIT: confirms that replicas hold a master's writes with one marker write and one
 // WAIT per master at a time, on a connection of its own, shared by every caller that asked before it went.
 import { clientOf, duplicateClient, masterOf, type RedisClient } from './connection.ts';
+import { ReplicaHealth } from './replica-health.ts';
 
 /** The marker keys expire by themselves: nothing to clean up after a shard is retired. */
 const MARKER_TTL_MS = 10_000;
@@ -37,19 +38,32 @@ interface MasterRounds {
 export class ReplicaWait {
   private readonly redis: RedisClient;
   private readonly masters = new Map<string, MasterRounds>();
+  /** Which masters are short of replicas: fed by every round's result and a periodic probe. */
+  readonly health: ReplicaHealth;
 
   /**
    * @param redis the client whose writes are confirmed (a connection of its own is made from it)
    * @param replicas replicas that must acknowledge (WAIT numreplicas), at least 1
    * @param timeoutMs longest WAIT (WAIT timeout)
+   * @param onHealthChange called with the masters short of replicas whenever that set changes
    */
   constructor(
     redis: RedisClient,
     private readonly replicas: number,
     private readonly timeoutMs: number,
+    onHealthChange?: (short: string[]) => void,
   ) {
     this.redis = duplicateClient(redis, { maxRetriesPerRequest: 1 });
     this.redis.on('error', () => {});
+    this.health = new ReplicaHealth(this.redis, replicas, { onChange: onHealthChange });
+  }
+
+  /**
+   * False when the master of `key` is short of replicas now (ReplicaHealth): a write there could not
+   * be confirmed, so it should not be made. Reads the client's slot map only, no round trip.
+   */
+  canConfirm(key: string): boolean {
+    return !this.health.isShort(masterOf(this.redis, key));
   }
 
   /**
@@ -75,6 +89,7 @@ export class ReplicaWait {
   }
 
   close(): void {
+    this.health.close();
     this.redis.disconnect();
   }
 
@@ -83,9 +98,11 @@ export class ReplicaWait {
     if (!round) return;
     rounds.next = undefined;
     rounds.sending = true;
+    const address = masterOf(this.redis, round.marker);
     void this.run(round.marker)
       .catch(() => false)
       .then((ok) => {
+        this.health.observeWait(address, ok);
         round.resolve(ok);
         rounds.sending = false;
         this.send(rounds);

@@ -29,6 +29,13 @@ export interface Buyer {
 
 const EMPTY: LineView = { cur: -1, used: 0, rate: 0, buckets: [], counts: [] };
 
+/**
+ * A line whose last buyers were just let in stays up this long (ms): they come back within it (the
+ * room's retry spread, 250-750 ms, plus a report), and a newcomer meanwhile queues behind them
+ * rather than walking in first because the line happens to be empty when it arrives.
+ */
+export const DRAIN_GRACE_MS = 1000;
+
 export class WaitingLine {
   private view: LineView = EMPTY;
   /** First requests queued here and not yet reported: bucket → count. */
@@ -41,6 +48,8 @@ export class WaitingLine {
   draw: Draw | undefined;
   /** Capacity short of a whole buyer, carried to the next report so small shares add up. */
   private carry = 0;
+  /** Until when (Redis' clock) the line is draining: see DRAIN_GRACE_MS. */
+  private drainingUntil = Number.NEGATIVE_INFINITY;
 
   constructor(
     readonly productId: string,
@@ -84,10 +93,10 @@ export class WaitingLine {
     return placeInLine(this.draw, buyer.userId, buyer.firstSeen);
   }
 
-  /** True when the line lets this buyer in now. */
+  /** True when the line lets this buyer in now: nobody waits (nor was let in just now), or its turn came. */
   lets(buyer: Buyer, now: number): boolean {
     if (this.drawing(now)) return false;
-    return !this.active || this.admits(buyer);
+    return (!this.active && now >= this.drainingUntil) || this.admits(buyer);
   }
 
   admits(buyer: Buyer): boolean {
@@ -123,8 +132,10 @@ export class WaitingLine {
     return whole;
   }
 
-  update(view: LineView): void {
+  /** The line as a report answered it, at `now` (Redis' clock). */
+  update(view: LineView, now: number): void {
     this.view = view;
+    if (view.buckets.length > 0) this.drainingUntil = now + DRAIN_GRACE_MS;
   }
 
   /** Buyers ahead of this one, and when it should be served. */

@@ -41,9 +41,13 @@ export interface Arrival {
 
 /** A line as the dashboard and the metrics show it. */
 export interface LineStats {
+  /** Buyers waiting (every process's). */
   waiting: number;
+  /** How far behind now the serving point is, ms. */
   servingLagMs: number;
+  /** Buyers let in per second (all processes together). */
   admittedPerSecond: number;
+  /** ETA of the last buyer in line, ms (0: nobody waits). */
   etaMs: number;
 }
 
@@ -107,10 +111,17 @@ export class WaitingRoom {
     this.capacity = undefined;
   }
 
-  /** The buyer's place: its ticket's first-seen time (verified), or now. Throws InvalidTicketError. */
-  arrival(order: { productId: string; userId: string }, ticketHeader: string | undefined): Arrival {
+  /**
+   * The buyer's place: its ticket's first-seen time (verified), or when its request was read
+   * (`waitedMs` ago). Throws InvalidTicketError.
+   */
+  arrival(
+    order: { productId: string; userId: string },
+    ticketHeader: string | undefined,
+    waitedMs = 0,
+  ): Arrival {
     const now = this.o.now();
-    if (ticketHeader === undefined) return { ...order, firstSeen: now };
+    if (ticketHeader === undefined) return { ...order, firstSeen: Math.round(now - waitedMs) };
     const ticket = this.o.signer.verify(ticketHeader, order.productId, order.userId, now);
     return { ...order, firstSeen: ticket.firstSeen, ticket };
   }
@@ -272,7 +283,7 @@ export class WaitingRoom {
         loadDraw(this.o.redis, line.productId),
         this.o.available(line.productId),
       ]);
-      line.update(view ?? { cur: -1, used: 0, rate: 0, buckets: [], counts: [] });
+      line.update(view ?? { cur: -1, used: 0, rate: 0, buckets: [], counts: [] }, this.o.now());
       line.draw = draw;
       line.available = available;
     } catch {

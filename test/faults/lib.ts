@@ -140,11 +140,6 @@ export async function startFaultInfra(options: InfraOptions = {}): Promise<Fault
     FLASHSALE_DEV_RUN: '1',
     ADMIN_TOKEN,
     ADMIN_AUTH_FAILURES: 'off',
-    // The fault clients retry 429 busy with back-off and no ticket: they predate the waiting room's
-    // protocol, and a client that re-arrives without its ticket goes to the back of the line each
-    // time (seen in CI: scenario 6 answered 429 queued to every copy after a burst). The faults are
-    // about crashes and lost replies; the room's own tests and the k6 herd follow the protocol.
-    WAITING_ROOM: 'off',
     PORT: '0',
     HOST: '127.0.0.1',
     ...FAULT_ENV,
@@ -559,6 +554,15 @@ export class Load {
         this.dispatched += 1;
         this.tick();
         entry.attempts.push(await submitOrder(spec.targets, spec.productId, o, spec.timeoutMs));
+        // A queued order follows the waiting room's protocol: back after retryAfterMs with its ticket.
+        for (let tries = 0; tries < 40; tries++) {
+          const queued = queuedTicket(entry.attempts.at(-1));
+          if (!queued) break;
+          await sleep(queued.retryAfterMs);
+          entry.attempts.push(
+            await submitOrder(spec.targets, spec.productId, o, spec.timeoutMs, queued.ticket),
+          );
+        }
       }
     };
     await Promise.all(Array.from({ length: spec.concurrency }, client));
@@ -573,30 +577,43 @@ export function submitOrder(
   productId: string,
   o: OrderSpec,
   timeoutMs?: number,
+  ticket?: string,
 ): Promise<Outcome> {
   const body = { productId, userId: o.userId, quantity: o.quantity };
   const headers: Record<string, string> = o.key ? { 'idempotency-key': o.key } : {};
+  if (ticket) headers['queue-ticket'] = ticket;
   return deliver(targets, 'POST', '/api/orders', body, headers, timeoutMs);
 }
 
+/** The waiting room's ticket of a `429 queued` answer, and how long to wait before coming back. */
+export function queuedTicket(o: Outcome | undefined): { ticket: string; retryAfterMs: number } | undefined {
+  if (o?.kind !== 'answer' || o.status !== 429 || o.body.error !== 'queued') return undefined;
+  return { ticket: String(o.body.ticket), retryAfterMs: Number(o.body.retryAfterMs) };
+}
+
 /**
- * submitOrder as a well-behaved client does it: a shed answer (429 busy) is sent again with the same
- * Idempotency-Key after a short jittered pause, up to `tries` times. Returns every outcome, the
- * final one last.
+ * submitOrder as a well-behaved client does it: a `429 queued` answer is sent again with its ticket
+ * after `retryAfterMs`, a `429 busy` after a short jittered pause, both with the same Idempotency-Key,
+ * up to `tries` times. `last` is an earlier answer to go on from. Returns every outcome, the final one last.
  */
 export async function submitShedRetried(
   targets: Targets,
   productId: string,
   o: OrderSpec,
   tries = 40,
+  last?: Outcome,
 ): Promise<Outcome[]> {
   const outcomes: Outcome[] = [];
-  for (;;) {
-    const outcome = await submitOrder(targets, productId, o);
+  let ticket: string | undefined;
+  for (let previous = last; ; ) {
+    const queued = queuedTicket(previous);
+    if (queued) ticket = queued.ticket;
+    if (previous) await sleep(queued ? queued.retryAfterMs : 100 + Math.random() * 200);
+    const outcome = await submitOrder(targets, productId, o, undefined, ticket);
     outcomes.push(outcome);
     const shed = outcome.kind === 'answer' && outcome.status === 429;
     if (!shed || outcomes.length >= tries) return outcomes;
-    await sleep(100 + Math.random() * 200);
+    previous = outcome;
   }
 }
 
@@ -633,7 +650,11 @@ export async function retryUnanswered(
       Array.from({ length: Math.min(concurrency, todo.length) }, async () => {
         while (next < todo.length) {
           const l = todo[next++] as OrderLog;
-          l.attempts.push(await submitOrder(targets, productId, l));
+          const last = l.attempts[l.attempts.length - 1];
+          // A queued order keeps its place (its ticket); a shed or unanswered one is simply sent again.
+          if (queuedTicket(last))
+            l.attempts.push(...(await submitShedRetried(targets, productId, l, 40, last)));
+          else l.attempts.push(await submitOrder(targets, productId, l));
         }
       }),
     );

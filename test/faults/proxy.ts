@@ -69,8 +69,18 @@ export class FaultProxy {
    * connection: the clients see a broken connection with commands whose answer never came.
    */
   async cut(swallowMs: number): Promise<void> {
-    this.swallowing = true;
+    this.swallow();
     await new Promise((resolve) => setTimeout(resolve, swallowMs));
+    this.reset();
+  }
+
+  /** Drops every reply from now on (commands still reach the server and run), until reset(). */
+  swallow(): void {
+    this.swallowing = true;
+  }
+
+  /** Resets every connection and lets replies through again: the clients reconnect. */
+  reset(): void {
     for (const s of this.sockets) s.destroy();
     this.cutConnections += this.sockets.size / 2;
     this.sockets.clear();

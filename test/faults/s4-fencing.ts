@@ -12,14 +12,15 @@
 // test holds the shard lock until orders of both APIs queue behind it, freezes API A with SIGSTOP
 // (a GC pause / stop-the-world), releases (the lock is handed to the first queued order, often A's),
 // and wakes A 350-600 ms later. Invariants at the end; fenced decrements are read from /metrics.
+
+import { LockClient } from '@flashsale/lock';
+import { lockKeys } from '@flashsale/lock/toolkit';
 import { Redis } from 'ioredis';
 import { SaleAdmin } from '../../src/inventory/admin.ts';
 import { shardKeys } from '../../src/inventory/keys.ts';
 import { ShardStatus } from '../../src/inventory/replies.ts';
 import { loadSale } from '../../src/inventory/sale.ts';
 import { RESERVE } from '../../src/inventory/scripts.ts';
-import { LockClient } from '../../src/lock/index.ts';
-import { lockKeys } from '../../src/lock/keys.ts';
 import { RedisServer } from '../support/redis-server.ts';
 import {
   adminHeaders,

@@ -4,8 +4,9 @@
 // lets go; the lock passes down the queue until it is handed to A's frozen wait (seen in the lock
 // hash: A's owner id holds it). Its 300 ms lease lapses, another holder decrements (the shard's
 // fence passes A's token), and only then is A resumed: its decrement must be refused.
+
+import { LockClient } from '@flashsale/lock';
 import type { Redis } from 'ioredis';
-import { LockClient } from '../../src/lock/index.ts';
 import { type OrderLog, request, type ScenarioResult } from '../faults/lib.ts';
 import { until } from '../support/async.ts';
 import type { Spawned } from '../support/service.ts';

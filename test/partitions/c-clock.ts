@@ -5,10 +5,10 @@
 // Redis lapses at once (the test's, and the API processes' handed-off holds). The queued orders go
 // on; the test, still believing it holds the lock, tries a fenced decrement with its hold: refused.
 
+import { LockClient, type LockHandle } from '@flashsale/lock';
 import type { Redis } from 'ioredis';
 import { ShardStatus } from '../../src/inventory/replies.ts';
 import { RESERVE } from '../../src/inventory/scripts.ts';
-import { LockClient, type LockHandle } from '../../src/lock/index.ts';
 import { check, type ScenarioResult } from '../faults/lib.ts';
 import { redisNow, until } from '../support/async.ts';
 import { FakeClock } from '../support/fake-clock.ts';

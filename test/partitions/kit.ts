@@ -3,9 +3,9 @@
 // service's view of its shard locks, and the checks at the end.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { lockKeys } from '@flashsale/lock/toolkit';
 import { shardKeys } from '../../src/inventory/keys.ts';
 import { loadSale } from '../../src/inventory/sale.ts';
-import { lockKeys } from '../../src/lock/keys.ts';
 import type { RedisClient } from '../../src/redis/connection.ts';
 import {
   emptyResult,

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { commandStats } from '../../bench/lib/redis-info.ts';
+import { liveReplicas, ReplicaHealth } from '../../src/redis/replica-health.ts';
 import { ReplicaWait } from '../../src/redis/replica-wait.ts';
 import { until } from '../support/async.ts';
 import { RedisServer } from '../support/redis-server.ts';
@@ -67,6 +68,31 @@ describe('ReplicaWait: one marker + WAIT per master at a time, shared by everyon
       assert.equal(await replica.client().get('lonely'), '1');
     } finally {
       waits.close();
+    }
+  });
+
+  it('ReplicaHealth: a master is short once its replica is gone, or a WAIT failed, and not once it is back', async () => {
+    const writer = master.client();
+    const address = `127.0.0.1:${master.port}`;
+    const changes: string[][] = [];
+    const health = new ReplicaHealth(writer, 1, { intervalMs: 50, onChange: (short) => changes.push(short) });
+    try {
+      await until(
+        'the probe sees the replica',
+        () => health.shortMasters().length === 0 && !health.isShort(address),
+      );
+      // A failed WAIT marks the master at once; the next probe that finds the replica clears it.
+      health.observeWait(address, false);
+      assert.equal(health.isShort(address), true);
+      await until('cleared by a probe', () => !health.isShort(address));
+      await replica.client().replicaof('no', 'one');
+      await until('short without its replica', () => health.isShort(address));
+      assert.ok(liveReplicas(await writer.info('replication')) === 0);
+      await replica.client().replicaof('127.0.0.1', master.port);
+      await until('back with its replica in sync', () => !health.isShort(address), { timeoutMs: 60_000 });
+      assert.deepEqual(changes.at(-1), [], 'the last change reported: no master short');
+    } finally {
+      health.close();
     }
   });
 });

@@ -2,10 +2,10 @@
 // that dies as kill -9 would leave it, sales with units sold, and the conservation check.
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { LockClient } from '@flashsale/lock';
 import { SaleAdmin } from '../../src/inventory/admin.ts';
 import { shardKeys, shardStockKey } from '../../src/inventory/keys.ts';
 import { INVENTORY_SCRIPTS, SWITCH } from '../../src/inventory/scripts.ts';
-import { LockClient } from '../../src/lock/index.ts';
 import { defineScripts } from '../../src/redis/lua.ts';
 import { admin, call, createSale, drained, type Infra, type Service } from './service.ts';
 

@@ -28,7 +28,7 @@ function portFree(port: number): Promise<boolean> {
 }
 
 /** A free port whose cluster bus port (+10000) is free too. */
-async function clusterPort(taken: Set<number>): Promise<number> {
+export async function clusterPort(taken: Set<number>): Promise<number> {
   for (;;) {
     const port = await freePort();
     const bus = port + 10_000;
@@ -37,6 +37,14 @@ async function clusterPort(taken: Set<number>): Promise<number> {
     return port;
   }
 }
+
+/** A cluster-enabled redis-server on `port` (at `place`, default loopback), not yet part of any cluster. */
+export const startNode = (port: number, place?: Place) =>
+  RedisServer.start({
+    port,
+    place,
+    args: ['--cluster-enabled', 'yes', '--cluster-node-timeout', String(NODE_TIMEOUT_MS)],
+  });
 
 export interface ClusterNodeInfo {
   address: string;
@@ -60,15 +68,7 @@ export class RedisCluster {
     const taken = new Set<number>();
     const ports: number[] = [];
     for (let i = 0; i < 6; i++) ports.push(places ? 6379 : await clusterPort(taken));
-    const servers = await Promise.all(
-      ports.map((port, k) =>
-        RedisServer.start({
-          port,
-          place: places?.[k],
-          args: ['--cluster-enabled', 'yes', '--cluster-node-timeout', String(NODE_TIMEOUT_MS)],
-        }),
-      ),
-    );
+    const servers = await Promise.all(ports.map((port, k) => startNode(port, places?.[k])));
     const cluster = new RedisCluster(servers);
     try {
       await run('redis-cli', [

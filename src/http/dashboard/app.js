@@ -133,6 +133,7 @@ function render(live) {
   if (s.pending) setText('pending', JSON.stringify(s.pending));
   renderShards(s);
   renderLine(live.waitingRoom);
+  renderReplicas(live.replicas);
 
   append(state.rates, live.rates);
   append(state.sales, live.saleHistory);
@@ -143,6 +144,18 @@ function render(live) {
     'status-line',
     `${live.productId} · replica ${live.replica.hostname}:${live.replica.pid} · ${new Date(live.at).toLocaleTimeString()}`,
   );
+}
+
+/** Masters short of replicas (REDIS_WAIT_REPLICAS): their shards answer 503 until a replica is back. */
+function renderReplicas(r) {
+  const short = r?.mastersShort ?? 0;
+  setText(
+    'replicas',
+    short === 0
+      ? 'every master replicated'
+      : `${fmt(short)} master(s) short · ${fmt(r.unitsStranded)} units stranded (503 until a replica is added)`,
+  );
+  $('replicas').className = `value small ${short === 0 ? 'ok' : 'alarm'}`;
 }
 
 /** The waiting room's line of the product: shown while buyers wait. */
@@ -159,6 +172,7 @@ function renderNow(live) {
   const now = live.now;
   setText('now-window', now ? `(last ${fmt(now.seconds, 0)} s, this replica)` : '(warming up)');
   for (const g of GROUPS) setText(`rate-${g}`, now ? fmt(now.ordersPerSecond[g], 1) : '–');
+  setText('rate-invalid-tickets', now ? fmt(now.invalidTicketsPerSecond, 1) : '–');
   setText('latency', now ? `${fmtMs(now.acceptedP50Ms)} / ${fmtMs(now.acceptedP99Ms)}` : '–');
   setText('lock-wait', now ? fmtMs(now.lockWaitP99Ms) : '–');
   setText('handoffs', now ? fmt(now.handoffsPerSecond, 1) : '–');

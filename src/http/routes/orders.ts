@@ -28,7 +28,10 @@ export function ordersRouter(deps: OrdersDeps): Router {
   const { redis, db, payments } = deps;
   const { identity, payer } = deps.doors;
   const router = express.Router();
-  router.route('/api/orders').post(jsonBody(), identity.asBuyer, placeOrder(deps)).all(onlyMethods('POST'));
+  router
+    .route('/api/orders')
+    .post(stampArrival, jsonBody(), identity.asBuyer, placeOrder(deps))
+    .all(onlyMethods('POST'));
   router
     .route('/api/orders/:orderId')
     .get(async (req, res) => {
@@ -54,6 +57,15 @@ export function ordersRouter(deps: OrdersDeps): Router {
   return router;
 }
 
+/**
+ * Notes when the request was read, before its body and token are: a first request's place in the
+ * waiting line is that moment, not when the (asynchronous) body parsing and token check let it on.
+ */
+const stampArrival: express.RequestHandler = (_req, res, next) => {
+  res.locals.receivedAt = performance.now();
+  next();
+};
+
 function placeOrder(deps: OrdersDeps): express.RequestHandler {
   const { orders, metrics, gate } = deps;
   const schema = orderBody(deps.maxOrderQuantity);
@@ -67,7 +79,8 @@ function placeOrder(deps: OrdersDeps): express.RequestHandler {
       const key = req.get('idempotency-key');
       const idempotencyKey =
         key === undefined ? undefined : parse(idempotencyKeyHeader, key, 'Idempotency-Key');
-      const entry = await gate.enter(body, req.ip, req.get('queue-ticket'));
+      const waitedMs = performance.now() - (res.locals.receivedAt as number);
+      const entry = await gate.enter(body, req.ip, req.get('queue-ticket'), waitedMs);
       release = entry.release;
       // A ticket that placed an order answers that order again, as an Idempotency-Key would.
       const ticketKey = entry.ticketId === undefined ? undefined : `ticket:${entry.ticketId}`;

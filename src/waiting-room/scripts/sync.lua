@@ -11,7 +11,7 @@
 -- ARGV[3] ttlSeconds: the line is forgotten this long after its last report
 -- Returns {cur, used, rate, bucket, count, bucket, count, ...} for the buckets from cur on, or {} when
 -- there is no line.
---- @include "../../lock/scripts/time.lua"
+--- @include "../../redis/scripts/includes/server-time.lua"
 
 local line = KEYS[1]
 local now = now_ms()

@@ -1,0 +1,314 @@
+// Reentrant distributed locks on etcd: one lease per client shared by all its keys, a key per waiting
+// owner under the lock's prefix, the oldest create revision holds, each waiter watches its predecessor.
+
+import { performance } from 'node:perf_hooks';
+import type { Etcd3, Lease } from 'etcd3';
+import { LockUnavailableError } from '../errors.ts';
+import type { LockEventObserver, ObtainRequest } from '../front-end.ts';
+import { loadPeer } from '../optional-peer.ts';
+import { newClientId } from '../owner.ts';
+import { type Queued, SessionLock } from '../session-lock.ts';
+import { withDeadline } from '../waiting.ts';
+import type { EtcdKey } from './etcd-key.ts';
+import {
+  type Ahead,
+  nextEvent,
+  type PredecessorWatch,
+  putAndReadAhead,
+  putIfFree,
+  rangeEnd,
+  readAhead,
+  unwatch,
+  watchDelete,
+} from './etcd-queue.ts';
+
+type EtcdModule = typeof import('etcd3');
+
+/** Options of an EtcdLock; every one is optional. */
+export interface EtcdLockOptions {
+  /** etcd endpoints, with their scheme (default `http://127.0.0.1:2379`). */
+  endpoints?: string | readonly string[];
+  /** Readable prefix of this client's id `<clientId>-<uuid>` (owner ids `<id>:<n>`): never shared. */
+  clientId?: string;
+  /**
+   * TTL of the client's one lease, in whole seconds (default 10). Every key of this client lives
+   * on it: a client that dies loses its locks and its places in the queues this long after.
+   */
+  leaseTtlSeconds?: number;
+  /** Prefix of every lock's keys (default `flashsale-lock/`): lock `n` keeps its queue under `<prefix>n/`. */
+  prefix?: string;
+  /**
+   * Longest a waiter relies on its watch alone (default 1000 ms): it then reads its predecessor
+   * again, so a watch stream that died with a reconnect (etcd3 issues #114, #78) costs at most this.
+   */
+  heartbeatMs?: number;
+  /**
+   * Observes waits, hand-offs and holds (metrics), as LockClient's option of the same name. Called
+   * synchronously; whatever it throws is ignored.
+   */
+  onEvent?: LockEventObserver;
+}
+
+/**
+ * Reentrant locks on etcd, the recipe of etcd's own `concurrency.Mutex` with a wait that never polls:
+ * - one lease per client (granted once, kept alive by etcd3), shared by every key of the client;
+ * - an acquisition puts `<prefix><name>/<leaseId>-<n>` in one transaction that also reads the queue;
+ *   the key with the smallest create revision holds the lock (FIFO by arrival);
+ * - a waiter watches only its predecessor's delete (no herd), from the revision it read the queue at,
+ *   so a delete between the read and the watch is not missed; when the predecessor was the head, its
+ *   delete is the hand-off (no re-read); a read every `heartbeatMs` covers dead watch streams;
+ * - re-entry per owner in the client; the fencing token is the key's create revision, which
+ *   increases across the whole etcd cluster;
+ * - a hold's `signal` aborts when the lease cannot be confirmed for its TTL (keep-alive failing, or
+ *   answered TTL 0: etcd3 issue #110) or when its key is gone, checked every TTL/3 while held.
+ *
+ * `tryAcquire` with no wait puts its key only if it would be first, else deletes it: it never barges
+ * past a queued waiter. Errors: LockAcquireTimeoutError (held until waitMs ran out),
+ * LockUnavailableError (etcd unreachable).
+ *
+ * @example
+ * const locks = await EtcdLock.connect({ endpoints: 'http://127.0.0.1:2379' });
+ * await locks.withLock('orders:42', { waitMs: 1000 }, async (hold) => write(hold.token));
+ * await locks.close();
+ */
+export class EtcdLock extends SessionLock<EtcdKey> {
+  private readonly prefix: string;
+  private readonly heartbeatMs: number;
+  private readonly ttlSeconds: number;
+  private lease: Lease | undefined;
+  private leaseFrom = 0;
+  private keySeq = 0;
+
+  private constructor(
+    private readonly etcd3: EtcdModule,
+    private readonly etcd: Etcd3,
+    options: EtcdLockOptions,
+  ) {
+    const ttlSeconds = options.leaseTtlSeconds ?? 10;
+    if (!Number.isInteger(ttlSeconds) || ttlSeconds < 1) {
+      throw new RangeError(`leaseTtlSeconds must be a whole number of seconds >= 1, got ${ttlSeconds}`);
+    }
+    super(newClientId(options.clientId), ttlSeconds * 1000, 'etcd', options.onEvent);
+    this.ttlSeconds = ttlSeconds;
+    this.prefix = options.prefix ?? 'flashsale-lock/';
+    this.heartbeatMs = options.heartbeatMs ?? 1000;
+  }
+
+  /** Connects to etcd (loading the optional `etcd3` package only now) and grants the client's lease. */
+  static async connect(options: EtcdLockOptions = {}): Promise<EtcdLock> {
+    const etcd3 = await loadPeer('etcd3', 'etcd', () => import('etcd3'));
+    const endpoints = options.endpoints ?? 'http://127.0.0.1:2379';
+    const etcd = new etcd3.Etcd3({
+      hosts: typeof endpoints === 'string' ? endpoints.split(',') : [...endpoints],
+      dialTimeout: 3000,
+    });
+    const lock = new EtcdLock(etcd3, etcd, options);
+    try {
+      await lock.currentLease();
+    } catch (err) {
+      etcd.close();
+      throw err;
+    }
+    return lock;
+  }
+
+  /** True while someone holds the lock (or waits for it: a queue has a head whenever it has keys). */
+  async isLocked(name: string): Promise<boolean> {
+    const prefix = this.queuePrefix(name);
+    const res = await this.call(name, () =>
+      this.etcd.kv.range({ key: Buffer.from(prefix), range_end: rangeEnd(prefix), count_only: true }),
+    );
+    return Number(res.count) > 0;
+  }
+
+  /** The etcd client's health for /readyz: the cluster answers a read. */
+  async ping(): Promise<void> {
+    await this.call('ping', () =>
+      this.etcd.kv.range({ key: Buffer.from(`${this.prefix}ping`), count_only: true }),
+    );
+  }
+
+  // --- SessionLock ---
+
+  /** Revokes the lease (every key of this client goes at once) and closes the connection. */
+  protected async disconnect(): Promise<void> {
+    try {
+      if (this.lease) await withDeadline(this.lease.revoke(), 2000);
+    } catch {
+      // Unreachable: the keys go when the lease's TTL runs out.
+    }
+    this.etcd.close();
+  }
+
+  protected async enqueue(request: ObtainRequest): Promise<Queued<EtcdKey> | null> {
+    const { name, signal } = request;
+    signal?.throwIfAborted();
+    const deadline = performance.now() + Math.max(0, request.waitMs);
+    for (;;) {
+      const { id, aliveFrom } = await this.call(name, () => this.currentLease());
+      this.keySeq += 1;
+      const key = `${this.queuePrefix(name)}${id}-${this.keySeq}`;
+      if (!(request.waitMs > 0)) {
+        const revision = await this.call(name, () =>
+          putIfFree(this.etcd, this.queuePrefix(name), key, id, request.owner),
+        );
+        return revision === null
+          ? null
+          : { key: { key, revision }, token: revision, aliveFrom, queued: false };
+      }
+      const { revision, ahead } = await this.call(name, () =>
+        putAndReadAhead(this.etcd, this.queuePrefix(name), key, id, request.owner),
+      );
+      const mine = { key, revision };
+      if (!ahead.predecessor) return { key: mine, token: revision, aliveFrom, queued: false };
+      let acquired = false;
+      try {
+        const got = await this.waitTurn(mine, ahead, deadline, signal);
+        if (got === 'expired') continue;
+        acquired = got === 'acquired';
+        return acquired ? { key: mine, token: revision, aliveFrom: this.leaseFrom, queued: true } : null;
+      } finally {
+        if (!acquired) await this.remove(mine, revision).catch(() => {});
+      }
+    }
+  }
+
+  protected async remove(key: EtcdKey, token: number): Promise<boolean> {
+    const res = await this.call(key.key, () =>
+      this.etcd.kv.txn({
+        compare: [{ key: Buffer.from(key.key), target: 'Create', result: 'Equal', create_revision: token }],
+        success: [{ request_delete_range: { key: Buffer.from(key.key) } }],
+        failure: [],
+      }),
+    );
+    return res.succeeded;
+  }
+
+  protected async confirm(keys: EtcdKey[]): Promise<{ sentAt: number; held: boolean[] }> {
+    const sentAt = performance.now();
+    const lease = this.lease;
+    if (!lease || lease.revoked()) return { sentAt, held: keys.map(() => false) };
+    const [, res] = await Promise.all([
+      lease.keepaliveOnce(),
+      this.etcd.kv.txn({
+        compare: [],
+        success: keys.map((k) => ({ request_range: { key: Buffer.from(k.key), keys_only: true } })),
+        failure: [],
+      }),
+    ]);
+    this.leaseFrom = Math.max(this.leaseFrom, sentAt);
+    const held = keys.map((k, i) => {
+      const kv = res.responses[i]?.response_range.kvs[0];
+      return kv !== undefined && Number(kv.create_revision) === k.revision;
+    });
+    return { sentAt, held };
+  }
+
+  // --- internals ---
+
+  private queuePrefix(name: string): string {
+    return `${this.prefix}${name}/`;
+  }
+
+  /** The client's lease, granting a new one when there is none or the last was lost. */
+  private async currentLease(): Promise<{ id: string; aliveFrom: number }> {
+    if (this.closed) throw new LockUnavailableError('etcd', new Error('lock client closed'), 'etcd');
+    let lease = this.lease;
+    // No keep-alive confirmed for a whole TTL: the server may have expired the lease though the
+    // etcd client has not noticed yet (a server paused past the TTL). A key put on it now could
+    // vanish under its new holder, so the lease is dropped (its holds were lost by the same clock).
+    const lapsed = lease !== undefined && performance.now() - this.leaseFrom >= this.ttlSeconds * 1000;
+    if (lease && lapsed) void lease.revoke().catch(() => {});
+    if (!lease || lease.revoked() || lapsed) {
+      const sentAt = performance.now();
+      lease = this.etcd.lease(this.ttlSeconds);
+      this.lease = lease;
+      const granted = lease;
+      // The lease is gone (revoked, expired, or keep-alive answered TTL 0): every hold on it is lost.
+      granted.on('lost', () => {
+        if (this.lease === granted) this.loseAll('etcd lease lost');
+      });
+      granted.on('keepaliveFired', () => {
+        (granted as Lease & { firedAt?: number }).firedAt = performance.now();
+      });
+      granted.on('keepaliveSucceeded', () => {
+        const firedAt = (granted as Lease & { firedAt?: number }).firedAt;
+        if (this.lease === granted && firedAt !== undefined)
+          this.leaseFrom = Math.max(this.leaseFrom, firedAt);
+      });
+      granted.on('keepaliveFailed', () => {});
+      this.leaseFrom = sentAt;
+    }
+    const id = await lease.grant();
+    return { id, aliveFrom: this.leaseFrom };
+  }
+
+  /**
+   * Waits until our key is the oldest: watch the predecessor's delete (one watch per predecessor,
+   * kept across heartbeats: etcd3 creates a client's watchers one at a time, so re-creating them
+   * would queue every waiter of a process behind each other); when the predecessor was the head its
+   * delete makes us the holder, otherwise read the queue again. 'expired': our key is gone.
+   */
+  private async waitTurn(
+    mine: EtcdKey,
+    first: Ahead,
+    deadline: number,
+    signal: AbortSignal | undefined,
+  ): Promise<'acquired' | 'timeout' | 'expired'> {
+    const name = mine.key.slice(this.prefix.length, mine.key.lastIndexOf('/'));
+    let ahead = first;
+    let watch: PredecessorWatch | undefined;
+    try {
+      for (;;) {
+        if (!ahead.mine) return 'expired';
+        if (!ahead.predecessor) return 'acquired';
+        const left = deadline - performance.now();
+        if (left <= 0) return 'timeout';
+        if (watch?.key !== ahead.predecessor) {
+          if (watch) unwatch(watch);
+          watch = watchDelete(this.etcd, ahead.predecessor, ahead.revision + 1);
+        }
+        await nextEvent(watch, Math.min(left, this.heartbeatMs), signal);
+        if (watch.deleted && ahead.predecessorIsHead) return 'acquired';
+        try {
+          ahead = await readAhead(this.etcd, this.queuePrefix(name), mine);
+        } catch {
+          // etcd unreachable for now: our key lives on with the lease; ask again after the heartbeat.
+          if (performance.now() >= deadline) return 'timeout';
+        }
+      }
+    } finally {
+      if (watch) unwatch(watch);
+    }
+  }
+
+  /**
+   * Runs an etcd operation, turning connection failures into LockUnavailableError. A lease the server
+   * no longer has (expired while this client was cut off, before its keep-alive noticed) is dropped
+   * with its holds, so the next call grants a new one; etcd3 raises that as a plain Error subclass.
+   */
+  private async call<T>(name: string, op: () => Promise<T>): Promise<T> {
+    try {
+      return await op();
+    } catch (err) {
+      const leaseGone = err instanceof this.etcd3.EtcdLeaseInvalidError;
+      if (leaseGone) this.dropLease();
+      if (leaseGone || err instanceof this.etcd3.EtcdError || isGrpcError(err))
+        throw new LockUnavailableError(name, err, 'etcd');
+      throw err;
+    }
+  }
+
+  /** Forgets the current lease (the server has expired it): every hold on it is lost. */
+  private dropLease(): void {
+    const lost = this.lease;
+    if (!lost) return;
+    this.lease = undefined;
+    void lost.revoke().catch(() => {});
+    this.loseAll('etcd lease expired');
+  }
+}
+
+function isGrpcError(err: unknown): boolean {
+  return err instanceof Error && typeof (err as { code?: unknown }).code === 'number';
+}

@@ -36,10 +36,17 @@ export class CommitLog {
 
   private async add(host: string, port: number): Promise<void> {
     const node = `${host}:${port}`;
-    const client = new Redis(port, host, { maxRetriesPerRequest: 1, retryStrategy: () => null });
+    // The monitor connection (a duplicate of this never-connected client) sends nothing before MONITOR:
+    // a ready check's INFO still waiting when the first MONITOR lines arrive breaks ioredis' reply
+    // queue ("Command queue state error", seen on a busy cluster).
+    const client = new Redis(port, host, {
+      lazyConnect: true,
+      enableReadyCheck: false,
+      maxRetriesPerRequest: 1,
+      retryStrategy: () => null,
+    });
     client.on('error', () => {});
     const monitor = await client.monitor();
-    client.disconnect();
     monitor.on('error', () => {});
     monitor.on('close', () => this.broken.add(node));
     monitor.on('monitor', (time: string, args: string[]) => this.record(node, Number(time), args));

@@ -6,8 +6,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RedisClient } from './connection.ts';
 
-/** How often the offset is measured again (local clocks drift and get stepped by NTP). */
-const REFRESH_MS = 10_000;
+/**
+ * How often the offset is measured again (one TIME a second). Clocks drift and get stepped (NTP), the
+ * server's too: while the estimate lags a forward step of Redis' clock by more than a reservation's
+ * send margin (SEND_LEASE_MS, 1 s), every reservation arrives "late" and its order is answered 429
+ * busy; at 10 s a 3 s step stopped the sale for up to 10 s (test/partitions scenario c).
+ */
+const REFRESH_MS = 1000;
 
 export class RedisClock {
   private offset = 0;

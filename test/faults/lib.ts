@@ -11,10 +11,18 @@ import type { Redis } from 'ioredis';
 import pg from 'pg';
 import { buyerKey } from '../../src/orders/keys.ts';
 import { until } from '../support/async.ts';
+import type { Place } from '../support/child-server.ts';
 import { PgCluster } from '../support/pg-cluster.ts';
 import { createTestDatabase } from '../support/postgres.ts';
 import { RedisServer } from '../support/redis-server.ts';
-import { ADMIN_TOKEN, countRows, type Infra, type Spawned, spawnService } from '../support/service.ts';
+import {
+  ADMIN_TOKEN,
+  countRows,
+  type Infra,
+  type ServiceInfra,
+  type Spawned,
+  spawnService,
+} from '../support/service.ts';
 
 export { sleep };
 
@@ -200,13 +208,15 @@ export class Processes {
   /** Set by reapAll: nothing may be started any more (supervisors stop restarting). */
   closed = false;
 
+  /** `place`: where it runs (a network namespace of test/partitions; default loopback). */
   async spawn(
-    infra: Infra,
+    infra: ServiceInfra,
     entry: 'main' | 'api' | 'worker',
     env: Record<string, string> = {},
+    place?: Place,
   ): Promise<Spawned> {
     if (this.closed) throw new Error('the scenario is over: no more processes');
-    const s = await spawnService(infra, entry, { ...FAULT_ENV, ...env });
+    const s = await spawnService(infra, entry, { ...FAULT_ENV, ...env }, undefined, place);
     this.all.push(s);
     if (this.closed) await s.kill();
     live.set(s, scenarioScope.getStore());

@@ -17,7 +17,12 @@ export class FaultProxy {
     readonly port: number,
   ) {}
 
-  static async start(targetPort: number, targetHost = '127.0.0.1'): Promise<FaultProxy> {
+  /** `listenHost`: the address it listens on (a port of its own is picked). */
+  static async start(
+    targetPort: number,
+    targetHost = '127.0.0.1',
+    listenHost = '127.0.0.1',
+  ): Promise<FaultProxy> {
     let proxy: FaultProxy | undefined;
     const server = net.createServer((client) => {
       const upstream = net.connect(targetPort, targetHost);
@@ -42,7 +47,7 @@ export class FaultProxy {
       client.on('error', close);
       upstream.on('error', close);
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => server.listen(0, listenHost, resolve));
     const address = server.address();
     proxy = new FaultProxy(server, typeof address === 'object' && address ? address.port : 0);
     return proxy;

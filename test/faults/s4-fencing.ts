@@ -162,7 +162,8 @@ async function libraryLevel(result: ScenarioResult): Promise<void> {
   }
 }
 
-async function fencedCount(url: string): Promise<number> {
+/** Decrements the shard script refused for a stale fencing token or a lapsed hold, from /metrics. */
+export async function fencedCount(url: string): Promise<number> {
   const r = await fetch(`${url}/metrics`).catch(() => null);
   if (!r) return 0;
   const text = await r.text();

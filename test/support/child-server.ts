@@ -1,10 +1,35 @@
 // A server process a test owns (redis-server, etcd, ZooKeeper): spawned in its own process group with
 // its own data dir, crashed with kill -9, hung with SIGSTOP, brought back on the same ports and data,
 // and always stopped (its data dir removed) with the test. A subclass supplies its spawn and probe.
-import type { ChildProcess } from 'node:child_process';
+import type { ChildProcess, SpawnOptions } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { until } from './async.ts';
-import { resourceDir, signalGroup } from './cleanup.ts';
+import { resourceDir, signalGroup, spawnOwned } from './cleanup.ts';
+
+/**
+ * Where a server or service process runs: an address and the command prefix that runs a program
+ * there (`ip netns exec <ns>` for a network namespace of test/partitions). Default: this host's loopback.
+ */
+export interface Place {
+  ip: string;
+  wrap: string[];
+}
+
+export const LOOPBACK: Place = { ip: '127.0.0.1', wrap: [] };
+
+/** spawnOwned of `command` at `place` (inside its namespace, when it has one). */
+export function spawnAt(
+  place: Place,
+  command: string,
+  args: string[],
+  options: SpawnOptions,
+  mustContain: string,
+): ChildProcess {
+  const [wrapper, ...wrapArgs] = place.wrap;
+  return wrapper === undefined
+    ? spawnOwned(command, args, options, mustContain)
+    : spawnOwned(wrapper, [...wrapArgs, command, ...args], options, mustContain);
+}
 
 export abstract class ChildServer {
   private proc: ChildProcess | undefined;
@@ -16,6 +41,8 @@ export abstract class ChildServer {
     private readonly what: string,
     /** How long a start may take before it is a failure (a JVM on a busy machine takes seconds). */
     private readonly startTimeoutMs: number,
+    /** Where it runs (its address, its namespace). */
+    readonly place: Place = LOOPBACK,
   ) {
     this.dir = resourceDir(what);
   }

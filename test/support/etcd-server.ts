@@ -1,31 +1,32 @@
 // A private single-member etcd for tests, on free ports and its own data dir; killed (or paused and
 // resumed) by the test, and always stopped with the test process.
 import type { ChildProcess } from 'node:child_process';
-import { ChildServer } from './child-server.ts';
-import { spawnOwned } from './cleanup.ts';
+import { ChildServer, LOOPBACK, type Place, spawnAt } from './child-server.ts';
 import { freePort } from './redis-server.ts';
 
 export class EtcdServer extends ChildServer {
   private constructor(
     readonly port: number,
     private readonly peerPort: number,
+    place: Place,
   ) {
-    super('etcd', 10_000);
+    super('etcd', 10_000, place);
   }
 
-  static async start(): Promise<EtcdServer> {
-    const server = new EtcdServer(await freePort(), await freePort());
+  /** A member at `place` (default: loopback). */
+  static async start(place: Place = LOOPBACK): Promise<EtcdServer> {
+    const server = new EtcdServer(await freePort(), await freePort(), place);
     await server.spawn();
     return server;
   }
 
   get endpoint(): string {
-    return `http://127.0.0.1:${this.port}`;
+    return `http://${this.place.ip}:${this.port}`;
   }
 
   protected launch(): ChildProcess {
     const client = this.endpoint;
-    const peer = `http://127.0.0.1:${this.peerPort}`;
+    const peer = `http://${this.place.ip}:${this.peerPort}`;
     const args = [
       '--name',
       'n1',
@@ -44,7 +45,7 @@ export class EtcdServer extends ChildServer {
       '--log-level',
       'error',
     ];
-    return spawnOwned('etcd', args, { stdio: 'ignore' }, `--data-dir ${this.dir}`);
+    return spawnAt(this.place, 'etcd', args, { stdio: 'ignore' }, `--data-dir ${this.dir}`);
   }
 
   protected async ready(): Promise<boolean> {

@@ -6,11 +6,15 @@ import { promisify } from 'node:util';
 import { Cluster, Redis } from 'ioredis';
 import pg from 'pg';
 import { until } from './async.ts';
+import type { Place } from './child-server.ts';
 import { createTestDatabase, type TestDatabase } from './postgres.ts';
 import { freePort, RedisServer } from './redis-server.ts';
 import { BASE_SERVICE_ENV, countRows, killSpawned } from './service.ts';
 
 const run = promisify(execFile);
+
+/** `host:port` of a node. */
+const address = (s: RedisServer) => `${s.place.ip}:${s.port}`;
 
 /** Node timeout of the test cluster: a killed master's replica takes over about this long after. */
 const NODE_TIMEOUT_MS = 1000;
@@ -34,10 +38,11 @@ export async function clusterPort(taken: Set<number>): Promise<number> {
   }
 }
 
-/** A cluster-enabled redis-server on `port`, not yet part of any cluster. */
-export const startNode = (port: number) =>
+/** A cluster-enabled redis-server on `port` (at `place`, default loopback), not yet part of any cluster. */
+export const startNode = (port: number, place?: Place) =>
   RedisServer.start({
     port,
+    place,
     args: ['--cluster-enabled', 'yes', '--cluster-node-timeout', String(NODE_TIMEOUT_MS)],
   });
 
@@ -55,18 +60,21 @@ export class RedisCluster {
 
   private constructor(readonly servers: RedisServer[]) {}
 
-  /** Starts 3 masters and 3 replicas and waits until every node reports cluster_state:ok. */
-  static async start(): Promise<RedisCluster> {
+  /**
+   * Starts 3 masters and 3 replicas and waits until every node reports cluster_state:ok. With
+   * `places` (six, e.g. network namespaces of test/partitions), node k runs at places[k] on port 6379.
+   */
+  static async start(places?: Place[]): Promise<RedisCluster> {
     const taken = new Set<number>();
     const ports: number[] = [];
-    for (let i = 0; i < 6; i++) ports.push(await clusterPort(taken));
-    const servers = await Promise.all(ports.map(startNode));
+    for (let i = 0; i < 6; i++) ports.push(places ? 6379 : await clusterPort(taken));
+    const servers = await Promise.all(ports.map((port, k) => startNode(port, places?.[k])));
     const cluster = new RedisCluster(servers);
     try {
       await run('redis-cli', [
         '--cluster',
         'create',
-        ...ports.map((p) => `127.0.0.1:${p}`),
+        ...servers.map(address),
         '--cluster-replicas',
         '1',
         '--cluster-yes',
@@ -81,12 +89,12 @@ export class RedisCluster {
 
   /** Every node, as a target's seed list. */
   get nodeList(): { host: string; port: number }[] {
-    return this.servers.map((s) => ({ host: '127.0.0.1', port: s.port }));
+    return this.servers.map((s) => ({ host: s.place.ip, port: s.port }));
   }
 
   /** `host:port,...` of every node, as REDIS_CLUSTER_NODES. */
   get seeds(): string {
-    return this.servers.map((s) => `127.0.0.1:${s.port}`).join(',');
+    return this.servers.map(address).join(',');
   }
 
   /** Waits until every live node says cluster_state:ok, all 16384 slots are served and every replica is in sync. */
@@ -96,7 +104,7 @@ export class RedisCluster {
       async () => {
         for (const s of this.servers) {
           if (!s.running) continue;
-          const probe = new Redis(s.port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0 });
+          const probe = new Redis(s.port, s.place.ip, { lazyConnect: true, maxRetriesPerRequest: 0 });
           probe.on('error', () => {});
           try {
             const info = String(await probe.call('cluster', 'info'));
@@ -119,23 +127,20 @@ export class RedisCluster {
 
   /** A cluster client closed with the cluster. */
   client(): Cluster {
-    const c = new Cluster(
-      this.servers.map((s) => ({ host: '127.0.0.1', port: s.port })),
-      {
-        redisOptions: { maxRetriesPerRequest: 1 },
-        shardedSubscribers: true,
-        retryDelayOnFailover: 100,
-        retryDelayOnClusterDown: 100,
-      },
-    );
+    const c = new Cluster(this.nodeList, {
+      redisOptions: { maxRetriesPerRequest: 1 },
+      shardedSubscribers: true,
+      retryDelayOnFailover: 100,
+      retryDelayOnClusterDown: 100,
+    });
     c.on('error', () => {});
     this.clients.push(c);
     return c;
   }
 
-  /** The nodes as some live node sees them now (CLUSTER NODES). */
-  async nodes(): Promise<ClusterNodeInfo[]> {
-    const live = this.servers.find((s) => s.running);
+  /** The nodes as some live node (or `seenBy`) sees them now (CLUSTER NODES). */
+  async nodes(seenBy?: RedisServer): Promise<ClusterNodeInfo[]> {
+    const live = seenBy ?? this.servers.find((s) => s.running);
     if (!live) throw new Error('no live cluster node');
     const c = live.client();
     const text = String(await c.call('cluster', 'nodes'));
@@ -145,7 +150,7 @@ export class RedisCluster {
       .flatMap((line) => {
         const [id, addr, flags, masterId] = line.split(' ');
         const address = (addr ?? '').split('@')[0] ?? '';
-        const server = this.servers.find((s) => address === `127.0.0.1:${s.port}`);
+        const server = this.servers.find((s) => address === `${s.place.ip}:${s.port}`);
         if (!id || !server || (flags ?? '').includes('fail') || (flags ?? '').includes('noaddr')) return [];
         const role: 'master' | 'slave' = (flags ?? '').includes('master') ? 'master' : 'slave';
         return [{ id, address, role, masterId: masterId ?? '-', server }];
@@ -232,7 +237,7 @@ export class RedisCluster {
 
   /** The server at `host:port`. */
   server(address: string): RedisServer {
-    const s = this.servers.find((x) => address === `127.0.0.1:${x.port}`);
+    const s = this.servers.find((x) => address === `${x.place.ip}:${x.port}`);
     if (!s) throw new Error(`no cluster node ${address}`);
     return s;
   }

@@ -3,8 +3,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { Redis, type RedisOptions } from 'ioredis';
-import { ChildServer } from './child-server.ts';
-import { spawnOwned } from './cleanup.ts';
+import { ChildServer, LOOPBACK, type Place, spawnAt } from './child-server.ts';
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -24,6 +23,10 @@ export interface RedisServerOptions {
   args?: string[];
   /** The port to listen on (default: a free one). */
   port?: number;
+  /** Where it runs (default: loopback); elsewhere it listens on that address without protected mode. */
+  place?: Place;
+  /** Extra environment (e.g. libfaketime's). */
+  env?: Record<string, string>;
 }
 
 export class RedisServer extends ChildServer {
@@ -33,7 +36,7 @@ export class RedisServer extends ChildServer {
     readonly port: number,
     private readonly opts: RedisServerOptions,
   ) {
-    super('redis-server', 5000);
+    super('redis-server', 5000, opts.place ?? LOOPBACK);
   }
 
   static async start(opts: RedisServerOptions = {}): Promise<RedisServer> {
@@ -43,12 +46,12 @@ export class RedisServer extends ChildServer {
   }
 
   get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
+    return `redis://${this.place.ip}:${this.port}`;
   }
 
   /** A client that is closed with the server; failing fast so a dead server shows as an error, not a hang. */
   client(options: RedisOptions = {}): Redis {
-    const c = new Redis(this.port, '127.0.0.1', { maxRetriesPerRequest: 1, ...options });
+    const c = new Redis(this.port, this.place.ip, { maxRetriesPerRequest: 1, ...options });
     c.on('error', () => {});
     this.clients.push(c);
     return c;
@@ -59,7 +62,9 @@ export class RedisServer extends ChildServer {
       '--port',
       String(this.port),
       '--bind',
-      '127.0.0.1',
+      this.place.ip,
+      // Off the loopback Redis refuses clients without a password unless told the network is private.
+      ...(this.place === LOOPBACK ? [] : ['--protected-mode', 'no']),
       '--save',
       '',
       '--appendonly',
@@ -68,11 +73,12 @@ export class RedisServer extends ChildServer {
       this.dir,
       ...(this.opts.args ?? []),
     ];
-    return spawnOwned('redis-server', args, { stdio: 'ignore' }, 'redis-server');
+    const env = this.opts.env ? { ...process.env, ...this.opts.env } : undefined;
+    return spawnAt(this.place, 'redis-server', args, { stdio: 'ignore', env }, 'redis-server');
   }
 
   protected async ready(): Promise<boolean> {
-    const probe = new Redis(this.port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0 });
+    const probe = new Redis(this.port, this.place.ip, { lazyConnect: true, maxRetriesPerRequest: 0 });
     probe.on('error', () => {});
     try {
       await probe.connect();

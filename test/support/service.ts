@@ -11,7 +11,8 @@ import { boot, type Runtime } from '../../src/boot/boot.ts';
 import { shutdown } from '../../src/boot/shutdown.ts';
 import { startWorker } from '../../src/boot/worker.ts';
 import { until } from './async.ts';
-import { signalGroup, spawnOwned } from './cleanup.ts';
+import { LOOPBACK, type Place, spawnAt } from './child-server.ts';
+import { signalGroup } from './cleanup.ts';
 import { createTestDatabase, type TestDatabase } from './postgres.ts';
 import { freePort, RedisServer } from './redis-server.ts';
 
@@ -135,21 +136,25 @@ export interface Spawned {
 
 /**
  * Runs src/<entry>.ts (or `script` with its arguments, an entry point of the same kind) as a child
- * process; resolves once /healthz answers (or the worker is up).
+ * process at `place` (default: loopback; in a network namespace it listens on that address);
+ * resolves once /healthz answers (or the worker is up).
  */
 export async function spawnService(
   infra: ServiceInfra,
   entry: 'main' | 'api' | 'worker',
   env: Record<string, string> = {},
   [script, ...args]: [string, ...string[]] = [`src/${entry}.ts`],
+  place: Place = LOOPBACK,
 ): Promise<Spawned> {
   const port = await freePort();
   let out = '';
-  const proc = spawnOwned(
+  const where = place === LOOPBACK ? {} : { HOST: place.ip };
+  const proc = spawnAt(
+    place,
     process.execPath,
     ['--import', 'tsx', script, ...args],
     {
-      env: { ...process.env, ...infra.env, PORT: String(port), LOG_LEVEL: 'info', ...env },
+      env: { ...process.env, ...infra.env, PORT: String(port), LOG_LEVEL: 'info', ...where, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
     script,
@@ -161,7 +166,7 @@ export async function spawnService(
     out += d.toString();
   });
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
-  const url = `http://127.0.0.1:${port}`;
+  const url = `http://${place.ip}:${port}`;
   try {
     await until(
       `${entry} to start`,

@@ -4,17 +4,16 @@ import type { ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { ChildServer } from './child-server.ts';
-import { spawnOwned } from './cleanup.ts';
+import { ChildServer, LOOPBACK, type Place, spawnAt } from './child-server.ts';
 import { freePort } from './redis-server.ts';
 
 const ZK_SERVER = '/usr/share/zookeeper/bin/zkServer.sh';
 
 /** Asks a four-letter word; '' when the server does not answer. */
-function fourLetters(port: number, word: string): Promise<string> {
+export function fourLetters(port: number, word: string, host = '127.0.0.1'): Promise<string> {
   return new Promise((resolve) => {
     let out = '';
-    const socket = connect(port, '127.0.0.1', () => socket.write(word));
+    const socket = connect(port, host, () => socket.write(word));
     socket.setTimeout(1000, () => socket.destroy());
     socket.on('data', (d) => {
       out += d.toString();
@@ -26,12 +25,16 @@ function fourLetters(port: number, word: string): Promise<string> {
 
 /** A standalone ZooKeeper; restart() keeps its port and data dir, so sessions survive a restart. */
 export class ZooKeeperServer extends ChildServer {
-  private constructor(readonly port: number) {
-    super('zookeeper', 30_000);
+  private constructor(
+    readonly port: number,
+    place: Place,
+  ) {
+    super('zookeeper', 30_000, place);
   }
 
-  static async start(): Promise<ZooKeeperServer> {
-    const server = new ZooKeeperServer(await freePort());
+  /** A server at `place` (default: loopback). */
+  static async start(place: Place = LOOPBACK): Promise<ZooKeeperServer> {
+    const server = new ZooKeeperServer(await freePort(), place);
     writeFileSync(
       join(server.dir, 'zoo.cfg'),
       [
@@ -40,9 +43,9 @@ export class ZooKeeperServer extends ChildServer {
         'syncLimit=5',
         `dataDir=${join(server.dir, 'data')}`,
         `clientPort=${server.port}`,
-        'clientPortAddress=127.0.0.1',
+        `clientPortAddress=${place.ip}`,
         'admin.enableServer=false',
-        '4lw.commands.whitelist=ruok,srvr',
+        '4lw.commands.whitelist=ruok,srvr,cons,dump',
         'minSessionTimeout=1000',
         'maxSessionTimeout=30000',
         'maxClientCnxns=0',
@@ -54,12 +57,13 @@ export class ZooKeeperServer extends ChildServer {
   }
 
   get connectString(): string {
-    return `127.0.0.1:${this.port}`;
+    return `${this.place.ip}:${this.port}`;
   }
 
   protected launch(): ChildProcess {
     const config = join(this.dir, 'zoo.cfg');
-    return spawnOwned(
+    return spawnAt(
+      this.place,
       ZK_SERVER,
       ['start-foreground', config],
       { stdio: 'ignore', env: { ...process.env, ZOOCFGDIR: this.dir, ZOO_LOG_DIR: this.dir } },
@@ -70,8 +74,8 @@ export class ZooKeeperServer extends ChildServer {
   /** ruok answers before the server serves; srvr shows its Mode only once it does. */
   protected async ready(): Promise<boolean> {
     return (
-      (await fourLetters(this.port, 'ruok')) === 'imok' &&
-      (await fourLetters(this.port, 'srvr')).includes('Mode')
+      (await fourLetters(this.port, 'ruok', this.place.ip)) === 'imok' &&
+      (await fourLetters(this.port, 'srvr', this.place.ip)).includes('Mode')
     );
   }
 }

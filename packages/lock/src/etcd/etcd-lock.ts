@@ -2,14 +2,14 @@
 // owner under the lock's prefix, the oldest create revision holds, each waiter watches its predecessor.
 
 import { performance } from 'node:perf_hooks';
-import type { Etcd3, Lease } from 'etcd3';
+import type { Etcd3 } from 'etcd3';
 import { LockUnavailableError } from '../errors.ts';
 import type { LockEventObserver, ObtainRequest } from '../front-end.ts';
 import { loadPeer } from '../optional-peer.ts';
 import { newClientId } from '../owner.ts';
 import { type Queued, SessionLock } from '../session-lock.ts';
-import { withDeadline } from '../waiting.ts';
 import type { EtcdKey } from './etcd-key.ts';
+import { EtcdLease } from './etcd-lease.ts';
 import {
   type Ahead,
   nextEvent,
@@ -75,9 +75,7 @@ export class EtcdLock extends SessionLock<EtcdKey> {
   protected override readonly serviceName = 'etcd';
   private readonly prefix: string;
   private readonly heartbeatMs: number;
-  private readonly ttlSeconds: number;
-  private lease: Lease | undefined;
-  private leaseFrom = 0;
+  private readonly lease: EtcdLease;
   private keySeq = 0;
 
   private constructor(
@@ -90,7 +88,7 @@ export class EtcdLock extends SessionLock<EtcdKey> {
       throw new RangeError(`leaseTtlSeconds must be a whole number of seconds >= 1, got ${ttlSeconds}`);
     }
     super(newClientId(options.clientId), ttlSeconds * 1000, 'etcd', options.onEvent);
-    this.ttlSeconds = ttlSeconds;
+    this.lease = new EtcdLease(etcd, ttlSeconds, (why) => this.loseAll(why));
     this.prefix = options.prefix ?? 'flashsale-lock/';
     this.heartbeatMs = options.heartbeatMs ?? 1000;
   }
@@ -105,7 +103,7 @@ export class EtcdLock extends SessionLock<EtcdKey> {
     });
     const lock = new EtcdLock(etcd3, etcd, options);
     try {
-      await lock.currentLease();
+      await lock.lease.current();
     } catch (err) {
       etcd.close();
       throw err;
@@ -133,11 +131,7 @@ export class EtcdLock extends SessionLock<EtcdKey> {
 
   /** Revokes the lease (every key of this client goes at once) and closes the connection. */
   protected async disconnect(): Promise<void> {
-    try {
-      if (this.lease) await withDeadline(this.lease.revoke(), 2000);
-    } catch {
-      // Unreachable: the keys go when the lease's TTL runs out.
-    }
+    await this.lease.close();
     this.etcd.close();
   }
 
@@ -167,7 +161,9 @@ export class EtcdLock extends SessionLock<EtcdKey> {
         const got = await this.waitTurn(mine, ahead, deadline, signal);
         if (got === 'expired') continue;
         acquired = got === 'acquired';
-        return acquired ? { key: mine, token: revision, aliveFrom: this.leaseFrom, queued: true } : null;
+        return acquired
+          ? { key: mine, token: revision, aliveFrom: this.lease.confirmedFrom, queued: true }
+          : null;
       } finally {
         if (!acquired) await this.remove(mine, revision).catch(() => {});
       }
@@ -187,8 +183,8 @@ export class EtcdLock extends SessionLock<EtcdKey> {
 
   protected async confirm(keys: EtcdKey[]): Promise<{ sentAt: number; held: boolean[] }> {
     const sentAt = performance.now();
-    const lease = this.lease;
-    if (!lease || lease.revoked()) return { sentAt, held: keys.map(() => false) };
+    const lease = this.lease.live();
+    if (!lease) return { sentAt, held: keys.map(() => false) };
     const [, res] = await Promise.all([
       lease.keepaliveOnce(),
       this.etcd.kv.txn({
@@ -197,7 +193,7 @@ export class EtcdLock extends SessionLock<EtcdKey> {
         failure: [],
       }),
     ]);
-    this.leaseFrom = Math.max(this.leaseFrom, sentAt);
+    this.lease.confirmed(sentAt);
     const held = keys.map((k, i) => {
       const kv = res.responses[i]?.response_range.kvs[0];
       return kv !== undefined && Number(kv.create_revision) === k.revision;
@@ -211,37 +207,10 @@ export class EtcdLock extends SessionLock<EtcdKey> {
     return `${this.prefix}${name}/`;
   }
 
-  /** The client's lease, granting a new one when there is none or the last was lost. */
-  private async currentLease(): Promise<{ id: string; aliveFrom: number }> {
+  /** The client's lease (EtcdLease); refused once the client is closed. */
+  private currentLease(): Promise<{ id: string; aliveFrom: number }> {
     if (this.closed) throw new LockUnavailableError('etcd', new Error('lock client closed'), 'etcd');
-    let lease = this.lease;
-    // No keep-alive confirmed for a whole TTL: the server may have expired the lease though the
-    // etcd client has not noticed yet (a server paused past the TTL). A key put on it now could
-    // vanish under its new holder, so the lease is dropped (its holds were lost by the same clock).
-    const lapsed = lease !== undefined && performance.now() - this.leaseFrom >= this.ttlSeconds * 1000;
-    if (lease && lapsed) void lease.revoke().catch(() => {});
-    if (!lease || lease.revoked() || lapsed) {
-      const sentAt = performance.now();
-      lease = this.etcd.lease(this.ttlSeconds);
-      this.lease = lease;
-      const granted = lease;
-      // The lease is gone (revoked, expired, or keep-alive answered TTL 0): every hold on it is lost.
-      granted.on('lost', () => {
-        if (this.lease === granted) this.loseAll('etcd lease lost');
-      });
-      granted.on('keepaliveFired', () => {
-        (granted as Lease & { firedAt?: number }).firedAt = performance.now();
-      });
-      granted.on('keepaliveSucceeded', () => {
-        const firedAt = (granted as Lease & { firedAt?: number }).firedAt;
-        if (this.lease === granted && firedAt !== undefined)
-          this.leaseFrom = Math.max(this.leaseFrom, firedAt);
-      });
-      granted.on('keepaliveFailed', () => {});
-      this.leaseFrom = sentAt;
-    }
-    const id = await lease.grant();
-    return { id, aliveFrom: this.leaseFrom };
+    return this.lease.current();
   }
 
   /**
@@ -283,9 +252,27 @@ export class EtcdLock extends SessionLock<EtcdKey> {
     }
   }
 
-  /** An etcd error or a gRPC failure: etcd could not answer. */
+  /** An etcd error or a gRPC failure, or a lease etcd no longer has: etcd could not answer. */
   protected override isUnavailable(err: unknown): boolean {
-    return err instanceof this.etcd3.EtcdError || isGrpcError(err);
+    return (
+      err instanceof this.etcd3.EtcdError ||
+      err instanceof this.etcd3.EtcdLeaseInvalidError ||
+      isGrpcError(err)
+    );
+  }
+
+  /**
+   * As the core's call, and a lease the server no longer has (expired while this client was cut off,
+   * before its keep-alive noticed) is dropped with its holds, so the next call grants a new one.
+   */
+  protected override async call<T>(name: string, op: () => Promise<T>): Promise<T> {
+    try {
+      return await op();
+    } catch (err) {
+      if (err instanceof this.etcd3.EtcdLeaseInvalidError) this.lease.drop();
+      if (this.isUnavailable(err)) throw new LockUnavailableError(name, err, 'etcd');
+      throw err;
+    }
   }
 }
 

@@ -62,23 +62,23 @@ async function decide(app: Express, o: OrderLaneOptions, req: IncomingMessage, r
   // Express's request object (req.get, req.ip after TRUST_PROXY, req.app), as its router makes it.
   Object.setPrototypeOf(req, app.request);
   const r = req as Request;
+  let entry: AdmittedOrder;
   try {
     r.body = decode(bytes);
     await o.identity.bind(r);
-    const waitedMs = performance.now() - receivedAt;
-    const header = (name: string) => r.get(name);
-    const entry = await o.intake.admit({
+    entry = await o.intake.admit({
       body: r.body,
-      idempotencyKey: header('idempotency-key'),
-      ticket: header('queue-ticket'),
+      idempotencyKey: r.get('idempotency-key'),
+      ticket: r.get('queue-ticket'),
       address: r.ip,
-      waitedMs,
+      waitedMs: performance.now() - receivedAt,
     });
-    admitted.set(req, entry);
-    app(req, res);
   } catch (err) {
     answer(o, req, res, err, receivedAt);
+    return;
   }
+  admitted.set(req, entry);
+  app(req, res);
 }
 
 /** The refusal (or failure) as express would answer it: same body, X-Request-Id, count and log line. */

@@ -7,9 +7,8 @@
 //   tsx test/faults/run.ts 1 5        only scenarios 1 and 5 (also FAULTS=1,5)
 //   FAULTS_SKIP=5b tsx test/faults/run.ts   all but 5b
 //   FAULTS_LANES=1 tsx test/faults/run.ts    one scenario at a time (default: two side by side)
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { withTimeout } from '../support/async.ts';
-import { emptyResult, reapScenario, type ScenarioResult, scenarioScope } from './lib.ts';
+import type { ScenarioResult } from './lib.ts';
+import { runSuite, type Scenario } from './runner.ts';
 import { apiKill } from './s1-api-kill.ts';
 import { handOffKill } from './s1b-handoff-kill.ts';
 import { writerKill } from './s2-writer-kill.ts';
@@ -19,16 +18,6 @@ import { redisKill, redisReplyLost } from './s5-redis-kill.ts';
 import { duplicates } from './s6-idempotency.ts';
 import { fuzz } from './s7-fuzz.ts';
 import { payOrExpire } from './s8-pay-or-expire.ts';
-
-interface Scenario {
-  id: string;
-  name: string;
-  run: () => Promise<ScenarioResult>;
-  /** Hard limit: the suite is bounded in time even if a scenario hangs. */
-  timeoutMs: number;
-  /** Typical duration, to balance the lanes. */
-  expectMs: number;
-}
 
 const SCENARIOS: Scenario[] = [
   { id: '1', name: 'API kill -9 ×5 under load', run: apiKill, timeoutMs: 150_000, expectMs: 30_000 },
@@ -66,43 +55,6 @@ const SCENARIOS: Scenario[] = [
     expectMs: 40_000,
   },
 ];
-
-/**
- * Scenarios run in this many lanes side by side (FAULTS_LANES, default 2): much of the suite is
- * waiting (Postgres down for 20 s, BullMQ's stalled-job check after a writer crash), and every
- * scenario has its own Redis, database and processes, so they do not see each other.
- */
-const LANES = Math.max(1, Number(process.env.FAULTS_LANES ?? 2) || 1);
-
-const list = (v: string | undefined) =>
-  (v ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-
-function selected(): Scenario[] {
-  const wanted = [...process.argv.slice(2), ...list(process.env.FAULTS)];
-  const skipped = list(process.env.FAULTS_SKIP);
-  return SCENARIOS.filter((s) => (wanted.length === 0 || wanted.includes(s.id)) && !skipped.includes(s.id));
-}
-
-async function runOne(s: Scenario): Promise<ScenarioResult> {
-  const started = performance.now();
-  const result = await withTimeout(
-    scenarioScope.run(s.id, () => s.run()),
-    s.timeoutMs,
-    `scenario ${s.id}`,
-  ).catch((err: unknown) => {
-    const r = emptyResult(s.id, s.name);
-    r.ok = false;
-    r.failures.push(`scenario error: ${(err as Error).stack ?? String(err)}`);
-    return r;
-  });
-  // A scenario that hung leaves its processes and stores running: stop them before going on.
-  await reapScenario(s.id);
-  result.ms = Math.round(performance.now() - started);
-  return result;
-}
 
 function table(results: ScenarioResult[]): string {
   const head = [
@@ -157,39 +109,7 @@ function table(results: ScenarioResult[]): string {
   return out.join('\n');
 }
 
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  // process.exit runs the 'exit' hook that stops every process and store the suite started.
-  process.once(signal, () => process.exit(130));
-}
-
-const started = performance.now();
-const results: ScenarioResult[] = [];
-// Longest first, each to the lane with the least work so far.
-const lanes: Scenario[][] = Array.from({ length: LANES }, () => []);
-const load = lanes.map(() => 0);
-for (const s of [...selected()].sort((a, b) => b.expectMs - a.expectMs)) {
-  const lane = load.indexOf(Math.min(...load));
-  lanes[lane]?.push(s);
-  load[lane] = (load[lane] ?? 0) + s.expectMs;
-}
-await Promise.all(
-  lanes.map(async (lane) => {
-    for (const s of lane) {
-      process.stderr.write(`[faults] scenario ${s.id}: ${s.name}\n`);
-      const r = await runOne(s);
-      process.stderr.write(
-        `[faults] scenario ${s.id}: ${r.ok ? 'ok' : 'FAIL'} in ${(r.ms / 1000).toFixed(1)} s\n`,
-      );
-      results.push(r);
-    }
-  }),
-);
-results.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-const totalMs = Math.round(performance.now() - started);
-process.stdout.write(`\n${table(results)}\n\ntotal ${(totalMs / 1000).toFixed(1)} s\n`);
-mkdirSync('.bench', { recursive: true });
-writeFileSync(
-  '.bench/faults.json',
-  `${JSON.stringify({ at: new Date().toISOString(), totalMs, ok: results.every((r) => r.ok), results }, null, 2)}\n`,
-);
-process.exit(results.every((r) => r.ok) ? 0 : 1);
+// Scenarios run two side by side (FAULTS_LANES): much of the suite is waiting (Postgres down for
+// 20 s, BullMQ's stalled-job check after a writer crash), and every scenario has its own Redis,
+// database and processes, so they do not see each other.
+await runSuite({ suite: 'faults', scenarios: SCENARIOS, env: 'FAULTS', report: table });

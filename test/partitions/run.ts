@@ -9,30 +9,13 @@
 //   PARTITIONS_LANES=1 tsx test/partitions/run.ts   one scenario at a time
 //   tsx test/partitions/run.ts b c      only b and c (also PARTITIONS=b,c)
 //   PARTITIONS_SKIP=a tsx test/partitions/run.ts   all but a
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { emptyResult, reapScenario, type ScenarioResult, scenarioScope } from '../faults/lib.ts';
-import { withTimeout } from '../support/async.ts';
+import type { ScenarioResult } from '../faults/lib.ts';
+import { runSuite, type Scenario } from '../faults/runner.ts';
 import { clusterMasterCut } from './a-cluster.ts';
 import { pauseHolder } from './b-pause.ts';
 import { clockStep } from './c-clock.ts';
 import { lockServiceCut } from './d-lock-service.ts';
 import { sweepLeftovers, unsupported } from './netns.ts';
-
-interface Scenario {
-  id: string;
-  name: string;
-  run: () => Promise<ScenarioResult>;
-  /** Hard bound: the suite ends in bounded time even if a scenario hangs. */
-  timeoutMs: number;
-  /** Typical duration, to balance the lanes. */
-  expectMs: number;
-}
-
-/**
- * Scenarios run in this many lanes side by side (PARTITIONS_LANES, default 2): d1 and d2 spend most
- * of their time waiting for a session to expire, and each scenario has its own network and stores.
- */
-const LANES = Math.max(1, Number(process.env.PARTITIONS_LANES ?? 2) || 1);
 
 const SCENARIOS: Scenario[] = [
   {
@@ -60,27 +43,6 @@ const SCENARIOS: Scenario[] = [
   },
 ];
 
-const list = (v: string | undefined) =>
-  (v ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-
-async function runOne(s: Scenario): Promise<ScenarioResult> {
-  const started = performance.now();
-  const result = await withTimeout(scenarioScope.run(s.id, s.run), s.timeoutMs, `scenario ${s.id}`).catch(
-    (err: unknown) => {
-      const r = emptyResult(s.id, s.name);
-      r.ok = false;
-      r.failures.push(`scenario error: ${(err as Error).stack ?? String(err)}`);
-      return r;
-    },
-  );
-  await reapScenario(s.id);
-  result.ms = Math.round(performance.now() - started);
-  return result;
-}
-
 function report(results: ScenarioResult[]): string {
   const out: string[] = [];
   for (const r of results) {
@@ -104,40 +66,7 @@ if (why) {
   process.stdout.write(`partitions: SKIPPED: ${why}\n`);
   process.exit(0);
 }
-for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
 sweepLeftovers();
-const wanted = [...process.argv.slice(2), ...list(process.env.PARTITIONS)];
-const skipped = list(process.env.PARTITIONS_SKIP);
-const started = performance.now();
-const results: ScenarioResult[] = [];
-const chosen = SCENARIOS.filter(
-  (x) => (wanted.length === 0 || wanted.includes(x.id)) && !skipped.includes(x.id),
-);
-// Longest first, each to the lane with the least work so far.
-const lanes: Scenario[][] = Array.from({ length: LANES }, () => []);
-const work = lanes.map(() => 0);
-for (const s of [...chosen].sort((a, b) => b.expectMs - a.expectMs)) {
-  const lane = work.indexOf(Math.min(...work));
-  lanes[lane]?.push(s);
-  work[lane] = (work[lane] ?? 0) + s.expectMs;
-}
-await Promise.all(
-  lanes.map(async (lane) => {
-    for (const s of lane) {
-      process.stderr.write(`[partitions] scenario ${s.id}: ${s.name}\n`);
-      const r = await runOne(s);
-      const verdict = `${r.ok ? 'ok' : 'FAIL'} in ${(r.ms / 1000).toFixed(1)} s`;
-      process.stderr.write(`[partitions] scenario ${s.id}: ${verdict}\n`);
-      results.push(r);
-    }
-  }),
-);
-results.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-const totalMs = Math.round(performance.now() - started);
-process.stdout.write(`\n${report(results)}\n\ntotal ${(totalMs / 1000).toFixed(1)} s\n`);
-mkdirSync('.bench', { recursive: true });
-writeFileSync(
-  '.bench/partitions.json',
-  `${JSON.stringify({ at: new Date().toISOString(), totalMs, ok: results.every((r) => r.ok), results }, null, 2)}\n`,
-);
-process.exit(results.length > 0 && results.every((r) => r.ok) ? 0 : 1);
+// Scenarios run two side by side (PARTITIONS_LANES): d1 and d2 spend most of their time waiting for a
+// session to expire, and each scenario has its own network and stores.
+await runSuite({ suite: 'partitions', scenarios: SCENARIOS, env: 'PARTITIONS', report });

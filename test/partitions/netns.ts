@@ -5,7 +5,7 @@
 // test process's exit, and by sweepLeftovers() after a hard kill.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { atExit } from '../support/cleanup.ts';
+import { alive, atExit } from '../support/cleanup.ts';
 
 /** Namespaces `fsp-<pid>-<scenario>-<node>`, bridges `fpb<pid>-<scenario>`, veths `fpv<pid>-<scenario><k>`. */
 const NS_RE = /^fsp-(\d+)-/;
@@ -23,15 +23,6 @@ function ipQuiet(...args: string[]): void {
     ip(...args);
   } catch {
     // already gone
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -13,7 +13,7 @@ const releases = new Map<string, () => void>();
 let runDir: string | undefined;
 
 /** Whether process `pid` exists (signal 0 checks without signalling). */
-function alive(pid: number): boolean {
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

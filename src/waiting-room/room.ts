@@ -60,7 +60,7 @@ export interface QueueView {
 
 /** Waiting buyers come back at the earliest this soon, at the latest this late. */
 const MIN_RETRY_MS = 250;
-const MAX_RETRY_MS = 5000;
+const MAX_RETRY_MS = 15_000;
 /** The ETA of a line whose pace is not measured yet (its first tick): a second, not the maximum. */
 const UNKNOWN_ETA_MS = 1000;
 /** A let-in buyer is back within about this long: idle slots are offered at this pace. */

@@ -71,7 +71,12 @@ describe('a master killed under load with REDIS_WAIT_REPLICAS=1, its promoted re
     let svc: Service | undefined;
     try {
       infra = await startClusterInfra(NO_LOAD_SHEDDING);
-      svc = await startService(infra, { REDIS_WAIT_REPLICAS: '1', REDIS_WAIT_TIMEOUT_MS: '500' });
+      // Errors logged: an unexpected 500 shows its cause in the test's output.
+      svc = await startService(infra, {
+        REDIS_WAIT_REPLICAS: '1',
+        REDIS_WAIT_TIMEOUT_MS: '500',
+        LOG_LEVEL: 'error',
+      });
       const url = svc.url;
       await createSale(url, 't', { stock: STOCK, shards: 12 });
       const run = await failoverUnderLoad(infra, url, {

@@ -48,9 +48,15 @@ export const NETWORK_ERROR_CODES: readonly string[] = [
   'EPIPE',
 ];
 
-/** What ioredis says, without a code, when it cannot reach Redis. */
+/**
+ * What ioredis says, without a code, when it cannot reach Redis; and the replies of a Redis that
+ * refuses to run a command for now (failover, slot migration, loading, too few replicas): none of
+ * them ran it, and ioredis hands them on once its redirections or retries are spent. A pipeline
+ * grouped by master that ioredis refuses whole ("same slots allocation group") met a slot map that
+ * changed under it: nothing of it was sent.
+ */
 export const REDIS_UNREACHABLE_MESSAGES =
-  /Connection is closed|Stream isn't writeable|Reached the max retries/i;
+  /Connection is closed|Stream isn't writeable|Reached the max retries|Too many Cluster redirections|Failed to refresh slots cache|None of startup nodes is available|Cluster isn't ready|should belong to the same slots allocation group|^(CLUSTERDOWN|TRYAGAIN|LOADING|MASTERDOWN|READONLY|NOREPLICAS|MOVED|ASK) /i;
 
 /**
  * A test telling "the server is not reachable right now" from "this request is wrong", by the error's

@@ -68,9 +68,12 @@ export async function execGuarded(core: LockCore, trip: GuardedTrip): Promise<un
       sharded: isCluster(core.redis),
     }),
   );
-  const replies = await core.call(name, () => pipeline.exec());
-  return (replies ?? []).map(([err, value]) => {
-    if (err) throw err;
-    return value;
-  });
+  // A command's error reply goes through call() too: a refusal for now (CLUSTERDOWN, READONLY, ...)
+  // is the lock service unavailable, like a lost connection.
+  return core.call(name, async () =>
+    ((await pipeline.exec()) ?? []).map(([err, value]) => {
+      if (err) throw err;
+      return value;
+    }),
+  );
 }

@@ -81,6 +81,28 @@ describe('admission control', () => {
     for (const r of held) r();
   });
 
+  it("with onSaturation 'hold', a saturated loop cuts nothing, neither in a herd nor for slow orders", () => {
+    const { ac, world } = control({ queueMs: 0, targetMs: 100, onSaturation: 'hold' });
+    const held = fill(ac);
+    world.utilization = 0.95;
+    // A herd's windows, each completion slower than the target (every order waited in the loop).
+    for (let w = 0; w < 6; w++) {
+      world.now += 250;
+      for (let i = 0; i < 4; i++) assert.equal(ac.refusalOnArrival(), 'queue_full');
+      (held.pop() as Release)();
+      held.push(ac.acquire() as Release);
+    }
+    assert.equal(ac.limit, 20);
+    // The same slow order on a loop with room to spare is congestion after all: it cuts.
+    world.utilization = 0.5;
+    const slow = ac.acquire();
+    world.now += 400;
+    (held.pop() as Release)();
+    assert.ok(ac.limit < 20, `cut to ${ac.limit}`);
+    if (typeof slow === 'function') slow();
+    for (const r of held) r();
+  });
+
   it('a saturated loop with a few refusals does not cut the limit', () => {
     // A process starved by its neighbours reads saturated whatever it admits; refusing a few orders
     // is no reason to admit fewer (cutting on that spiralled the limit to its floor in CI).

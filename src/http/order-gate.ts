@@ -66,10 +66,9 @@ export class OrderGate {
 
   constructor(private readonly o: OrderGateOptions) {
     // With the room on, a refused order is a queued buyer who comes back at its ETA, not a stream of
-    // retries to make room for: the saturation rule (cut the limit while refusals keep the loop busy)
-    // would only slow the line, lengthen every ETA and multiply the polls (measured: the limit at its
-    // floor of 8 for a whole herd, 10 polls per buyer). Latency alone then sets the limit.
-    const admission = o.room ? { ...o.admission, maxUtilization: 0 } : o.admission;
+    // retries to make room for: cutting the limit while the loop is saturated would only slow the
+    // line, lengthen every ETA and multiply the polls (see AdmissionOptions.onSaturation).
+    const admission: AdmissionOptions = o.room ? { ...o.admission, onSaturation: 'hold' } : o.admission;
     this.admission = new AdmissionControl(admission, o.loop);
     if (o.perUser) this.users = new TokenBuckets(o.perUser);
     if (o.perAddress) this.addresses = new TokenBuckets(o.perAddress);

@@ -36,11 +36,13 @@
 // suite: run c8 with `node --cpu-prof` on the API child and list the top self-time functions),
 // BENCH_PROFILE_ROOT (with BENCH_PROFILE=1: the API of that checkout instead of this one),
 // BENCH_PROFILE_SOLD_OUT=1 (with BENCH_PROFILE=1: profile d, the sold-out fast path, instead of c8),
+// BENCH_PROFILE_QUEUED=1 (with BENCH_PROFILE=1: profile the waiting room's 429 queued answer instead),
 // BENCH_RESHARD_SECONDS (window of each c8s/c8rs slice, default BENCH_SECONDS but at least 7, so that
 // each c8rs slice holds 3 reshards; never below 5, 2 reshards per slice).
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { LOCK_SERVERS } from '../test/support/lock-servers.ts';
 import { freePort } from '../test/support/redis-server.ts';
@@ -51,6 +53,7 @@ import { startMonitor } from './lib/redis-monitor.ts';
 import { ratio, type Summary, summarize } from './lib/stats.ts';
 import { barChartSvg } from './lib/svg.ts';
 import { type Check, ms, num, printChecks, printTable, times } from './lib/table.ts';
+import { blockLine } from './order/answer-cost.ts';
 import {
   checkReservationsOnly,
   sampleWriter,
@@ -1200,7 +1203,10 @@ async function profileRun(): Promise<void> {
   const worker = await spawn('worker');
   // BENCH_PROFILE_ROOT profiles another checkout's API (e.g. a worktree of the commit before a change).
   const root = process.env.BENCH_PROFILE_ROOT || repoRoot;
-  const api = await spawnProfiled('api', { ...infra.env, ...apiEnv }, await freePort(), dir, root);
+  // BENCH_PROFILE_QUEUED=1 profiles the waiting room's 429 queued answer (a line nobody passes).
+  const queued = process.env.BENCH_PROFILE_QUEUED === '1';
+  const env = { ...infra.env, ...apiEnv, ...(queued && { WAITING_ROOM: 'on' }) };
+  const api = await spawnProfiled('api', env, await freePort(), dir, root);
   roles.set(api, { role: 'api', pid: api.pid });
   await createSale(api.url, 'bench-warm2', BIG_STOCK, 8);
   // BENCH_PROFILE_SOLD_OUT=1 profiles d (the sold-out fast path) instead of c8.
@@ -1208,6 +1214,11 @@ async function profileRun(): Promise<void> {
   await createSale(api.url, 'bench-c8', soldOut ? SOLD_OUT_STOCK : BIG_STOCK, 8);
   const soldBefore = soldOut ? await sellOut(api.url, 'bench-c8') : 0;
   await warmUp([api.url], 'bench-warm2', ['/api/orders'], 'rows');
+  if (queued) {
+    await blockLine(infra.client, 'bench-c8');
+    // The process reads the line back within a tick (100 ms) of its next order for it.
+    await sleep(300);
+  }
   // BENCH_PROFILE_PATH profiles another endpoint for comparison, e.g. /bench/unlocked?enqueue=1.
   const path = process.env.BENCH_PROFILE_PATH || '/api/orders';
   const start = Number(process.hrtime.bigint() / 1000n);
@@ -1218,8 +1229,8 @@ async function profileRun(): Promise<void> {
     path,
     productId: 'bench-c8',
     shards: 8,
-    expectStatus: soldOut ? 409 : 202,
-    check: 'rows',
+    expectStatus: soldOut ? 409 : queued ? 429 : 202,
+    check: queued ? 'none' : 'rows',
     acceptedBefore: soldBefore,
   });
   const end = start + SECONDS * 1_000_000;

@@ -16,6 +16,8 @@ export interface Place {
 }
 
 export class QueuedError extends FlashsaleError {
+  /** An expected answer, thousands a second in a herd: no stack trace (see CodedError). */
+  static readonly refusal = true;
   readonly retryAfterSeconds: number;
   /** The answer's headers besides Retry-After: the ticket to come back with. */
   readonly headers: Record<string, string>;
@@ -33,6 +35,9 @@ export class QueuedError extends FlashsaleError {
 }
 
 export class InvalidTicketError extends FlashsaleError {
+  /** A client's mistake, not a fault: no stack trace (see CodedError). */
+  static readonly refusal = true;
+
   constructor(reason: string) {
     super('invalid_ticket', `Queue-Ticket refused: ${reason}`);
   }

@@ -174,8 +174,9 @@ export class WaitingRoom {
 
   /** The 429 queued answer for a buyer who cannot be served now; a first request joins the line. */
   queue(arrival: Arrival, line: WaitingLine): QueuedError {
-    // Signing is deterministic: a returning buyer gets back the very ticket it holds.
-    const ticket = this.o.signer.issue(arrival.productId, arrival.userId, arrival.firstSeen);
+    // Signing is deterministic: a returning buyer gets back the very ticket it holds, unsigned again.
+    const ticket =
+      arrival.ticket?.header ?? this.o.signer.issue(arrival.productId, arrival.userId, arrival.firstSeen);
     if (!arrival.ticket) line.arrive(arrival);
     const now = this.o.now();
     const { position, etaMs } = line.lets(arrival, now)

@@ -1,6 +1,6 @@
 // Waiting-room tickets: signed, self-contained proof of a buyer's place in a product's line (product,
 // buyer, first-seen time on Redis' clock), checked with no Redis round trip by every API process.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from 'node:crypto';
 import { InvalidTicketError } from './errors.ts';
 
 /** What a ticket proves. */
@@ -11,6 +11,8 @@ export interface Ticket {
   firstSeen: number;
   /** The signature, unique per ticket: the ticket's idempotency identity. */
   id: string;
+  /** The ticket as presented: what issue() gives for the same place (signing is deterministic). */
+  header: string;
 }
 
 const VERSION = 't1';
@@ -32,8 +34,12 @@ const SIGNATURE_LENGTH = 22;
  * signer.verify(header, 'shoe', 'alice', clock.now()); // → { firstSeen, id, ... } or InvalidTicketError
  */
 export class TicketSigner {
-  constructor(private readonly secret: string) {
+  /** The secret imported once, not at every signature (a queued answer signs or checks one). */
+  private readonly key: KeyObject;
+
+  constructor(secret: string) {
     if (secret.length === 0) throw new Error('QUEUE_SECRET is empty');
+    this.key = createSecretKey(Buffer.from(secret));
   }
 
   issue(productId: string, userId: string, firstSeen: number): string {
@@ -66,10 +72,11 @@ export class TicketSigner {
       userId: Buffer.from(user, 'base64url').toString(),
       firstSeen: Number.parseInt(seen, 36),
       id: signature,
+      header,
     };
   }
 
   private sign(body: string): string {
-    return createHmac('sha256', this.secret).update(body).digest('base64url').slice(0, SIGNATURE_LENGTH);
+    return createHmac('sha256', this.key).update(body).digest('base64url').slice(0, SIGNATURE_LENGTH);
   }
 }

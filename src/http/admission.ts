@@ -100,8 +100,6 @@ export class AdmissionControl {
   private inflight = 0;
   /** Orders answered since start: the waiting room paces its line by this throughput. */
   private completedCount = 0;
-  /** Orders refused since start: the waiting room reads a refusal as "this process is full". */
-  private refusedCount = 0;
   private readonly waiters: Waiter[] = [];
   /** clock() of the last cut: only orders admitted after it may cut again. */
   private lastCut = Number.NEGATIVE_INFINITY;
@@ -140,16 +138,6 @@ export class AdmissionControl {
     return this.inflight;
   }
 
-  /** Orders refused since start (monotonic). */
-  get refused(): number {
-    return this.refusedCount;
-  }
-
-  /** Orders waiting for a slot now. */
-  get queued(): number {
-    return this.waiters.length;
-  }
-
   state(): AdmissionState {
     return { limit: this.limit, inflight: this.inflight, queued: this.waiters.length };
   }
@@ -163,14 +151,14 @@ export class AdmissionControl {
     const now = this.clock();
     this.noteExcess(now);
     const refused = this.refusal(now);
-    if (refused) return this.countRefusal(refused);
+    if (refused) return this.refused(refused);
     const waitMs = this.waitMs(this.standing(now));
     return new Promise((resolve) => {
       const waiter: Waiter = {
         resolve,
         timer: setTimeout(() => {
           this.waiters.splice(this.waiters.indexOf(waiter), 1);
-          resolve(this.countRefusal('queue_timeout'));
+          resolve(this.refused('queue_timeout'));
         }, waitMs),
       };
       this.waiters.push(waiter);
@@ -187,13 +175,12 @@ export class AdmissionControl {
     const refused = this.refusal(now);
     if (!refused) return undefined;
     this.noteExcess(now);
-    return this.countRefusal(refused);
+    return this.refused(refused);
   }
 
   /** Counts a refusal in the current window (a herd is judged by them) and passes its reason on. */
-  private countRefusal(reason: ShedReason): ShedReason {
+  private refused(reason: ShedReason): ShedReason {
     this.refusedInWindow += 1;
-    this.refusedCount += 1;
     return reason;
   }
 

@@ -138,12 +138,8 @@ export class WaitingLine {
     if (view.buckets.length > 0) this.drainingUntil = now + DRAIN_GRACE_MS;
   }
 
-  /**
-   * Buyers ahead of this one, and when it should be served: at the line's pace, or at `floorRate`
-   * (buyers/s this process alone can take in) when that is faster, as it is while a new line's pace
-   * is still being measured.
-   */
-  standing(buyer: Buyer, floorRate = 0): Standing {
+  /** Buyers ahead of this one, and when it should be served. */
+  standing(buyer: Buyer): Standing {
     const bucket = Math.floor(this.placeOf(buyer) / this.bucketMs);
     const { buckets, counts, used } = this.view;
     let ahead = 0;
@@ -154,8 +150,7 @@ export class WaitingLine {
     }
     for (const [b, c] of this.arrivals) if (b < bucket) ahead += c;
     const position = Math.max(0, Math.round(ahead));
-    const rate = Math.max(this.rate, floorRate);
-    const etaMs = rate > 0 ? Math.round((position * 1000) / rate) : Number.POSITIVE_INFINITY;
+    const etaMs = this.rate > 0 ? Math.round((position * 1000) / this.rate) : Number.POSITIVE_INFINITY;
     return { position, etaMs };
   }
 }

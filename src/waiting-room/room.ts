@@ -14,9 +14,6 @@ export interface CapacitySignals {
   /** Orders that may run at once, and those running. */
   readonly limit: number;
   readonly running: number;
-  /** Orders refused since start (monotonic), and those waiting for a slot now: the process is full. */
-  readonly refused: number;
-  readonly queued: number;
 }
 
 export interface WaitingRoomOptions {
@@ -68,8 +65,6 @@ const MAX_RETRY_MS = 15_000;
 const UNKNOWN_ETA_MS = 1000;
 /** A let-in buyer is back within about this long: idle slots are offered at this pace. */
 const RETURN_MS = 500;
-/** The capacity measured while full is smoothed over about this long (ms). */
-const CAPACITY_SMOOTHING_MS = 1000;
 /** A line nobody here asked about for this long stops syncing. */
 const IDLE_MS = 30_000;
 
@@ -89,14 +84,6 @@ export class WaitingRoom {
   private readonly tickMs: number;
   private timer: NodeJS.Timeout | undefined;
   private lastCompleted = 0;
-  private lastRefused = 0;
-  /** When (this.o.now()) the last report was made. */
-  private lastReportAt = 0;
-  /**
-   * Orders per second this process completes while it is full (smoothed): how fast the line can move
-   * on its account whether or not the buyers let in are back yet. 0 until it has been full.
-   */
-  private capacityPerSecond = 0;
   private capacity: CapacitySignals | undefined;
   private ticking: Promise<void> | undefined;
 
@@ -109,8 +96,6 @@ export class WaitingRoom {
   start(capacity: CapacitySignals): void {
     this.capacity = capacity;
     this.lastCompleted = capacity.completed;
-    this.lastRefused = capacity.refused;
-    this.lastReportAt = this.o.now();
     this.timer = setInterval(() => {
       if (!this.ticking) void this.tick();
     }, this.tickMs);
@@ -179,9 +164,7 @@ export class WaitingRoom {
       arrival.ticket?.header ?? this.o.signer.issue(arrival.productId, arrival.userId, arrival.firstSeen);
     if (!arrival.ticket) line.arrive(arrival);
     const now = this.o.now();
-    const { position, etaMs } = line.lets(arrival, now)
-      ? { position: 0, etaMs: 0 }
-      : line.standing(arrival, this.capacityPerSecond);
+    const { position, etaMs } = line.lets(arrival, now) ? { position: 0, etaMs: 0 } : line.standing(arrival);
     // In a lottery window nobody is served before the draw: come back once it has closed.
     const drawMs = line.drawing(now) ? (line.draw?.closesAt ?? now) - now : 0;
     const finite = Math.max(drawMs, Number.isFinite(etaMs) ? etaMs : UNKNOWN_ETA_MS);
@@ -276,7 +259,10 @@ export class WaitingRoom {
   private async report(): Promise<void> {
     const capacity = this.capacity;
     if (!capacity) return;
-    const spare = this.spare(capacity);
+    const throughput = capacity.completed - this.lastCompleted;
+    this.lastCompleted = capacity.completed;
+    const idle = Math.max(0, capacity.limit - capacity.running);
+    const spare = throughput + (idle * this.tickMs) / RETURN_MS;
     const now = Date.now();
     // A sold-out product's orders are answered from memory, with no Redis command: its line rests.
     const inUse = [...this.lines.values()].filter(
@@ -287,36 +273,6 @@ export class WaitingRoom {
     await Promise.all(
       inUse.map((l) => this.sync(l, serving.includes(l) ? l.share(spare / serving.length) : 0)),
     );
-  }
-
-  /**
-   * Buyers this process can let in since the last report. Full (it refused or queued orders), the
-   * orders it completed, and that pace is its measured capacity. Not full, at least that capacity:
-   * buyers let in come back over the next second, and a line that waited for them to fill the
-   * process before moving on would crawl (measured: 6.6x the ideal sell-out). Before it was ever
-   * full: the orders completed plus its idle slots, offered at the pace a let-in buyer returns.
-   */
-  private spare(capacity: CapacitySignals): number {
-    const now = this.o.now();
-    const elapsed = now - this.lastReportAt;
-    this.lastReportAt = now;
-    const throughput = capacity.completed - this.lastCompleted;
-    this.lastCompleted = capacity.completed;
-    const full = capacity.refused > this.lastRefused || capacity.queued > 0;
-    this.lastRefused = capacity.refused;
-    if (full) {
-      if (elapsed > 0) this.measure((throughput * 1000) / elapsed, elapsed);
-      return throughput;
-    }
-    const idle = Math.max(0, capacity.limit - capacity.running);
-    const offered = throughput + (idle * this.tickMs) / RETURN_MS;
-    return Math.max(offered, (this.capacityPerSecond * Math.max(0, elapsed)) / 1000);
-  }
-
-  /** Folds a rate measured over `elapsed` ms into the capacity, weighted by how long it covers. */
-  private measure(perSecond: number, elapsed: number): void {
-    const weight = this.capacityPerSecond === 0 ? 1 : Math.min(1, elapsed / CAPACITY_SMOOTHING_MS);
-    this.capacityPerSecond += (perSecond - this.capacityPerSecond) * weight;
   }
 
   private async sync(line: WaitingLine, advance: number): Promise<void> {

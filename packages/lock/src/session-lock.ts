@@ -1,11 +1,13 @@
 // The common part of the locks whose lease is a client session (etcd lease, ZooKeeper session): re-entry
 // per owner, handles kept valid by renewing the session, explicit leases, release of the last hold.
 import { performance } from 'node:perf_hooks';
-import { LockNotHeldError } from './errors.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { LockNotHeldError, LockUnavailableError } from './errors.ts';
 import type { Acquisition, LockEventObserver, ObtainRequest } from './front-end.ts';
 import { LockHandle } from './handle.ts';
 import { type Extended, HoldCore } from './hold-core.ts';
 import { HoldTable, type ServerHold } from './hold-table.ts';
+import { withDeadline } from './waiting.ts';
 import { type BatchRenewer, Watchdog } from './watchdog.ts';
 
 /** A key or node the backend created for an owner and now holds the lock with. */
@@ -17,6 +19,22 @@ export interface Queued<K> {
   aliveFrom: number;
   /** True when it waited behind another key or node: the lock came by its predecessor's release. */
   queued: boolean;
+}
+
+/**
+ * How long past its wait an acquisition's calls may still take: a try (waitMs 0) gets one round trip,
+ * and a wait that ran out while queued still removes its entry before answering. A healthy etcd or
+ * ZooKeeper answers in a few ms, but a client process saturated by its own load answers late: up to
+ * 780 ms in the 2,000-order storm on the 2-core test machine (test/servers/orders.lock-backends). It
+ * matches the service's send margin (SEND_LEASE_MS), which an order's budget already allows for.
+ */
+export const ROUND_TRIP_MS = 1000;
+
+/** The time one acquisition has: its wait ends at `deadline`, its calls at `end` (ROUND_TRIP_MS later). */
+export interface Budget {
+  name: string;
+  deadline: number;
+  end: number;
 }
 
 /**
@@ -48,8 +66,11 @@ export abstract class SessionLock<K> extends HoldCore {
     this.watchdog = new Watchdog(this.renewer(), sessionTtlMs);
   }
 
-  /** Creates the owner's key and waits its turn (request.waitMs 0: one try); null when not had in time. */
-  protected abstract enqueue(request: ObtainRequest): Promise<Queued<K> | null>;
+  /**
+   * Creates the owner's key and waits its turn (request.waitMs 0: one try); null when not had in time.
+   * Every remote call goes through `bounded`, `creating` or `withdraw` with `budget`.
+   */
+  protected abstract enqueue(request: ObtainRequest, budget: Budget): Promise<Queued<K> | null>;
   /** Deletes the hold's key; false when it was no longer there (the hold had been lost). */
   protected abstract remove(key: K, token: number): Promise<boolean>;
   /**
@@ -67,7 +88,8 @@ export abstract class SessionLock<K> extends HoldCore {
       request.signal?.throwIfAborted();
       return { handle: this.newHandle(held, request, performance.now()), handoff: false };
     }
-    const got = await this.enqueue(request);
+    const deadline = performance.now() + Math.max(0, request.waitMs);
+    const got = await this.enqueue(request, { name, deadline, end: deadline + ROUND_TRIP_MS });
     if (!got) return null;
     const hold = this.holds.add(name, owner, got.key, got.token);
     return { handle: this.newHandle(hold, request, got.aliveFrom), handoff: got.queued };
@@ -98,7 +120,14 @@ export abstract class SessionLock<K> extends HoldCore {
     hold.handles.delete(handle);
     if (hold.handles.size === 0) {
       this.holds.delete(handle.name, handle.owner, hold);
-      if (!(await this.remove(hold.key, hold.token))) throw new LockNotHeldError(handle.name);
+      let removed: boolean;
+      try {
+        removed = await this.remove(hold.key, hold.token);
+      } catch (err) {
+        void this.discard(() => this.remove(hold.key, hold.token));
+        throw err;
+      }
+      if (!removed) throw new LockNotHeldError(handle.name);
     }
   }
 
@@ -131,6 +160,85 @@ export abstract class SessionLock<K> extends HoldCore {
     if (!hold || handle.released) return 0;
     const { held } = await this.confirm([hold.key]);
     return held[0] ? handle.validForMs : 0;
+  }
+
+  // --- the acquisition's calls: bounded by its budget, and never leaving an entry behind ---
+
+  /**
+   * A read (or any call that leaves nothing on the server) of an acquisition, answered by the
+   * budget's end, and at most a session TTL (a session that cannot answer in its TTL is lost anyway).
+   * Unanswered by then: abandoned, LockUnavailableError. `capMs` bounds it tighter (a waiter's heartbeat).
+   */
+  protected async bounded<T>(budget: Budget, op: () => Promise<T>, capMs = this.sessionTtlMs): Promise<T> {
+    const ms = Math.min(budget.end - performance.now(), capMs, this.sessionTtlMs);
+    const noAnswer = () =>
+      new LockUnavailableError(
+        budget.name,
+        new Error(`no answer within ${Math.max(0, Math.round(ms))} ms`),
+        this.serviceName,
+      );
+    if (ms <= 0) throw noAnswer();
+    let timer: NodeJS.Timeout | undefined;
+    // Judged after the event loop took in what arrived meanwhile (setImmediate runs after its I/O
+    // phase): a reply that came while this process was too busy to read it is not silence. Without
+    // this, a client saturated by its own orders answered 86-336 503s in the 2,000-order storm.
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => setImmediate(() => reject(noAnswer())), ms);
+    });
+    try {
+      // The race also hears an abandoned call's later failure, so it is never an unhandled rejection.
+      return await Promise.race([op(), late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * A call that creates the acquisition's entry (a key on our lease, an ephemeral node), bounded as
+   * `bounded`. When it fails or is abandoned, the entry may exist or appear later, and our session
+   * would keep it, blocking the lock for everyone: once the call settled, `sweep` removes whatever it
+   * made (found by a name only this acquisition uses), retried until the service answers.
+   */
+  protected async creating<T>(
+    budget: Budget,
+    op: () => Promise<T>,
+    sweep: () => Promise<unknown>,
+  ): Promise<T> {
+    const call = op();
+    try {
+      return await this.bounded(budget, () => call);
+    } catch (err) {
+      void call.then(
+        () => this.discard(sweep),
+        () => this.discard(sweep),
+      );
+      throw err;
+    }
+  }
+
+  /**
+   * Removes an acquisition's entry that will not become a hold: waits for the removal within the
+   * budget, and leaves it running in the background (retried, `discard`) past it.
+   */
+  protected async withdraw(budget: Budget, key: K, token: number): Promise<void> {
+    const removing = this.discard(() => this.remove(key, token));
+    await this.bounded(budget, () => removing).catch(() => {});
+  }
+
+  /**
+   * Runs a removal until the service answers it (removed, or already gone). Our session can outlive an
+   * outage and keep an entry nobody will release, so a failed removal is never just dropped. Ends
+   * without it once the client is closed (the session goes, and its entries with it). Never rejects.
+   */
+  private async discard(remove: () => Promise<unknown>): Promise<void> {
+    for (let pause = 100; !this.closed; pause = Math.min(2 * pause, this.sessionTtlMs / 3)) {
+      try {
+        await withDeadline(remove(), this.sessionTtlMs);
+        return;
+      } catch {
+        await sleep(pause, undefined, { ref: false });
+      }
+    }
   }
 
   // --- internals ---
@@ -176,9 +284,7 @@ export abstract class SessionLock<K> extends HoldCore {
     handle.markLost(reason);
     if (!hold.handles.delete(handle) || hold.handles.size > 0) return;
     this.holds.delete(handle.name, handle.owner, hold);
-    this.remove(hold.key, hold.token).catch(() => {
-      // Unreachable: the key goes with the session.
-    });
+    void this.discard(() => this.remove(hold.key, hold.token));
   }
 
   /** The watchdog's renewal: the session and every held key confirmed in one round. */

@@ -7,7 +7,7 @@ import { LockUnavailableError } from '../errors.ts';
 import type { LockEventObserver, ObtainRequest } from '../front-end.ts';
 import { loadPeer } from '../optional-peer.ts';
 import { newClientId } from '../owner.ts';
-import { type Queued, SessionLock } from '../session-lock.ts';
+import { type Budget, type Queued, SessionLock } from '../session-lock.ts';
 import type { EtcdKey } from './etcd-key.ts';
 import { EtcdLease } from './etcd-lease.ts';
 import {
@@ -135,37 +135,42 @@ export class EtcdLock extends SessionLock<EtcdKey> {
     this.etcd.close();
   }
 
-  protected async enqueue(request: ObtainRequest): Promise<Queued<EtcdKey> | null> {
+  protected async enqueue(request: ObtainRequest, budget: Budget): Promise<Queued<EtcdKey> | null> {
     const { name, signal } = request;
     signal?.throwIfAborted();
-    const deadline = performance.now() + Math.max(0, request.waitMs);
+    const prefix = this.queuePrefix(name);
     for (;;) {
-      const { id, aliveFrom } = await this.call(name, () => this.currentLease());
+      const { id, aliveFrom } = await this.bounded(budget, () => this.call(name, () => this.currentLease()));
       this.keySeq += 1;
-      const key = `${this.queuePrefix(name)}${id}-${this.keySeq}`;
+      const key = `${prefix}${id}-${this.keySeq}`;
+      const sweep = () => this.call(name, () => this.etcd.delete().key(key).exec());
       if (!(request.waitMs > 0)) {
-        const revision = await this.call(name, () =>
-          putIfFree(this.etcd, this.queuePrefix(name), key, id, request.owner),
+        const revision = await this.creating(
+          budget,
+          () => this.call(name, () => putIfFree(this.etcd, prefix, key, id, request.owner)),
+          sweep,
         );
         return revision === null
           ? null
           : { key: { key, revision }, token: revision, aliveFrom, queued: false };
       }
-      const { revision, ahead } = await this.call(name, () =>
-        putAndReadAhead(this.etcd, this.queuePrefix(name), key, id, request.owner),
+      const { revision, ahead } = await this.creating(
+        budget,
+        () => this.call(name, () => putAndReadAhead(this.etcd, prefix, key, id, request.owner)),
+        sweep,
       );
       const mine = { key, revision };
       if (!ahead.predecessor) return { key: mine, token: revision, aliveFrom, queued: false };
       let acquired = false;
       try {
-        const got = await this.waitTurn(mine, ahead, deadline, signal);
+        const got = await this.waitTurn(mine, ahead, budget, signal);
         if (got === 'expired') continue;
         acquired = got === 'acquired';
         return acquired
           ? { key: mine, token: revision, aliveFrom: this.lease.confirmedFrom, queued: true }
           : null;
       } finally {
-        if (!acquired) await this.remove(mine, revision).catch(() => {});
+        if (!acquired) await this.withdraw(budget, mine, revision);
       }
     }
   }
@@ -222,17 +227,16 @@ export class EtcdLock extends SessionLock<EtcdKey> {
   private async waitTurn(
     mine: EtcdKey,
     first: Ahead,
-    deadline: number,
+    budget: Budget,
     signal: AbortSignal | undefined,
   ): Promise<'acquired' | 'timeout' | 'expired'> {
-    const name = mine.key.slice(this.prefix.length, mine.key.lastIndexOf('/'));
     let ahead = first;
     let watch: PredecessorWatch | undefined;
     try {
       for (;;) {
         if (!ahead.mine) return 'expired';
         if (!ahead.predecessor) return 'acquired';
-        const left = deadline - performance.now();
+        const left = budget.deadline - performance.now();
         if (left <= 0) return 'timeout';
         if (watch?.key !== ahead.predecessor) {
           if (watch) unwatch(watch);
@@ -241,10 +245,10 @@ export class EtcdLock extends SessionLock<EtcdKey> {
         await nextEvent(watch, Math.min(left, this.heartbeatMs), signal);
         if (watch.deleted && ahead.predecessorIsHead) return 'acquired';
         try {
-          ahead = await readAhead(this.etcd, this.queuePrefix(name), mine);
+          ahead = await this.bounded(budget, () => readAhead(this.etcd, this.queuePrefix(budget.name), mine));
         } catch {
           // etcd unreachable for now: our key lives on with the lease; ask again after the heartbeat.
-          if (performance.now() >= deadline) return 'timeout';
+          if (performance.now() >= budget.deadline) return 'timeout';
         }
       }
     } finally {

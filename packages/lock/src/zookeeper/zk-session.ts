@@ -26,6 +26,11 @@ const DISCONNECTED = 0;
 /** ConnectionManager.STATES.CONNECTING: the ConnectRequest is sent or about to be, no answer yet. */
 const HANDSHAKING = 1;
 
+/** A protected create's name prefix: unique to one acquisition, so its node can be found (and removed) by it. */
+export function protectedPrefix(): string {
+  return `_c_${randomUUID()}-lock-`;
+}
+
 /** The client of a session, connected (or LockUnavailableError after the session timeout). */
 export function openClient(zookeeper: ZkModule, connect: string, timeoutMs: number): Promise<Client> {
   const zk = zookeeper.createClient(connect, { sessionTimeout: timeoutMs, spinDelay: 200 });
@@ -106,10 +111,12 @@ export class ZkSession {
     }
   }
 
-  /** Creates an ephemeral sequential node, the parents if missing; finds it again after a lost reply. */
-  async createProtected(parent: string): Promise<string> {
+  /**
+   * Creates an ephemeral sequential node named `prefix` + sequence (protectedPrefix), the parents if
+   * missing; finds it again by its prefix after a lost reply.
+   */
+  async createProtected(parent: string, prefix: string): Promise<string> {
     const { Exception } = this.zookeeper;
-    const prefix = `_c_${randomUUID()}-lock-`;
     for (let attempt = 0; ; attempt++) {
       try {
         return await this.createSequential(`${parent}/${prefix}`);
@@ -125,6 +132,19 @@ export class ZkSession {
         if (found) return `${parent}/${found}`;
       }
     }
+  }
+
+  /** Deletes the node a protected create under `parent` made with `prefix`, if there is one. */
+  async removeProtected(parent: string, prefix: string): Promise<void> {
+    let children: string[];
+    try {
+      children = await this.children(parent);
+    } catch (err) {
+      if (this.code(err) === this.zookeeper.Exception.NO_NODE) return;
+      throw err;
+    }
+    const found = children.find((c) => c.startsWith(prefix));
+    if (found) await this.remove(`${parent}/${found}`);
   }
 
   /** Runs an idempotent read again (up to 5 times, 200 ms apart) when the connection was lost. */

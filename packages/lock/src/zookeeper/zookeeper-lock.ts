@@ -7,9 +7,9 @@ import { LockUnavailableError } from '../errors.ts';
 import type { LockEventObserver, ObtainRequest } from '../front-end.ts';
 import { loadPeer } from '../optional-peer.ts';
 import { newClientId } from '../owner.ts';
-import { type Queued, SessionLock } from '../session-lock.ts';
+import { type Budget, type Queued, SessionLock } from '../session-lock.ts';
 import { wakeableSleep, withDeadline } from '../waiting.ts';
-import { openClient, type ZkModule, ZkSession } from './zk-session.ts';
+import { openClient, protectedPrefix, type ZkModule, ZkSession } from './zk-session.ts';
 
 /** Options of a ZooKeeperLock; every one is optional. */
 export interface ZooKeeperLockOptions {
@@ -121,37 +121,36 @@ export class ZooKeeperLock extends SessionLock<ZkNode> {
     this.session.close();
   }
 
-  protected async enqueue(request: ObtainRequest): Promise<Queued<ZkNode> | null> {
+  protected async enqueue(request: ObtainRequest, budget: Budget): Promise<Queued<ZkNode> | null> {
     const { name, signal } = request;
     signal?.throwIfAborted();
-    const deadline = performance.now() + Math.max(0, request.waitMs);
     const parent = this.parentOf(name);
     for (;;) {
       if (this.closed) throw this.unavailable(name, new Error('lock client closed'));
       const sentAt = performance.now();
-      let own: ZkNode;
-      let children: string[];
-      try {
-        const path = await this.session.createProtected(parent);
-        const [list, stat] = await this.session.retrying(() =>
-          Promise.all([this.session.children(parent), this.session.exists(path)]),
-        );
-        if (!stat) continue; // our session expired right after the create: start again
-        own = { path, czxid: zxid(stat.czxid) };
-        children = list;
-      } catch (err) {
+      const prefix = protectedPrefix();
+      const path = await this.creating(
+        budget,
+        () => this.session.createProtected(parent, prefix),
+        () => this.session.removeProtected(parent, prefix),
+      ).catch((err: unknown) => {
         throw this.unavailable(name, err);
-      }
-      const node = own.path.slice(parent.length + 1);
+      });
+      const node = path.slice(parent.length + 1);
+      // czxid 0 until read: remove() deletes by path.
+      const own: ZkNode = { path, czxid: 0 };
       let acquired = false;
       try {
-        const turn = await this.waitTurn(
-          parent,
-          node,
-          children,
-          request.waitMs > 0 ? deadline : 0,
-          signal,
+        const [children, stat] = await this.bounded(budget, () =>
+          this.session.retrying(() =>
+            Promise.all([this.session.children(parent), this.session.exists(path)]),
+          ),
         ).catch((err: unknown) => {
+          throw this.unavailable(name, err);
+        });
+        if (!stat) continue; // our session expired right after the create: start again
+        own.czxid = zxid(stat.czxid);
+        const turn = await this.waitTurn(parent, node, children, budget, signal).catch((err: unknown) => {
           throw signal?.aborted ? err : this.unavailable(name, err);
         });
         if (turn === 'expired') continue;
@@ -160,7 +159,7 @@ export class ZooKeeperLock extends SessionLock<ZkNode> {
         const queued = children.some((c) => sequence(c) < sequence(node));
         return acquired ? { key: own, token: own.czxid, aliveFrom: sentAt, queued } : null;
       } finally {
-        if (!acquired) await this.remove(own, own.czxid).catch(() => {});
+        if (!acquired) await this.withdraw(budget, own, own.czxid);
       }
     }
   }
@@ -186,14 +185,15 @@ export class ZooKeeperLock extends SessionLock<ZkNode> {
   }
 
   /**
-   * Waits until our node is the lowest. Watches the predecessor (one watch per predecessor); its
-   * delete is the hand-off when it was the head, else the queue is read again. deadline 0: one look.
+   * Waits until our node is the lowest, until the budget's deadline (a try: one look). Watches the
+   * predecessor (one watch per predecessor); its delete is the hand-off when it was the head, else
+   * the queue is read again.
    */
   private async waitTurn(
     parent: string,
     node: string,
     first: string[],
-    deadline: number,
+    budget: Budget,
     signal: AbortSignal | undefined,
   ): Promise<'acquired' | 'timeout' | 'expired'> {
     let children = first;
@@ -210,23 +210,21 @@ export class ZooKeeperLock extends SessionLock<ZkNode> {
       else stale = true;
       wake?.();
     };
+    // Bounded by the heartbeat too: a request on a session that just expired may never be answered.
+    const look = <T>(op: () => Promise<T>) => this.bounded(budget, op, this.heartbeatMs);
     for (;;) {
       const queue = [...children].sort((a, b) => sequence(a) - sequence(b));
       const at = queue.indexOf(node);
       if (at < 0) return 'expired';
       if (at === 0) return 'acquired';
-      const left = deadline - performance.now();
-      if (left <= 0) return 'timeout';
+      if (budget.deadline <= performance.now()) return 'timeout';
       const predecessor = queue[at - 1] as string;
       if (predecessor !== watched) {
         watched = predecessor;
         fired = false;
         try {
-          // Bounded: a request on a session that just expired may never be answered.
-          if (
-            !(await withDeadline(this.session.exists(`${parent}/${predecessor}`, watcher), this.heartbeatMs))
-          ) {
-            children = await withDeadline(this.session.children(parent), this.heartbeatMs);
+          if (!(await look(() => this.session.exists(`${parent}/${predecessor}`, watcher)))) {
+            children = await look(() => this.session.children(parent));
             continue;
           }
         } catch {
@@ -234,16 +232,17 @@ export class ZooKeeperLock extends SessionLock<ZkNode> {
           watched = undefined;
         }
       }
-      if (!fired && !stale) await wakeableSleep(Math.min(left, this.heartbeatMs), signal, (w) => (wake = w));
+      const pause = Math.max(0, Math.min(budget.deadline - performance.now(), this.heartbeatMs));
+      if (!fired && !stale) await wakeableSleep(pause, signal, (w) => (wake = w));
       wake = undefined;
       if (fired && at === 1) return 'acquired';
       if (fired || stale) watched = undefined;
       stale = false;
       try {
-        children = await withDeadline(this.session.children(parent), this.heartbeatMs);
+        children = await look(() => this.session.children(parent));
       } catch {
         // Not reachable now: our node lives on with the session; look again after the heartbeat.
-        if (performance.now() >= deadline) return 'timeout';
+        if (performance.now() >= budget.deadline) return 'timeout';
       }
     }
   }

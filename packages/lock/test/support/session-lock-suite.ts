@@ -6,10 +6,12 @@ import { after, before, describe, it } from 'node:test';
 import { until } from '../../../../test/support/async.ts';
 import { killAtExit } from '../../../../test/support/cleanup.ts';
 import {
+  LockAcquireTimeoutError,
   type LockEvent,
   type LockEventObserver,
   type LockHandle,
   LockLostError,
+  LockUnavailableError,
   type SessionLock,
 } from '../../src/index.ts';
 
@@ -51,8 +53,8 @@ export function sessionLockSuite<S extends TestServer>(backend: BackendUnderTest
     clients.push(c);
     return c;
   };
-  const queued = (name: string, n: number) =>
-    until(`${n} key(s) under ${name}`, async () => (await backend.queued(server, name)) === n);
+  const queued = (name: string, n: number, timeoutMs = 30_000) =>
+    until(`${n} key(s) under ${name}`, async () => (await backend.queued(server, name)) === n, { timeoutMs });
 
   before(async () => {
     server = await backend.start();
@@ -277,6 +279,46 @@ export function sessionLockSuite<S extends TestServer>(backend: BackendUnderTest
       await until('the hold is reported lost', () => signal.aborted, { timeoutMs: 30_000 });
       assert.ok(signal.reason instanceof LockLostError, String(signal.reason));
       await assert.rejects(h.release());
+    });
+
+    // The server is paused (SIGSTOP) well within the clients' 30 s session, so a key or node the
+    // abandoned call left would outlive the pause as a ghost: it must be gone within 10 s of the resume,
+    // long before the session could take it.
+    it('server unresponsive: a try answers unavailable, and its abandoned create leaves no entry', async () => {
+      const name = 'unresponsive-create';
+      const a = await connect(30);
+      const b = await connect(30);
+      server.pause();
+      try {
+        await assert.rejects(a.acquire(name, { waitMs: 300 }), LockUnavailableError);
+      } finally {
+        server.resume();
+      }
+      await queued(name, 0, 10_000);
+      const h = await b.acquire(name, { waitMs: 10_000 });
+      await h.release();
+      await queued(name, 0);
+    });
+
+    it('server unresponsive while a waiter is queued: its wait times out, and its key or node goes', async () => {
+      const name = 'unresponsive-queued';
+      const a = await connect(30);
+      const b = await connect(30);
+      const held = await b.acquire(name);
+      const waiting = a.acquire(name, { waitMs: 1500 });
+      await queued(name, 2);
+      server.pause();
+      try {
+        await assert.rejects(waiting, LockAcquireTimeoutError);
+      } finally {
+        server.resume();
+      }
+      await queued(name, 1, 10_000);
+      await held.release();
+      await queued(name, 0, 10_000);
+      const c = await connect(30);
+      const h = await c.acquire(name, { waitMs: 10_000 });
+      await h.release();
     });
 
     it('lease or session loss aborts the holder’s signal (server hung past the TTL)', async () => {

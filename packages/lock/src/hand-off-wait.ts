@@ -8,12 +8,11 @@ import type { AcquireReply } from './replies.ts';
 import { type AcquireRequest, releaseInput, releaseScript } from './scripts.ts';
 import { waitTurn, withDeadline } from './waiting.ts';
 
-/** A successful acquire: viaAttempt 0 means the lock was handed to wait `waitId` by a release. */
+/** A successful acquire: viaAttempt 0 means the lock was handed to the wait by a release. */
 export interface Obtained {
   token: number;
   holdCount: number;
   viaAttempt: number;
-  waitId: string;
 }
 
 /** Who waits for which lock, and for how long. */
@@ -45,7 +44,7 @@ export function waitInQueue(core: LockCore, wait: WaitRequest, attempt: Attempt)
     attempt: async (mode, eligibleMs) => {
       const reply = await attempt({ ...base, mode, eligibleMs });
       attempts += 1;
-      if (reply.acquired) return { acquired: true, value: { ...reply, viaAttempt: attempts, waitId } };
+      if (reply.acquired) return { acquired: true, value: { ...reply, viaAttempt: attempts } };
       return {
         acquired: false,
         // PTTL -1: a lock without a TTL can only end by a release, so wait for its message (up to
@@ -64,7 +63,7 @@ export function waitInQueue(core: LockCore, wait: WaitRequest, attempt: Attempt)
         close: () => hub.unregister(waiter),
       };
     },
-    handedOff: async (event) => ({ token: event.token, holdCount: 1, viaAttempt: 0, waitId }),
+    handedOff: async (event) => ({ token: event.token, holdCount: 1, viaAttempt: 0 }),
     withdraw: () => withdraw(core, wait, waitId),
   });
 }

@@ -18,7 +18,7 @@ export const scriptFile = (name: string) => new URL(`./scripts/${name}`, import.
 export const acquireScript = typedScript({
   name: 'flashsaleLockAcquire',
   file: scriptFile('acquire.lua'),
-  keys: ['lock', 'token', 'queue', 'waiters', 'handed', 'ours', 'latch'],
+  keys: ['lock', 'token', 'queue', 'waiters', 'ours', 'latch'],
   args: ['leaseMs', 'owner', 'mode', 'clientId', 'eligibleMs', 'waitId', 'paired'],
   parse: parseAcquireReply,
 });
@@ -26,7 +26,7 @@ export const acquireScript = typedScript({
 export const releaseScript = typedScript({
   name: 'flashsaleLockRelease',
   file: scriptFile('release.lua'),
-  keys: ['lock', 'channel', 'latch', 'token', 'queue', 'waiters', 'handed', 'ours'],
+  keys: ['lock', 'channel', 'latch', 'token', 'queue', 'waiters', 'ours'],
   args: ['owner', 'mode', 'latchTtlMs', 'wakePrefix', 'name', 'leaseMs', 'sharded', 'waitId'],
   parse: parseReleaseReply,
 });
@@ -62,7 +62,6 @@ export function acquireInput(r: AcquireRequest): InputOf<typeof acquireScript> {
     token: k.token,
     queue: k.queue,
     waiters: k.waiters,
-    handed: k.handed,
     ours: k.ours,
     latch: k.latch(r.pairedRelease ?? ''),
     leaseMs: r.leaseMs,
@@ -83,7 +82,7 @@ export interface ReleaseRequest {
   mode: ReleaseMode;
   /** Unique per release call: names its unlock latch. */
   requestId: string;
-  /** The wait the hold was handed to ('' or absent if it was not a hand-off); required for 'cancel'. */
+  /** The wait that gives up (required for 'cancel' only). */
   waitId?: string;
   /** On a Redis Cluster: the unlock notice goes out with SPUBLISH (what Redisson 3.22+ listens to). */
   sharded?: boolean;
@@ -98,7 +97,6 @@ export function releaseInput(r: ReleaseRequest): InputOf<typeof releaseScript> {
     queue: k.queue,
     waiters: k.waiters,
     latch: k.latch(r.requestId),
-    handed: k.handed,
     ours: k.ours,
     owner: r.owner,
     leaseMs: r.leaseMs,

@@ -256,7 +256,7 @@ describe('Redisson (seed 000 scripts) and this library exclude each other on one
     assert.equal(lockKeys(name).channel, channel, 'ours: the same channel');
     assert.equal(lockKeys('anyLock').channel, 'redisson_lock__channel:{anyLock}');
     const k = lockKeys(name);
-    for (const key of [k.channel, k.token, k.queue, k.waiters, k.handed, k.ours, k.latch('r1')]) {
+    for (const key of [k.channel, k.token, k.queue, k.waiters, k.ours, k.latch('r1')]) {
       assert.equal(hashTag(key), 'P:1:0', `${key} shares the lock's slot`);
     }
 
@@ -313,8 +313,8 @@ describe('lock script replies on the wire: RESP2 and RESP3', () => {
         const name = `resp${proto}:lock`;
         const k = lockKeys(name);
         // The key counts the headers of acquire.lua / release.lua document.
-        assert.equal(acquire.numberOfKeys, 7);
-        assert.equal(release.numberOfKeys, 8);
+        assert.equal(acquire.numberOfKeys, 6);
+        assert.equal(release.numberOfKeys, 7);
         const acquireKeys = acquire.numberOfKeys;
         const releaseKeys = release.numberOfKeys;
         const req = (owner: string, mode: 'try' | 'wait' = 'try', waitId = '') =>

@@ -1,8 +1,8 @@
 // The lock's Lua scripts on their own, run by EVALSHA with the inputs acquireInput/releaseInput build
 // (raw replies, before parsing). Each case checks the reply and
 // the state left in Redis: the lock hash and its PTTL, the fencing counter, the waiter queue and info
-// hash (keyed by wait id, one per acquire call) with their TTLs, the hand-off markers, the "held by one
-// of ours" flag, the unlock latch, and what was (and was not) published where.
+// hash (keyed by wait id, one per acquire call) with their TTLs, the "held by one of ours" note (which
+// names the wait a hold was handed to), the unlock latch, and what was (and was not) published where.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
@@ -158,7 +158,7 @@ describe('acquire.lua', () => {
     await pttlWithin(k.ours, 3500, 4000);
     assert.equal(await token(name), 1);
     assert.equal(await redis.pttl(k.token), -1, 'the fencing counter has no TTL');
-    assert.equal(await redis.exists(k.queue, k.waiters, k.handed), 0, 'no queue, no hand-off marker');
+    assert.equal(await redis.exists(k.queue, k.waiters), 0, 'no queue');
     // A fresh acquire after the lock is gone continues the counter.
     await redis.del(name, k.ours);
     assert.deepEqual(await acquire({ name, owner: 'o2', leaseMs: 2000 }), [2, 1]);
@@ -185,7 +185,7 @@ describe('acquire.lua', () => {
     assert.deepEqual(await redis.hgetall(name), { holder: '1' });
     assert.ok((await redis.pttl(name)) <= 3000, 'the holder’s lease is not touched');
     assert.ok((await redis.pttl(k.ours)) <= 3000, 'nor the flag’s');
-    assert.equal(await redis.exists(k.queue, k.waiters, k.handed), 0, 'not queued');
+    assert.equal(await redis.exists(k.queue, k.waiters), 0, 'not queued');
     assert.equal(await token(name), 1, 'no token spent on a refusal');
   });
 
@@ -230,14 +230,14 @@ describe('acquire.lua', () => {
       'eligible until now + eligibleMs',
     );
 
-    // The queue keys expire on their own: eligibility + lease + 60 s.
+    // The queue keys expire on their own: eligibility + lease + 60 s, set a minute beyond when short.
     const keep = 10_000 + 7000 + 60_000;
-    for (const key of [k.queue, k.waiters]) await pttlWithin(key, keep - 1000, keep);
+    for (const key of [k.queue, k.waiters]) await pttlWithin(key, keep + 59_000, keep + 60_000);
     // A later waiter with a shorter keep does not shorten it.
     await wait({ name, owner: 'w2', waitId: 'cw2:w1', leaseMs: 1000, eligibleMs: 0 });
     assert.ok((await redis.pttl(k.queue)) > 61_000 + 1000);
     assert.equal(await token(name), 1, 'waiting spends no token');
-    assert.equal(await redis.exists(k.handed), 0);
+    assert.equal(await redis.get(k.ours), '1', 'the note names no wait: nothing was handed');
   });
 
   it('two waits of one owner are two queue entries, each with its own info', async () => {
@@ -288,7 +288,7 @@ describe('acquire.lua', () => {
     assert.deepEqual(await redis.hgetall(name), { w1: '1' }, 'handed to w1');
     const handed = await token(name);
     assert.equal(handed, 2);
-    assert.deepEqual(await redis.hgetall(k.handed), { 'w1:a': String(handed) }, 'marker wait id -> token');
+    assert.equal(await redis.get(k.ours), `w1:a|${handed}`, 'the note names the wait and its token');
 
     // Move the counter on by hand: the retry must answer the token in its own marker, not the
     // counter's current value.
@@ -299,7 +299,7 @@ describe('acquire.lua', () => {
     );
     assert.deepEqual(await redis.hgetall(name), { w1: '1' }, 'count not incremented');
     assert.equal(await token(name), handed + 1, 'no new token');
-    assert.equal(await redis.hexists(k.handed, 'w1:a'), 0, 'marker collected (HDEL)');
+    assert.equal(await redis.get(k.ours), `w1:a|${handed}`, 'the note stays with the hold (no write)');
     assert.equal(await redis.zcard(k.queue), 0);
   });
 
@@ -335,7 +335,7 @@ describe('acquire.lua', () => {
     assert.deepEqual(await redis.hgetall(name), { job: '1' }, 'handed to the oldest wait, cA:w1');
     const handed = await token(name);
     assert.equal(await rec.next(wake('cA')), JSON.stringify([name, 'cA:w1', handed]));
-    assert.deepEqual(await redis.hgetall(k.handed), { 'cA:w1': String(handed) });
+    assert.equal(await redis.get(k.ours), `cA:w1|${handed}`);
 
     // Wait B asks again and finds its owner holding: it was not handed anything, so this is a re-entry.
     const b = await acquire({
@@ -349,7 +349,7 @@ describe('acquire.lua', () => {
     assert.deepEqual(b, [handed + 1, 2], 'counted: a new token and count 2');
     assert.deepEqual(await redis.hgetall(name), { job: '2' });
     assert.equal(await redis.zcard(k.queue), 0, 'wait B left the queue');
-    assert.deepEqual(await redis.hgetall(k.handed), { 'cA:w1': String(handed) }, 'A’s marker untouched');
+    assert.equal(await redis.get(k.ours), `cA:w1|${handed}`, 'the note still names A');
 
     // Wait A missed its wake message: its retry collects its own marker and does not count again.
     const a = await acquire({
@@ -362,7 +362,6 @@ describe('acquire.lua', () => {
     });
     assert.deepEqual(a, [handed, 2], 'the handed token; the owner’s count is 2');
     assert.deepEqual(await redis.hgetall(name), { job: '2' }, 'not incremented');
-    assert.equal(await redis.exists(k.handed), 0);
 
     // One of them leaves: the lock must stay held for the other.
     assert.equal(await release(name, 'job'), 0);
@@ -469,11 +468,9 @@ describe('release.lua', () => {
       'o1 (the first wait’s owner) holds it with count 1',
     );
     await pttlWithin(name, 7000, 7777);
-    assert.equal(await redis.get(k.ours), '1', 'flag set for the new holder');
+    assert.equal(await redis.get(k.ours), `cw1:w5|${before + 1}`, 'the note names the wait and token');
     await pttlWithin(k.ours, 7000, 7777);
     assert.equal(await token(name), before + 1, 'token incremented');
-    assert.deepEqual(await redis.hgetall(k.handed), { 'cw1:w5': String(before + 1) }, 'marker for the wait');
-    await pttlWithin(k.handed, 7777 + 59_000, 7777 + 60_000);
     assert.equal(await rec.next(wake('cw1')), JSON.stringify([name, 'cw1:w5', before + 1]));
     assert.deepEqual(JSON.parse(rec.on(wake('cw1'))[0] ?? ''), [name, 'cw1:w5', before + 1]);
     await rec.flush();
@@ -486,35 +483,35 @@ describe('release.lua', () => {
     heldByOurs(await acquire({ name, owner: 'third' }), 7777);
   });
 
-  it('a normal release of a handed hold passes the wait id and deletes its marker', async () => {
+  it('a normal release of a handed hold deletes its note with the lock; the next hand-off writes its own', async () => {
     const name = 'r:handed-release';
     const k = lockKeys(name);
     await acquire({ name, owner: 'holder' });
     await wait({ name, owner: 'o1', waitId: 'c1:w1' });
     await wait({ name, owner: 'o2', waitId: 'c2:w1' });
     assert.equal(await release(name, 'holder'), 1);
-    assert.equal(await redis.hexists(k.handed, 'c1:w1'), 1);
-    assert.equal(await release(name, 'o1', { waitId: 'c1:w1' }), 1, 'released, and handed on to o2');
+    assert.equal(await redis.get(k.ours), 'c1:w1|2');
+    assert.equal(await release(name, 'o1'), 1, 'released, and handed on to o2');
     assert.deepEqual(await redis.hgetall(name), { o2: '1' });
-    assert.deepEqual(Object.keys(await redis.hgetall(k.handed)), ['c2:w1'], 'o1’s marker deleted, o2’s set');
-    assert.equal(await release(name, 'o2', { waitId: 'c2:w1' }), 1);
-    assert.equal(await redis.exists(name, k.handed, k.ours), 0, 'nothing left behind');
+    assert.equal(await redis.get(k.ours), 'c2:w1|3', 'o1’s note replaced by o2’s');
+    assert.equal(await release(name, 'o2'), 1);
+    assert.equal(await redis.exists(name, k.ours), 0, 'nothing left behind');
   });
 
-  it('regression: a release by an owner that does not hold the lock leaves the hand-off marker (checked before any write)', async () => {
+  it('regression: a release by an owner that does not hold the lock leaves the hand-off note (checked before any write)', async () => {
     const name = 'r:handed-intruder';
     const k = lockKeys(name);
     await acquire({ name, owner: 'holder' });
     await wait({ name, owner: 'o1', waitId: 'c1:w1' });
     assert.equal(await release(name, 'holder'), 1, 'handed to o1');
     const handed = await token(name);
-    assert.equal(await release(name, 'intruder', { waitId: 'c1:w1' }), null, 'not held by the intruder');
-    assert.deepEqual(await redis.hgetall(k.handed), { 'c1:w1': String(handed) }, 'o1’s marker kept');
+    assert.equal(await release(name, 'intruder'), null, 'not held by the intruder');
+    assert.equal(await redis.get(k.ours), `c1:w1|${handed}`, 'o1’s note kept');
     assert.deepEqual(await redis.hgetall(name), { o1: '1' });
     // o1 missed its wake message: its retry still collects the hand-off (count 1), not a re-entry.
     assert.deepEqual(await acquire({ name, owner: 'o1', mode: 'retry', waitId: 'c1:w1' }), [handed, 1]);
-    assert.equal(await release(name, 'o1', { waitId: 'c1:w1' }), 1);
-    assert.equal(await redis.exists(name, k.handed, k.ours), 0, 'nothing left behind');
+    assert.equal(await release(name, 'o1'), 1);
+    assert.equal(await redis.exists(name, k.ours), 0, 'nothing left behind');
   });
 
   it('waits past their eligibility (and entries without info) are skipped and removed', async () => {
@@ -532,7 +529,7 @@ describe('release.lua', () => {
     assert.deepEqual(await redis.hgetall(name), { live: '1' });
     assert.equal(await redis.zcard(k.queue), 0, 'ghost and stale popped');
     assert.equal(await redis.hget(k.waiters, 'cstale:w1'), null);
-    assert.deepEqual(await redis.hgetall(k.handed), { 'clive:w1': '2' }, 'a marker only for the live wait');
+    assert.equal(await redis.get(k.ours), 'clive:w1|2', 'handed to the live wait only');
     assert.equal(await rec.next(wake('clive')), JSON.stringify([name, 'clive:w1', 2]));
     await rec.flush();
     assert.deepEqual(rec.on(wake('cstale')), []);
@@ -541,7 +538,7 @@ describe('release.lua', () => {
     // Only ineligible waiters left: the lock is deleted and Redisson's "0" published instead.
     await wait({ name, owner: 'stale2', waitId: 'cstale:w2', clientId: 'cstale', eligibleMs: 1 });
     await pastEligibility(k.waiters, 'cstale:w2');
-    assert.equal(await release(name, 'live', { waitId: 'clive:w1' }), 1);
+    assert.equal(await release(name, 'live'), 1);
     assert.equal(await redis.exists(name, k.ours), 0);
     assert.equal(await rec.next(k.channel), '0');
     assert.equal(await redis.zcard(k.queue), 0);
@@ -605,15 +602,15 @@ describe('release.lua', () => {
     assert.deepEqual(await redis.hgetall(name), { w2: '1' }, 'passed on to w2');
     assert.ok((await redis.pttl(name)) > 4000, 'with w2’s lease');
     assert.equal(await rec.next(wake('cw2')), JSON.stringify([name, 'cw2:w1', 3]));
-    assert.deepEqual(Object.keys(await redis.hgetall(k.handed)), ['cw2:w1'], 'w1’s marker gone');
+    assert.equal(await redis.get(k.ours), 'cw2:w1|3', 'the note now names w2’s wait');
     await rec.flush();
     assert.deepEqual(rec.on(k.channel), []);
 
     // Cancelled again with nobody left: deleted and "0" published.
     assert.equal(await release(name, 'w2', { mode: 'cancel', waitId: 'cw2:w1' }), 1);
-    assert.equal(await redis.exists(name, k.ours, k.handed), 0);
+    assert.equal(await redis.exists(name, k.ours), 0);
     assert.equal(await rec.next(k.channel), '0');
-    // A second cancel of the same wait (marker gone) gives nothing back.
+    // A second cancel of the same wait (its note gone) gives nothing back.
     await acquire({ name, owner: 'w2' });
     assert.equal(await release(name, 'w2', { mode: 'cancel', waitId: 'cw2:w1' }), null);
     assert.deepEqual(await redis.hgetall(name), { w2: '1' }, 'the owner’s new hold is untouched');
@@ -634,15 +631,15 @@ describe('release.lua', () => {
     assert.equal(await release(name, 'job', { mode: 'cancel', waitId: 'cB:w1' }), null);
     assert.deepEqual(await redis.hgetall(name), { job: '1' }, 'A’s hold still counted');
     assert.equal(await redis.exists(k.ours), 1);
-    assert.deepEqual(Object.keys(await redis.hgetall(k.handed)), ['cA:w1'], 'A’s marker untouched');
+    assert.equal(await redis.get(k.ours), 'cA:w1|2', 'the note still names A');
     assert.equal(await redis.zcard(k.queue), 0, 'B left the queue');
     heldByOurs(await acquire({ name, owner: 'third' }), 5000);
     await rec.flush();
     assert.deepEqual(rec.on(k.channel), [], 'no unlock published');
 
     // A releases normally: now it is free.
-    assert.equal(await release(name, 'job', { waitId: 'cA:w1' }), 1);
-    assert.equal(await redis.exists(name, k.handed, k.ours), 0);
+    assert.equal(await release(name, 'job'), 1);
+    assert.equal(await redis.exists(name, k.ours), 0);
   });
 
   it("'force' deletes any holder (whatever its count) and hands off or publishes; nil on a free lock", async () => {

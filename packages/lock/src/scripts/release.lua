@@ -11,8 +11,7 @@
 -- KEYS[4] token: fencing token counter
 -- KEYS[5] queue: waiter queue (zset waitId -> first-ask time)
 -- KEYS[6] waiters: waiter info (hash waitId -> "<clientId>|<leaseMs>|<eligibleUntilMs>|<owner>")
--- KEYS[7] handed: hand-offs not yet collected (hash waitId -> token)
--- KEYS[8] ours: "held by one of ours" flag
+-- KEYS[7] ours: "held by one of ours" note ("1", or "<waitId>|<token>" for a hand-off; see acquire.lua)
 -- ARGV[1] owner: owner id
 -- ARGV[2] mode: "release"; "cancel" (wait ARGV[8] gives up: leave the queue, and release the lock only
 --         if it was handed to that wait); "force" (delete whoever holds it)
@@ -21,12 +20,13 @@
 -- ARGV[5] name: lock name, echoed in the wake message
 -- ARGV[6] leaseMs: lease in ms to keep while re-entry holds remain
 -- ARGV[7] sharded: "1" on a Redis Cluster (the unlock notice is an SPUBLISH), else ""
--- ARGV[8] waitId: wait id the hold was handed to ('' when it was not a hand-off; required in cancel mode)
+-- ARGV[8] waitId: in cancel mode, the wait that gives up; else ''
 -- Returns nil when the owner does not hold the lock, 0 when holds remain, 1 when released.
 -- (ReleaseCode in replies.ts: 0 HoldsRemain, 1 Released.)
 --- @include "time.lua"
 --- @include "latch.lua"
 --- @include "unlock-notice.lua"
+--- @include "hand-off-note.lua"
 local owner = ARGV[1]
 local mode = ARGV[2]
 local waitId = ARGV[8]
@@ -50,10 +50,9 @@ local function handOff()
       if client and tonumber(eligibleUntil) >= nowMs then
         redis.call('hincrby', KEYS[1], next, 1)
         redis.call('pexpire', KEYS[1], lease)
-        redis.call('set', KEYS[8], 1, 'px', lease)
         local token = redis.call('incr', KEYS[4])
-        redis.call('hset', KEYS[7], wait, token)
-        redis.call('pexpire', KEYS[7], tonumber(lease) + 60000)
+        -- The note (one SET) is also the hand-off's marker: a wait that missed the message collects it.
+        redis.call('set', KEYS[7], wait .. '|' .. token, 'px', lease)
         redis.call('publish', ARGV[4] .. client, cjson.encode({ARGV[5], wait, token}))
         return true
       end
@@ -63,7 +62,7 @@ local function handOff()
 end
 
 local function free()
-  redis.call('del', KEYS[1], KEYS[8])
+  redis.call('del', KEYS[1], KEYS[7])
   if not handOff() then
     publish_unlock(KEYS[2], ARGV[7])
   end
@@ -75,7 +74,7 @@ if mode == 'cancel' then
   redis.call('zrem', KEYS[5], waitId)
   redis.call('hdel', KEYS[6], waitId)
   -- Only a hold that was handed to this very wait is given back; the owner's other holds stay.
-  if redis.call('hexists', KEYS[7], waitId) == 0 then
+  if note_hand_off(redis.call('get', KEYS[7])) ~= waitId then
     return nil
   end
 end
@@ -99,15 +98,10 @@ local earlier = latch_claim(KEYS[3], result, ARGV[3])
 if earlier then
   return earlier
 end
-if waitId ~= '' then
-  -- Checked above that the owner holds: the hold came by hand-off to this wait, its marker goes.
-  -- (A release by anyone else must leave it: the wait's retry collects its hold by it.)
-  redis.call('hdel', KEYS[7], waitId)
-end
 if result == 0 then
   redis.call('hincrby', KEYS[1], owner, -1)
   redis.call('pexpire', KEYS[1], ARGV[6])
-  redis.call('pexpire', KEYS[8], ARGV[6])
+  redis.call('pexpire', KEYS[7], ARGV[6])
   return 0
 end
 return free()

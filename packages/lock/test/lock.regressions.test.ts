@@ -113,7 +113,8 @@ describe('(a) two waits of one owner', () => {
   it('explicit owner "job" on two clients behind a third: one is handed the lock (count 1), the other re-enters (count 2); the lock outlives the first release', async () => {
     const name = 'reg:same-owner:two-clients';
     const { admin, k, held, c1, c2, third, w1, w2 } = await twoWaitsOfJob(name, 2000, { waitMs: 8000 });
-    const waits = await admin.zrange(k.queue, 0, -1);
+    // A queue entry is the wait, JSON [waitId, clientId, leaseMs, eligibleMs, owner].
+    const waits = (await admin.zrange(k.queue, 0, -1)).map((e) => String(JSON.parse(e)[0]));
     assert.equal(new Set(waits).size, 2, `two queue entries, one per wait: ${waits}`);
     assert.ok(waits[0]?.startsWith(`${c1.client.clientId}:`), 'wait ids are per client and per call');
     assert.ok(waits[1]?.startsWith(`${c2.client.clientId}:`));
@@ -375,7 +376,7 @@ describe('(e) commands per contended acquisition', () => {
       acquired.every((e) => e.type === 'acquired' && e.handoff),
       'every acquisition was a hand-off',
     );
-    assert.equal(await admin.exists(name, k.queue, k.waiters, k.ours), 0, 'nothing left behind');
+    assert.equal(await admin.exists(name, k.queue, k.ours), 0, 'nothing left behind');
   });
 });
 

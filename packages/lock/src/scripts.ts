@@ -90,8 +90,9 @@ export function acquireInput(r: AcquireRequest): InputOf<typeof acquireScript> {
     owner: r.owner,
     mode: r.mode,
     waitId: r.waitId ?? '',
-    wait: waitEntry(r),
-    queued: waitEntry(r, r.queuedEligibleMs),
+    // A 'try' never queues: no entry to build or send.
+    wait: r.mode === 'try' ? '' : waitEntry(r),
+    queued: r.mode === 'try' ? '' : waitEntry(r, r.queuedEligibleMs),
     paired: r.pairedRelease === undefined ? '' : '1',
   };
 }

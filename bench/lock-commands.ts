@@ -2,11 +2,14 @@
 // (which counts redis.call inside Lua too) around N runs of each variant on a private redis-server.
 //
 // Variants: a raw SET NX PX + compare-and-delete pair (the floor), acquire({waitMs}) + release,
-// tryAcquire + release, and runGuarded with one guarded INCR (its own command is not counted). The
-// counts go to .bench/lock-commands.json; the previous file's counts are printed alongside.
+// tryAcquire + release, runGuarded with one guarded INCR (its own command is not counted), and a
+// contended round: A holds, B queues, A's release hands the lock to B, B releases. A contended
+// acquisition is that round less one uncontended acquire + release (A's take and B's last release).
+// The counts go to .bench/lock-commands.json; the previous file's counts are printed alongside.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LockClient } from '@flashsale/lock';
+import { lockKeys } from '@flashsale/lock/toolkit';
 import { RedisServer } from '../test/support/redis-server.ts';
 import { envNumber, repoRoot, writeJson } from './lib/output.ts';
 import { type CommandCounts, commandStats, diffCommandStats } from './lib/redis-info.ts';
@@ -15,6 +18,15 @@ import { num, printTable, times } from './lib/table.ts';
 
 const ITERATIONS = Math.round(envNumber('BENCH_ITERATIONS', 1_000));
 const RESULT = 'lock-commands';
+
+const CONTENDED = 'contended round: A holds, B queued, hand-off to B, B releases';
+
+interface Variant {
+  name: string;
+  /** Commands of the caller's own (guarded) work, not the lock's. */
+  guarded: number;
+  run: (i: number) => Promise<void>;
+}
 
 interface Row {
   variant: string;
@@ -28,13 +40,16 @@ async function main(): Promise<void> {
   const redis = server.client();
   const admin = server.client();
   const client = new LockClient(redis);
+  const waiterRedis = server.client();
+  const waiter = new LockClient(waiterRedis);
+  const queue = lockKeys('contended').queue;
   const compareAndDelete = String(
     await redis.script(
       'LOAD',
       "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0",
     ),
   );
-  const variants: Array<{ name: string; guarded: number; run: (i: number) => Promise<void> }> = [
+  const variants: Variant[] = [
     {
       name: 'raw SET NX PX + compare-and-delete (EVALSHA)',
       guarded: 0,
@@ -69,6 +84,18 @@ async function main(): Promise<void> {
         });
       },
     },
+    {
+      name: CONTENDED,
+      guarded: 0,
+      run: async () => {
+        const held = await client.acquire('contended', { waitMs: 10_000, leaseMs: 10_000 });
+        const waiting = waiter.acquire('contended', { waitMs: 10_000, leaseMs: 10_000 });
+        // B's first ask must find the lock held: wait until it is queued (the ZCARDs are not counted).
+        while ((await admin.zcard(queue)) === 0) await new Promise((r) => setImmediate(r));
+        await held.release();
+        await (await waiting).release();
+      },
+    },
   ];
   const previous = readPrevious();
   const rows: Row[] = [];
@@ -77,18 +104,30 @@ async function main(): Promise<void> {
       for (let i = 0; i < 50; i++) await v.run(i); // warm-up: scripts loaded, subscriber started
       const before = await commandStats(admin);
       for (let i = 0; i < ITERATIONS; i++) await v.run(i);
-      const byCommand = diffCommandStats(before, await commandStats(admin));
+      const byCommand = diffCommandStats(before, await commandStats(admin), ['info', 'zcard']);
       for (const k of Object.keys(byCommand)) byCommand[k] = (byCommand[k] ?? 0) / ITERATIONS;
       const perOp = sumValues(byCommand) - v.guarded;
       rows.push({ variant: v.name, perOp, byCommand, previous: previous.get(v.name) });
     }
   } finally {
     await client.close();
+    await waiter.close();
     redis.disconnect();
+    waiterRedis.disconnect();
     admin.disconnect();
     await server.stop();
   }
   const floor = rows[0]?.perOp ?? Number.NaN;
+  const pair = rows[1];
+  const round = rows.find((r) => r.variant === CONTENDED);
+  if (pair && round) {
+    rows.push({
+      variant: 'per contended acquisition (round less one acquire + release)',
+      perOp: round.perOp - pair.perOp,
+      byCommand: subtract(round.byCommand, pair.byCommand),
+      previous: previous.get('per contended acquisition (round less one acquire + release)'),
+    });
+  }
   printTable(
     `=== server commands per uncontended operation (INFO commandstats, ${num(ITERATIONS)} runs each) ===`,
     [
@@ -111,6 +150,16 @@ async function main(): Promise<void> {
   );
   const file = writeJson(RESULT, { iterations: ITERATIONS, rows });
   console.log(`\nresults written to ${file.replace(`${repoRoot}/`, '')}`);
+}
+
+/** a - b per command, dropping zeros. */
+function subtract(a: CommandCounts, b: CommandCounts): CommandCounts {
+  const out: CommandCounts = {};
+  for (const cmd of new Set([...Object.keys(a), ...Object.keys(b)])) {
+    const d = (a[cmd] ?? 0) - (b[cmd] ?? 0);
+    if (Math.abs(d) > 1e-9) out[cmd] = d;
+  }
+  return out;
 }
 
 /** Commands per operation by variant from the last run's file, if any. */

@@ -2,7 +2,9 @@
 // spread over 2 and then 10 OS processes, loop acquire → INCR → release for a fixed time, with no
 // pause and with a 2 ms pause after release. This library, redlock (defaults and tuned) and
 // redis-semaphore run side by side against one private redis-server. Then uncontended
-// acquire+release against a raw SET NX PX + compare-and-delete pair. Last, the lock family
+// acquire+release against a raw SET NX PX + compare-and-delete pair. Each contended table also shows
+// the ceiling Redis sets: its own commands/s on this machine (pipelined INCRs, measured first) over
+// each library's server-side commands per hand-off. Last, the lock family
 // (bench/lock-family.ts: fair lock and RedLock over 3 masters, in this process, on private servers of
 // their own) and the etcd and ZooKeeper backends against their peers (bench/lock-backends.ts).
 // Results also go to .bench/locks.json (and .bench/lock-family.json, .bench/lock-backends.json).
@@ -92,6 +94,10 @@ async function main(): Promise<number> {
     );
 
     const uncontended = await runUncontended(server.url);
+    const redisCommandsPerSec = await measureRedisCommandsPerSec(admin);
+    console.log(
+      `\nredis-server on this machine: ${num(redisCommandsPerSec)} commands/s (pipelined INCR, 1 s)`,
+    );
 
     const configurations: ConfigurationReport[] = [];
     printLegend();
@@ -114,7 +120,7 @@ async function main(): Promise<number> {
         }
         const results = LIBS.map((lib) => aggregate(lib, processes, pauseMs, rounds.get(lib) ?? []));
         const report = evaluate(processes, pauseMs, results);
-        printConfiguration(report);
+        printConfiguration(report, redisCommandsPerSec);
         configurations.push(report);
       }
       await Promise.all(workers.map((w) => w.stop()));
@@ -138,6 +144,7 @@ async function main(): Promise<number> {
     const file = writeJson('locks', {
       environment: env,
       targets: TARGETS,
+      redisCommandsPerSec,
       configurations,
       uncontended,
       family: { seconds: family.seconds, ratios: family.ratios, checks: family.checks },
@@ -205,7 +212,29 @@ function evaluate(processes: number, pauseMs: number, results: PhaseResult[]): C
   return { processes, pauseMs, results, handoffRatios, bestPeer: best?.lib, checks };
 }
 
-function printConfiguration(report: ConfigurationReport): void {
+/** Server-side commands per hand-off: per acquisition, scaled by acquisitions per hand-off. */
+function serverCommandsPerHandoff(r: PhaseResult): number {
+  return r.serverCommandsPerAcquisition * ratio(r.acquisitionsPerSec, r.handoffsPerSec);
+}
+
+/**
+ * What one redis-server here executes per second when nothing but its command loop limits it: pipelined
+ * INCRs (batches of 1000) for one second. The cheapest real command, so an upper bound for any lock.
+ */
+async function measureRedisCommandsPerSec(redis: Redis): Promise<number> {
+  const started = performance.now();
+  let commands = 0;
+  while (performance.now() - started < 1_000) {
+    const pipeline = redis.pipeline();
+    for (let i = 0; i < 1_000; i++) pipeline.incr('bench:ceiling');
+    await pipeline.exec();
+    commands += 1_000;
+  }
+  await redis.del('bench:ceiling');
+  return commands / ((performance.now() - started) / 1_000);
+}
+
+function printConfiguration(report: ConfigurationReport, redisCommandsPerSec: number): void {
   const { processes, pauseMs, results } = report;
   printTable(
     `=== ${CONTENDERS} contenders over ${processes} processes, ${pauseMs ? `${pauseMs} ms pause` : 'no pause'} after release, ${ROUNDS > 1 ? `${ROUNDS} × ` : ''}${SECONDS} s ===`,
@@ -220,6 +249,11 @@ function printConfiguration(report: ConfigurationReport): void {
       { header: 'gap p50 ms', value: (r) => ms(r.handoffGapMs.p50) },
       { header: 'cmds/acq client', value: (r) => num(r.clientCommandsPerAcquisition, 2) },
       { header: 'cmds/acq server', value: (r) => num(r.serverCommandsPerAcquisition, 2) },
+      { header: 'cmds/hand-off server', value: (r) => num(serverCommandsPerHandoff(r), 2) },
+      {
+        header: 'ceiling hand-offs/s',
+        value: (r) => num(ratio(redisCommandsPerSec, serverCommandsPerHandoff(r))),
+      },
       { header: 'redis cpu%', value: (r) => num(r.serverCpuPercent) },
       { header: 'procs cpu%', value: (r) => num(r.clientCpuPercent) },
       { header: 'gave up', value: (r) => num(r.gaveUp) },
@@ -294,8 +328,10 @@ function printLegend(): void {
       'next holder having the lock (ms). hold: the critical section (one INCR round trip). cmds/acq client:',
       'every command the contenders sent (release, retries, SUBSCRIBE... included; the benchmark’s own',
       'INCR/DECR excluded) per acquisition; server: INFO commandstats delta per acquisition, which also counts',
-      'the calls made inside Lua scripts (bookkeeping subtracted). cpu%: CPU time in the window over its',
-      'length (100 = one core): redis-server / all contender processes. gave up: acquire calls that ran out',
+      'the calls made inside Lua scripts (bookkeeping subtracted); per hand-off: the same over hand-offs.',
+      'ceiling hand-offs/s: redis-server commands/s here (pipelined INCR) over server commands per hand-off.',
+      'cpu%: CPU time in the window over its length (100 = one core): redis-server / all contender',
+      'processes. gave up: acquire calls that ran out',
       'of retries/time (not acquisitions). overlaps: entries that found another holder inside (must be 0).',
     ].join('\n'),
   );

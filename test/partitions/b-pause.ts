@@ -19,9 +19,9 @@ const ORDERS = 2600;
 
 type Keys = Awaited<ReturnType<typeof saleWithLoad>>['lock'];
 
-/** Client ids of the waits queued for the lock now (waiter info `<clientId>|<lease>|<until>|<owner>`). */
+/** Client ids of the waits queued for the lock now (entries `[waitId, clientId, lease, eligible, owner]`). */
 async function waitingClients(redis: Redis, keys: Keys): Promise<string[]> {
-  return Object.values(await redis.hgetall(keys.waiters)).map((v) => v.split('|')[0] as string);
+  return (await redis.zrange(keys.queue, 0, -1)).map((e) => JSON.parse(e)[1] as string);
 }
 
 /** The owner id holding the lock now, if any (the Redisson hash's one field). */

@@ -48,7 +48,7 @@ async function decrementUnder(redis: Redis, s: Sale, hold: LockHandle, id: strin
 /** One round: the test's hold, orders queued behind it, Redis' clock stepped past the lease. */
 async function stepRound(redis: Redis, s: Sale, testLocks: LockClient, clock: FakeClock, k: number) {
   const hold = await testLocks.acquire(s.lockName, { leaseMs: LEASE_MS, waitMs: 10_000 });
-  await until('orders to queue for the held lock', async () => (await redis.hlen(s.lock.waiters)) >= 3);
+  await until('orders to queue for the held lock', async () => (await redis.zcard(s.lock.queue)) >= 3);
   const before = await redisNow(redis);
   clock.step(STEP_S);
   const jumpedMs = (await redisNow(redis)) - before;

@@ -70,8 +70,6 @@ export class LockClient extends HoldCore {
   private readonly redis: RedisClient;
   private readonly hub: WakeHub;
   protected readonly watchdog: Watchdog;
-  /** Holds that came by hand-off, with the wait they were handed to (its marker goes at release). */
-  private readonly handedTo = new WeakMap<LockHandle, string>();
   private coreView: LockCore | undefined;
   /** On a Redis Cluster releases send the unlock notice with SPUBLISH, as Redisson 3.22+ expects. */
   private readonly sharded: boolean;
@@ -150,8 +148,7 @@ export class LockClient extends HoldCore {
     }
     const heldFrom = performance.now();
     const hold = { owner, token: got.token };
-    const handedTo = got.viaAttempt === 0 ? got.waitId : '';
-    const replies = await execGuarded(this.core, { name, leaseMs, hold, build, handedTo });
+    const replies = await execGuarded(this.core, { name, leaseMs, hold, build });
     this.emit({ type: 'released', name, heldMs: performance.now() - heldFrom });
     return replies.slice(0, -1);
   }
@@ -217,7 +214,6 @@ export class LockClient extends HoldCore {
       leaseMs: handle.leaseMs,
       mode: 'release' as const,
       requestId: newRequestId(this.clientId),
-      waitId: this.handedTo.get(handle),
     };
     const reply = await this.call(handle.name, () =>
       releaseScript.run(this.redis, releaseInput({ ...request, sharded: this.sharded })),
@@ -250,7 +246,6 @@ export class LockClient extends HoldCore {
     sentAt: number,
   ): LockHandle {
     const handle = new LockHandle(this, name, owner, got.token, got.holdCount, leaseMs, watchdog, sentAt);
-    if (got.viaAttempt === 0) this.handedTo.set(handle, got.waitId);
     if (watchdog) this.watchdog.add(handle);
     return handle;
   }

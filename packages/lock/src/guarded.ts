@@ -42,8 +42,6 @@ export interface GuardedTrip {
   build: GuardedBuild;
   /** The acquire to send first (the optimistic round trip); absent when the lock is held already. */
   acquire?: AcquireRequest;
-  /** The wait the hold was handed to ('' when it was not a hand-off). */
-  handedTo?: string;
 }
 
 /**
@@ -64,7 +62,6 @@ export async function execGuarded(core: LockCore, trip: GuardedTrip): Promise<un
       leaseMs,
       mode: 'release',
       requestId,
-      waitId: trip.handedTo ?? '',
       sharded: isCluster(core.redis),
     }),
   );

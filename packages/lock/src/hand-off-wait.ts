@@ -5,15 +5,14 @@ import type { LockCore } from './core.ts';
 import type { AcquireOptions } from './front-end.ts';
 import { isCluster } from './redis-client.ts';
 import type { AcquireReply } from './replies.ts';
-import { type AcquireRequest, releaseInput, releaseScript } from './scripts.ts';
+import { type AcquireRequest, releaseInput, releaseScript, type WaitEntry, waitEntry } from './scripts.ts';
 import { waitTurn, withDeadline } from './waiting.ts';
 
-/** A successful acquire: viaAttempt 0 means the lock was handed to wait `waitId` by a release. */
+/** A successful acquire: viaAttempt 0 means the lock was handed to the wait by a release. */
 export interface Obtained {
   token: number;
   holdCount: number;
   viaAttempt: number;
-  waitId: string;
 }
 
 /** Who waits for which lock, and for how long. */
@@ -39,13 +38,23 @@ export function waitInQueue(core: LockCore, wait: WaitRequest, attempt: Attempt)
   const waitId = `${core.nextRequestId()}:w`;
   const base = { name, owner, leaseMs, clientId: core.clientId, waitId };
   let attempts = 0;
+  // The queue entry's eligibility counts from the wait's first ask (the entry's score), and is
+  // renewed by each ask: entries of the last two asks (the last one's reply may have been lost).
+  let firstAskAt: number | undefined;
+  const asked: [number, number] = [0, 0];
   return waitTurn({
     waitMs: options.waitMs ?? 0,
     signal: options.signal,
     attempt: async (mode, eligibleMs) => {
-      const reply = await attempt({ ...base, mode, eligibleMs });
+      const now = performance.now();
+      firstAskAt ??= now;
+      const sinceFirst = Math.ceil(now - firstAskAt + eligibleMs);
+      const queuedEligibleMs = attempts === 0 ? sinceFirst : asked[0];
+      asked[1] = queuedEligibleMs;
+      asked[0] = sinceFirst;
+      const reply = await attempt({ ...base, mode, eligibleMs: sinceFirst, queuedEligibleMs });
       attempts += 1;
-      if (reply.acquired) return { acquired: true, value: { ...reply, viaAttempt: attempts, waitId } };
+      if (reply.acquired) return { acquired: true, value: { ...reply, viaAttempt: attempts } };
       return {
         acquired: false,
         // PTTL -1: a lock without a TTL can only end by a release, so wait for its message (up to
@@ -64,22 +73,30 @@ export function waitInQueue(core: LockCore, wait: WaitRequest, attempt: Attempt)
         close: () => hub.unregister(waiter),
       };
     },
-    handedOff: async (event) => ({ token: event.token, holdCount: 1, viaAttempt: 0, waitId }),
-    withdraw: () => withdraw(core, wait, waitId),
+    handedOff: async (event) => ({ token: event.token, holdCount: 1, viaAttempt: 0 }),
+    withdraw: () => {
+      const entry: WaitEntry = { ...base, eligibleMs: asked[0] };
+      return withdraw(core, wait, waitId, [waitEntry(entry), waitEntry(entry, asked[1])]);
+    },
   });
 }
 
 /** A waiter gives up: leave the queue; if the lock was handed to this wait meanwhile, pass it on. */
-async function withdraw(core: LockCore, wait: WaitRequest, waitId: string): Promise<void> {
+async function withdraw(
+  core: LockCore,
+  wait: WaitRequest,
+  waitId: string,
+  waits: [string, string],
+): Promise<void> {
   const { name, owner, leaseMs } = wait;
   try {
     const requestId = core.nextRequestId();
     const sharded = isCluster(core.redis);
     await releaseScript.run(
       core.redis,
-      releaseInput({ name, owner, leaseMs, mode: 'cancel', requestId, waitId, sharded }),
+      releaseInput({ name, owner, leaseMs, mode: 'cancel', requestId, waitId, waits, sharded }),
     );
   } catch {
-    // Redis unreachable: the queue entry lapses after its eligibility, a handed lock after its lease.
+    // Redis unreachable: the queue entry is skipped past its eligibility, a handed lock lapses with its lease.
   }
 }

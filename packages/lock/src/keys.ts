@@ -12,8 +12,6 @@ export function lockKeys(name: string) {
     channel: prefixName('redisson_lock__channel', name),
     token: prefixName('flashsale_lock__token', name),
     queue: prefixName('flashsale_lock__queue', name),
-    waiters: prefixName('flashsale_lock__waiters', name),
-    handed: prefixName('flashsale_lock__handed', name),
     ours: prefixName('flashsale_lock__ours', name),
     latch: (requestId: string) => `${prefixName('redisson_unlock_latch', name)}:${requestId}`,
   };

@@ -18,16 +18,27 @@ export const scriptFile = (name: string) => new URL(`./scripts/${name}`, import.
 export const acquireScript = typedScript({
   name: 'flashsaleLockAcquire',
   file: scriptFile('acquire.lua'),
-  keys: ['lock', 'token', 'queue', 'waiters', 'handed', 'ours', 'latch'],
-  args: ['leaseMs', 'owner', 'mode', 'clientId', 'eligibleMs', 'waitId', 'paired'],
+  keys: ['lock', 'token', 'queue', 'ours', 'latch'],
+  args: ['leaseMs', 'owner', 'mode', 'waitId', 'wait', 'queued', 'paired'],
   parse: parseAcquireReply,
 });
 
 export const releaseScript = typedScript({
   name: 'flashsaleLockRelease',
   file: scriptFile('release.lua'),
-  keys: ['lock', 'channel', 'latch', 'token', 'queue', 'waiters', 'handed', 'ours'],
-  args: ['owner', 'mode', 'latchTtlMs', 'wakePrefix', 'name', 'leaseMs', 'sharded', 'waitId'],
+  keys: ['lock', 'channel', 'latch', 'token', 'queue', 'ours'],
+  args: [
+    'owner',
+    'mode',
+    'latchTtlMs',
+    'wakePrefix',
+    'name',
+    'leaseMs',
+    'sharded',
+    'waitId',
+    'wait',
+    'queued',
+  ],
   parse: parseReleaseReply,
 });
 
@@ -41,18 +52,30 @@ export const renewScript = typedScript({
 
 export const LOCK_SCRIPTS = [acquireScript, releaseScript, renewScript] as const;
 
-export interface AcquireRequest {
-  name: string;
+/** One wait of the reentrant lock: who waits, and what a release needs to hand it the lock. */
+export interface WaitEntry {
+  /** Identifies this wait (unique per acquire call). */
+  waitId?: string;
   owner: string;
   leaseMs: number;
-  mode: AcquireMode;
+  /** Names the waiter's wake channel. */
   clientId: string;
-  /** How long the caller stays eligible for a hand-off (its remaining wait). */
+  /** How long, counted from the wait's first ask, the caller stays eligible for a hand-off. */
   eligibleMs: number;
-  /** Identifies this wait in the queue (unique per acquire call; unused in 'try' mode). */
-  waitId?: string;
+}
+
+export interface AcquireRequest extends WaitEntry {
+  name: string;
+  mode: AcquireMode;
+  /** eligibleMs of this wait's previous ask, whose queue entry a 'retry' replaces (default: eligibleMs). */
+  queuedEligibleMs?: number;
   /** Request id of the release pipelined right after this acquire (runGuarded), if any. */
   pairedRelease?: string;
+}
+
+/** A wait's queue entry as acquire.lua stores it: JSON [waitId, clientId, leaseMs, eligibleMs, owner]. */
+export function waitEntry(w: WaitEntry, eligibleMs = w.eligibleMs): string {
+  return JSON.stringify([w.waitId ?? '', w.clientId, w.leaseMs, Math.ceil(eligibleMs), w.owner]);
 }
 
 export function acquireInput(r: AcquireRequest): InputOf<typeof acquireScript> {
@@ -61,16 +84,15 @@ export function acquireInput(r: AcquireRequest): InputOf<typeof acquireScript> {
     lock: k.lock,
     token: k.token,
     queue: k.queue,
-    waiters: k.waiters,
-    handed: k.handed,
     ours: k.ours,
     latch: k.latch(r.pairedRelease ?? ''),
     leaseMs: r.leaseMs,
     owner: r.owner,
     mode: r.mode,
-    clientId: r.clientId,
-    eligibleMs: Math.ceil(r.eligibleMs),
     waitId: r.waitId ?? '',
+    // A 'try' never queues: no entry to build or send.
+    wait: r.mode === 'try' ? '' : waitEntry(r),
+    queued: r.mode === 'try' ? '' : waitEntry(r, r.queuedEligibleMs),
     paired: r.pairedRelease === undefined ? '' : '1',
   };
 }
@@ -83,8 +105,10 @@ export interface ReleaseRequest {
   mode: ReleaseMode;
   /** Unique per release call: names its unlock latch. */
   requestId: string;
-  /** The wait the hold was handed to ('' or absent if it was not a hand-off); required for 'cancel'. */
+  /** The wait that gives up (required for 'cancel' only). */
   waitId?: string;
+  /** 'cancel': that wait's queue entries of its last two asks (waitEntry), whichever is queued goes. */
+  waits?: [string, string];
   /** On a Redis Cluster: the unlock notice goes out with SPUBLISH (what Redisson 3.22+ listens to). */
   sharded?: boolean;
 }
@@ -96,9 +120,7 @@ export function releaseInput(r: ReleaseRequest): InputOf<typeof releaseScript> {
     channel: k.channel,
     token: k.token,
     queue: k.queue,
-    waiters: k.waiters,
     latch: k.latch(r.requestId),
-    handed: k.handed,
     ours: k.ours,
     owner: r.owner,
     leaseMs: r.leaseMs,
@@ -107,6 +129,8 @@ export function releaseInput(r: ReleaseRequest): InputOf<typeof releaseScript> {
     latchTtlMs: UNLOCK_LATCH_MS,
     name: r.name,
     waitId: r.waitId ?? '',
+    wait: r.waits?.[0] ?? '',
+    queued: r.waits?.[1] ?? '',
     sharded: r.sharded ? '1' : '',
   };
 }

@@ -24,6 +24,7 @@ import {
   releaseScript,
   renewInput,
   renewScript,
+  waitEntry,
 } from '../src/scripts.ts';
 import { RETRY_CAP_MS } from '../src/waiting.ts';
 import { useLockServer } from './support/lock.ts';
@@ -256,7 +257,7 @@ describe('Redisson (seed 000 scripts) and this library exclude each other on one
     assert.equal(lockKeys(name).channel, channel, 'ours: the same channel');
     assert.equal(lockKeys('anyLock').channel, 'redisson_lock__channel:{anyLock}');
     const k = lockKeys(name);
-    for (const key of [k.channel, k.token, k.queue, k.waiters, k.handed, k.ours, k.latch('r1')]) {
+    for (const key of [k.channel, k.token, k.queue, k.ours, k.latch('r1')]) {
       assert.equal(hashTag(key), 'P:1:0', `${key} shares the lock's slot`);
     }
 
@@ -313,8 +314,8 @@ describe('lock script replies on the wire: RESP2 and RESP3', () => {
         const name = `resp${proto}:lock`;
         const k = lockKeys(name);
         // The key counts the headers of acquire.lua / release.lua document.
-        assert.equal(acquire.numberOfKeys, 7);
-        assert.equal(release.numberOfKeys, 8);
+        assert.equal(acquire.numberOfKeys, 5);
+        assert.equal(release.numberOfKeys, 6);
         const acquireKeys = acquire.numberOfKeys;
         const releaseKeys = release.numberOfKeys;
         const req = (owner: string, mode: 'try' | 'wait' = 'try', waitId = '') =>
@@ -350,15 +351,33 @@ describe('lock script replies on the wire: RESP2 and RESP3', () => {
         const queued = await evalsha(acquireSha, acquireKeys, req('o2', 'wait', 'c-o2:w1'));
         assert.match(queued.raw, /^\*2\r\n:0\r\n:\d+\r\n$/);
         assert.equal(parseAcquireReply(queued.value).acquired, false);
-        assert.notEqual(await admin.zscore(k.queue, 'c-o2:w1'), null, 'queued under its wait id');
+        const waits = (await admin.zrange(k.queue, 0, -1)).map((e) => JSON.parse(e)[0]);
+        assert.deepEqual(waits, ['c-o2:w1'], 'queued under its wait id');
 
         // Release by a non-owner: null ('_' in RESP3, the null bulk string in RESP2).
-        const rel = (owner: string, requestId: string, mode: 'release' | 'cancel' = 'release', waitId = '') =>
-          evalsha(
+        const rel = (
+          owner: string,
+          requestId: string,
+          mode: 'release' | 'cancel' = 'release',
+          waitId = '',
+        ) => {
+          // A cancel names the wait's queue entry, as req() queued it.
+          const entry = waitEntry({
+            waitId,
+            owner,
+            leaseMs: 5000,
+            clientId: `c-${owner}`,
+            eligibleMs: 10_000,
+          });
+          const waits: [string, string] = [entry, entry];
+          return evalsha(
             releaseSha,
             releaseKeys,
-            releaseScript.values(releaseInput({ name, owner, leaseMs: 5000, mode, requestId, waitId })),
+            releaseScript.values(
+              releaseInput({ name, owner, leaseMs: 5000, mode, requestId, waitId, waits }),
+            ),
           );
+        };
         const notHeld = await rel('o2', 'r-o2');
         assert.equal(notHeld.raw, proto === 3 ? '_\r\n' : '$-1\r\n');
         assert.equal(notHeld.value, null);

@@ -1,8 +1,8 @@
 // The lock's Lua scripts on their own, run by EVALSHA with the inputs acquireInput/releaseInput build
 // (raw replies, before parsing). Each case checks the reply and
-// the state left in Redis: the lock hash and its PTTL, the fencing counter, the waiter queue and info
-// hash (keyed by wait id, one per acquire call) with their TTLs, the hand-off markers, the "held by one
-// of ours" flag, the unlock latch, and what was (and was not) published where.
+// the state left in Redis: the lock hash and its PTTL, the fencing counter, the waiter queue (one entry
+// per acquire call, carrying what a hand-off needs) with its TTL, the "held by one of ours" note (which
+// names the wait a hold was handed to), the unlock latch, and what was (and was not) published where.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
@@ -82,12 +82,14 @@ function acquire(r: Acquire): Promise<unknown> {
 function wait(r: Acquire): Promise<unknown> {
   return acquire({ mode: 'wait', eligibleMs: 10_000, ...r });
 }
-function release(
+async function release(
   name: string,
   owner: string,
   opts: { mode?: ReleaseMode; requestId?: string; leaseMs?: number; waitId?: string } = {},
 ): Promise<unknown> {
   requestSeq += 1;
+  // A cancel names its wait's queue entry, as the client does (the one queued now, if any).
+  const entry = (await queued(name)).find((e) => e.waitId === opts.waitId)?.raw ?? '';
   return raw(
     releaseScript,
     releaseInput({
@@ -97,6 +99,7 @@ function release(
       mode: opts.mode ?? 'release',
       requestId: opts.requestId ?? `req-${requestSeq}`,
       waitId: opts.waitId,
+      waits: opts.mode === 'cancel' ? [entry, entry] : undefined,
     }),
   );
 }
@@ -114,10 +117,49 @@ async function token(name: string): Promise<number> {
 async function laterOnServer(): Promise<void> {
   await untilRedisPasses(redis, await redisNow(redis), "Redis' clock to move on");
 }
-/** Waits until Redis' clock is past the eligibility a wait's info records (clientId|lease|until|owner). */
-async function pastEligibility(waiters: string, waitId: string): Promise<void> {
-  const eligibleUntil = Number((await redis.hget(waiters, waitId))?.split('|')[2]);
-  await untilRedisPasses(redis, eligibleUntil, `${waitId} past its eligibility`);
+interface Queued {
+  raw: string;
+  waitId: string;
+  clientId: string;
+  leaseMs: number;
+  eligibleMs: number;
+  owner: string;
+  /** First ask, server microseconds. */
+  score: number;
+}
+/** The waits queued on a lock, oldest first (entries JSON [waitId, clientId, leaseMs, eligibleMs, owner]). */
+async function queued(name: string): Promise<Queued[]> {
+  const flat = await redis.zrange(lockKeys(name).queue, 0, -1, 'WITHSCORES');
+  const out: Queued[] = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) {
+    const raw = flat[i] as string;
+    let e: unknown[] = [];
+    try {
+      e = JSON.parse(raw);
+    } catch {
+      // not an entry of ours (a test's ghost)
+    }
+    const [waitId, clientId, leaseMs, eligibleMs, owner] = e as [string, string, number, number, string];
+    out.push({
+      raw,
+      waitId: waitId ?? raw,
+      clientId,
+      leaseMs,
+      eligibleMs,
+      owner,
+      score: Number(flat[i + 1]),
+    });
+  }
+  return out;
+}
+async function queuedWaits(name: string): Promise<string[]> {
+  return (await queued(name)).map((e) => e.waitId);
+}
+/** Waits until Redis' clock is past a queued wait's eligibility (its first ask + eligibleMs). */
+async function pastEligibility(name: string, waitId: string): Promise<void> {
+  const e = (await queued(name)).find((q) => q.waitId === waitId);
+  assert.ok(e, `${waitId} queued`);
+  await untilRedisPasses(redis, Math.floor(e.score / 1000) + e.eligibleMs, `${waitId} past its eligibility`);
 }
 async function record(...channels: string[]): Promise<Recorder> {
   const r = await Recorder.on(server, channels);
@@ -158,7 +200,7 @@ describe('acquire.lua', () => {
     await pttlWithin(k.ours, 3500, 4000);
     assert.equal(await token(name), 1);
     assert.equal(await redis.pttl(k.token), -1, 'the fencing counter has no TTL');
-    assert.equal(await redis.exists(k.queue, k.waiters, k.handed), 0, 'no queue, no hand-off marker');
+    assert.equal(await redis.exists(k.queue), 0, 'no queue');
     // A fresh acquire after the lock is gone continues the counter.
     await redis.del(name, k.ours);
     assert.deepEqual(await acquire({ name, owner: 'o2', leaseMs: 2000 }), [2, 1]);
@@ -185,7 +227,7 @@ describe('acquire.lua', () => {
     assert.deepEqual(await redis.hgetall(name), { holder: '1' });
     assert.ok((await redis.pttl(name)) <= 3000, 'the holder’s lease is not touched');
     assert.ok((await redis.pttl(k.ours)) <= 3000, 'nor the flag’s');
-    assert.equal(await redis.exists(k.queue, k.waiters, k.handed), 0, 'not queued');
+    assert.equal(await redis.exists(k.queue), 0, 'not queued');
     assert.equal(await token(name), 1, 'no token spent on a refusal');
   });
 
@@ -196,14 +238,14 @@ describe('acquire.lua', () => {
     const tried = bareTtl(await acquire({ name, owner: 'other', mode: 'try' }), 3000);
     assert.ok(tried > 2500);
     bareTtl(await wait({ name, owner: 'w1', waitId: 'w1:a' }), 3000);
-    assert.deepEqual(await redis.zrange(k.queue, 0, -1), ['w1:a'], 'the waiter is queued all the same');
+    assert.deepEqual(await queuedWaits(name), ['w1:a'], 'the waiter is queued all the same');
     bareTtl(await acquire({ name, owner: 'w1', mode: 'retry', waitId: 'w1:a', eligibleMs: 10_000 }), 3000);
     assert.equal(await redis.exists(k.ours), 0, 'a foreign hold never sets the flag');
     assert.deepEqual(await redis.hgetall(name), { 'java-uuid:1': '1' });
     assert.equal(await token(name), 0, 'no token spent');
   });
 
-  it('held in \'wait\' mode: {0, pttl}, and the wait queued (zset member = wait id, info "<clientId>|<lease>|<eligibleUntil>|<owner>") with a TTL', async () => {
+  it("held in 'wait' mode: {0, pttl}, and the wait queued (entry JSON [waitId, clientId, lease, eligibleMs, owner], score its first ask) with a TTL", async () => {
     const name = 'a:wait';
     const k = lockKeys(name);
     await acquire({ name, owner: 'holder', leaseMs: 3000 });
@@ -213,57 +255,53 @@ describe('acquire.lua', () => {
     heldByOurs(reply, 3000);
     assert.deepEqual(await redis.hgetall(name), { holder: '1' });
 
-    assert.deepEqual(
-      await redis.zrange(k.queue, 0, -1),
-      ['cw1:w17'],
-      'the member is the wait id, not the owner',
-    );
-    const score = Number(await redis.zscore(k.queue, 'cw1:w17'));
-    assert.ok(score >= t0 * 1000 && score <= (t1 + 1) * 1000, 'queued at server time in microseconds');
-    assert.equal(await redis.hget(k.waiters, 'w1'), null);
-    const info = await redis.hget(k.waiters, 'cw1:w17');
-    const m = /^cw1\|7000\|(\d+)\|w1$/.exec(info ?? '');
-    assert.ok(m, `info ${info}`);
-    const eligibleUntil = Number(m[1]);
+    assert.deepEqual(await redis.zrange(k.queue, 0, -1), ['["cw1:w17","cw1",7000,10000,"w1"]']);
+    const [entry] = await queued(name);
+    assert.ok(entry);
     assert.ok(
-      eligibleUntil >= t0 + 10_000 && eligibleUntil <= t1 + 10_000,
-      'eligible until now + eligibleMs',
+      entry.score >= t0 * 1000 && entry.score <= (t1 + 1) * 1000,
+      'queued at server time in microseconds',
     );
 
-    // The queue keys expire on their own: eligibility + lease + 60 s.
-    const keep = 10_000 + 7000 + 60_000;
-    for (const key of [k.queue, k.waiters]) await pttlWithin(key, keep - 1000, keep);
-    // A later waiter with a shorter keep does not shorten it.
+    // The queue expires on its own a minute after the last ask (live waiters ask within seconds).
+    await pttlWithin(k.queue, 7000 + 59_000, 7000 + 60_000);
     await wait({ name, owner: 'w2', waitId: 'cw2:w1', leaseMs: 1000, eligibleMs: 0 });
-    assert.ok((await redis.pttl(k.queue)) > 61_000 + 1000);
+    await pttlWithin(k.queue, 1000 + 59_000, 1000 + 60_000);
+    assert.deepEqual(await queuedWaits(name), ['cw1:w17', 'cw2:w1']);
     assert.equal(await token(name), 1, 'waiting spends no token');
-    assert.equal(await redis.exists(k.handed), 0);
+    assert.equal(await redis.get(k.ours), '1', 'the note names no wait: nothing was handed');
   });
 
   it('two waits of one owner are two queue entries, each with its own info', async () => {
     const name = 'a:two-waits';
-    const k = lockKeys(name);
     await acquire({ name, owner: 'holder', leaseMs: 10_000 });
     heldByOurs(await wait({ name, owner: 'job', waitId: 'cA:w1', clientId: 'cA', eligibleMs: 5000 }), 10_000);
     await laterOnServer();
     heldByOurs(await wait({ name, owner: 'job', waitId: 'cB:w1', clientId: 'cB', eligibleMs: 5000 }), 10_000);
-    assert.deepEqual(await redis.zrange(k.queue, 0, -1), ['cA:w1', 'cB:w1']);
-    const infos = await redis.hgetall(k.waiters);
-    assert.match(infos['cA:w1'] ?? '', /^cA\|5000\|\d+\|job$/);
-    assert.match(infos['cB:w1'] ?? '', /^cB\|5000\|\d+\|job$/);
+    assert.deepEqual(
+      (await queued(name)).map(({ waitId, clientId, eligibleMs, owner }) => [
+        waitId,
+        clientId,
+        eligibleMs,
+        owner,
+      ]),
+      [
+        ['cA:w1', 'cA', 5000, 'job'],
+        ['cB:w1', 'cB', 5000, 'job'],
+      ],
+    );
   });
 
-  it("ZADD NX: a 'retry' keeps the wait’s place and refreshes its info", async () => {
+  it("a 'retry' keeps the wait’s place (same score) and replaces its entry with a later eligibility", async () => {
     const name = 'a:retry-place';
     const k = lockKeys(name);
     await acquire({ name, owner: 'holder', leaseMs: 10_000 });
     await wait({ name, owner: 'w1', waitId: 'w1:a', clientId: 'cw1', eligibleMs: 1000 });
     await laterOnServer();
     await wait({ name, owner: 'w2', waitId: 'w2:a', clientId: 'cw2', eligibleMs: 1000 });
-    const score1 = await redis.zscore(k.queue, 'w1:a');
-    assert.notEqual(score1, null);
+    const [first] = await queued(name);
+    assert.equal(first?.waitId, 'w1:a');
     await laterOnServer();
-    const t0 = await redisNow(redis);
     const reply = await acquire({
       name,
       owner: 'w1',
@@ -271,12 +309,18 @@ describe('acquire.lua', () => {
       clientId: 'cw1',
       mode: 'retry',
       eligibleMs: 20_000,
+      queuedEligibleMs: 1000,
     });
     heldByOurs(reply, 10_000);
-    assert.equal(await redis.zscore(k.queue, 'w1:a'), score1, 'same score after the retry');
-    assert.deepEqual(await redis.zrange(k.queue, 0, -1), ['w1:a', 'w2:a'], 'still ahead of w2');
-    const until = Number((await redis.hget(k.waiters, 'w1:a'))?.split('|')[2]);
-    assert.ok(until >= t0 + 20_000, 'eligibility refreshed by the retry');
+    const after = await queued(name);
+    assert.deepEqual(
+      after.map((e) => e.waitId),
+      ['w1:a', 'w2:a'],
+      'still ahead of w2',
+    );
+    assert.equal(after[0]?.score, first?.score, 'same score after the retry');
+    assert.equal(after[0]?.eligibleMs, 20_000, 'eligibility (from the first ask) renewed by the retry');
+    assert.equal(await redis.zcard(k.queue), 2, 'the old entry is gone');
   });
 
   it("'retry' after a hand-off collects its own marker: the handed token and hold count, nothing incremented", async () => {
@@ -288,7 +332,7 @@ describe('acquire.lua', () => {
     assert.deepEqual(await redis.hgetall(name), { w1: '1' }, 'handed to w1');
     const handed = await token(name);
     assert.equal(handed, 2);
-    assert.deepEqual(await redis.hgetall(k.handed), { 'w1:a': String(handed) }, 'marker wait id -> token');
+    assert.equal(await redis.get(k.ours), `w1:a|${handed}`, 'the note names the wait and its token');
 
     // Move the counter on by hand: the retry must answer the token in its own marker, not the
     // counter's current value.
@@ -299,7 +343,7 @@ describe('acquire.lua', () => {
     );
     assert.deepEqual(await redis.hgetall(name), { w1: '1' }, 'count not incremented');
     assert.equal(await token(name), handed + 1, 'no new token');
-    assert.equal(await redis.hexists(k.handed, 'w1:a'), 0, 'marker collected (HDEL)');
+    assert.equal(await redis.get(k.ours), `w1:a|${handed}`, 'the note stays with the hold (no write)');
     assert.equal(await redis.zcard(k.queue), 0);
   });
 
@@ -307,7 +351,7 @@ describe('acquire.lua', () => {
     const name = 'a:retry-free';
     const k = lockKeys(name);
     await acquire({ name, owner: 'holder', leaseMs: 50 });
-    await wait({ name, owner: 'w1', waitId: 'w1:a' });
+    await wait({ name, owner: 'w1', waitId: 'w1:a', leaseMs: 3000 });
     await wait({ name, owner: 'w2', waitId: 'w2:a' });
     // The holder's lease lapses; no release, so no hand-off.
     await until('the holder’s lease lapsed', async () => (await redis.exists(name)) === 0);
@@ -316,9 +360,11 @@ describe('acquire.lua', () => {
       await acquire({ name, owner: 'w1', waitId: 'w1:a', leaseMs: 3000, mode: 'retry', eligibleMs: 10_000 }),
       [2, 1],
     );
-    assert.equal(await redis.zscore(k.queue, 'w1:a'), null);
-    assert.equal(await redis.hget(k.waiters, 'w1:a'), null);
-    assert.deepEqual(await redis.zrange(k.queue, 0, -1), ['w2:a'], 'the other waiter keeps its place');
+    assert.deepEqual(
+      await queuedWaits(name),
+      ['w2:a'],
+      'w1 left the queue, the other waiter keeps its place',
+    );
     await pttlWithin(k.ours, 2500, 3000);
   });
 
@@ -335,7 +381,7 @@ describe('acquire.lua', () => {
     assert.deepEqual(await redis.hgetall(name), { job: '1' }, 'handed to the oldest wait, cA:w1');
     const handed = await token(name);
     assert.equal(await rec.next(wake('cA')), JSON.stringify([name, 'cA:w1', handed]));
-    assert.deepEqual(await redis.hgetall(k.handed), { 'cA:w1': String(handed) });
+    assert.equal(await redis.get(k.ours), `cA:w1|${handed}`);
 
     // Wait B asks again and finds its owner holding: it was not handed anything, so this is a re-entry.
     const b = await acquire({
@@ -349,7 +395,7 @@ describe('acquire.lua', () => {
     assert.deepEqual(b, [handed + 1, 2], 'counted: a new token and count 2');
     assert.deepEqual(await redis.hgetall(name), { job: '2' });
     assert.equal(await redis.zcard(k.queue), 0, 'wait B left the queue');
-    assert.deepEqual(await redis.hgetall(k.handed), { 'cA:w1': String(handed) }, 'A’s marker untouched');
+    assert.equal(await redis.get(k.ours), `cA:w1|${handed}`, 'the note still names A');
 
     // Wait A missed its wake message: its retry collects its own marker and does not count again.
     const a = await acquire({
@@ -362,7 +408,6 @@ describe('acquire.lua', () => {
     });
     assert.deepEqual(a, [handed, 2], 'the handed token; the owner’s count is 2');
     assert.deepEqual(await redis.hgetall(name), { job: '2' }, 'not incremented');
-    assert.equal(await redis.exists(k.handed), 0);
 
     // One of them leaves: the lock must stay held for the other.
     assert.equal(await release(name, 'job'), 0);
@@ -469,70 +514,66 @@ describe('release.lua', () => {
       'o1 (the first wait’s owner) holds it with count 1',
     );
     await pttlWithin(name, 7000, 7777);
-    assert.equal(await redis.get(k.ours), '1', 'flag set for the new holder');
+    assert.equal(await redis.get(k.ours), `cw1:w5|${before + 1}`, 'the note names the wait and token');
     await pttlWithin(k.ours, 7000, 7777);
     assert.equal(await token(name), before + 1, 'token incremented');
-    assert.deepEqual(await redis.hgetall(k.handed), { 'cw1:w5': String(before + 1) }, 'marker for the wait');
-    await pttlWithin(k.handed, 7777 + 59_000, 7777 + 60_000);
     assert.equal(await rec.next(wake('cw1')), JSON.stringify([name, 'cw1:w5', before + 1]));
     assert.deepEqual(JSON.parse(rec.on(wake('cw1'))[0] ?? ''), [name, 'cw1:w5', before + 1]);
     await rec.flush();
     assert.deepEqual(rec.on(k.channel), [], 'no message on the Redisson channel');
     assert.deepEqual(rec.on(wake('cw2')), [], 'the other waiter is not told');
-    assert.deepEqual(await redis.zrange(k.queue, 0, -1), ['cw2:w9']);
-    assert.deepEqual(Object.keys(await redis.hgetall(k.waiters)), ['cw2:w9']);
+    assert.deepEqual(await queuedWaits(name), ['cw2:w9']);
 
     // A later acquire by anyone else: {0, pttl} (still ours after the hand-off).
     heldByOurs(await acquire({ name, owner: 'third' }), 7777);
   });
 
-  it('a normal release of a handed hold passes the wait id and deletes its marker', async () => {
+  it('a normal release of a handed hold deletes its note with the lock; the next hand-off writes its own', async () => {
     const name = 'r:handed-release';
     const k = lockKeys(name);
     await acquire({ name, owner: 'holder' });
     await wait({ name, owner: 'o1', waitId: 'c1:w1' });
     await wait({ name, owner: 'o2', waitId: 'c2:w1' });
     assert.equal(await release(name, 'holder'), 1);
-    assert.equal(await redis.hexists(k.handed, 'c1:w1'), 1);
-    assert.equal(await release(name, 'o1', { waitId: 'c1:w1' }), 1, 'released, and handed on to o2');
+    assert.equal(await redis.get(k.ours), 'c1:w1|2');
+    assert.equal(await release(name, 'o1'), 1, 'released, and handed on to o2');
     assert.deepEqual(await redis.hgetall(name), { o2: '1' });
-    assert.deepEqual(Object.keys(await redis.hgetall(k.handed)), ['c2:w1'], 'o1’s marker deleted, o2’s set');
-    assert.equal(await release(name, 'o2', { waitId: 'c2:w1' }), 1);
-    assert.equal(await redis.exists(name, k.handed, k.ours), 0, 'nothing left behind');
+    assert.equal(await redis.get(k.ours), 'c2:w1|3', 'o1’s note replaced by o2’s');
+    assert.equal(await release(name, 'o2'), 1);
+    assert.equal(await redis.exists(name, k.ours), 0, 'nothing left behind');
   });
 
-  it('regression: a release by an owner that does not hold the lock leaves the hand-off marker (checked before any write)', async () => {
+  it('regression: a release by an owner that does not hold the lock leaves the hand-off note (checked before any write)', async () => {
     const name = 'r:handed-intruder';
     const k = lockKeys(name);
     await acquire({ name, owner: 'holder' });
     await wait({ name, owner: 'o1', waitId: 'c1:w1' });
     assert.equal(await release(name, 'holder'), 1, 'handed to o1');
     const handed = await token(name);
-    assert.equal(await release(name, 'intruder', { waitId: 'c1:w1' }), null, 'not held by the intruder');
-    assert.deepEqual(await redis.hgetall(k.handed), { 'c1:w1': String(handed) }, 'o1’s marker kept');
+    assert.equal(await release(name, 'intruder'), null, 'not held by the intruder');
+    assert.equal(await redis.get(k.ours), `c1:w1|${handed}`, 'o1’s note kept');
     assert.deepEqual(await redis.hgetall(name), { o1: '1' });
     // o1 missed its wake message: its retry still collects the hand-off (count 1), not a re-entry.
     assert.deepEqual(await acquire({ name, owner: 'o1', mode: 'retry', waitId: 'c1:w1' }), [handed, 1]);
-    assert.equal(await release(name, 'o1', { waitId: 'c1:w1' }), 1);
-    assert.equal(await redis.exists(name, k.handed, k.ours), 0, 'nothing left behind');
+    assert.equal(await release(name, 'o1'), 1);
+    assert.equal(await redis.exists(name, k.ours), 0, 'nothing left behind');
   });
 
-  it('waits past their eligibility (and entries without info) are skipped and removed', async () => {
+  it('waits past their eligibility (and entries that are not waits) are skipped and removed', async () => {
     const name = 'r:skip';
     const k = lockKeys(name);
     await acquire({ name, owner: 'holder' });
-    await redis.zadd(k.queue, 0, 'ghost'); // oldest of all, but no info: a crashed half-write
+    await redis.zadd(k.queue, 0, 'ghost'); // oldest of all, but not an entry of ours
     await wait({ name, owner: 'stale', waitId: 'cstale:w1', clientId: 'cstale', eligibleMs: 1 });
-    await pastEligibility(k.waiters, 'cstale:w1');
+    await pastEligibility(name, 'cstale:w1');
     await wait({ name, owner: 'live', waitId: 'clive:w1', clientId: 'clive', leaseMs: 6000 });
     const rec = await record(k.channel, wake('cstale'), wake('clive'));
-    assert.deepEqual(await redis.zrange(k.queue, 0, -1), ['ghost', 'cstale:w1', 'clive:w1']);
+    assert.deepEqual(await queuedWaits(name), ['ghost', 'cstale:w1', 'clive:w1']);
 
     assert.equal(await release(name, 'holder'), 1);
     assert.deepEqual(await redis.hgetall(name), { live: '1' });
     assert.equal(await redis.zcard(k.queue), 0, 'ghost and stale popped');
-    assert.equal(await redis.hget(k.waiters, 'cstale:w1'), null);
-    assert.deepEqual(await redis.hgetall(k.handed), { 'clive:w1': '2' }, 'a marker only for the live wait');
+    assert.equal(await redis.get(k.ours), 'clive:w1|2', 'handed to the live wait only');
     assert.equal(await rec.next(wake('clive')), JSON.stringify([name, 'clive:w1', 2]));
     await rec.flush();
     assert.deepEqual(rec.on(wake('cstale')), []);
@@ -540,8 +581,8 @@ describe('release.lua', () => {
 
     // Only ineligible waiters left: the lock is deleted and Redisson's "0" published instead.
     await wait({ name, owner: 'stale2', waitId: 'cstale:w2', clientId: 'cstale', eligibleMs: 1 });
-    await pastEligibility(k.waiters, 'cstale:w2');
-    assert.equal(await release(name, 'live', { waitId: 'clive:w1' }), 1);
+    await pastEligibility(name, 'cstale:w2');
+    assert.equal(await release(name, 'live'), 1);
     assert.equal(await redis.exists(name, k.ours), 0);
     assert.equal(await rec.next(k.channel), '0');
     assert.equal(await redis.zcard(k.queue), 0);
@@ -577,13 +618,11 @@ describe('release.lua', () => {
 
   it("'cancel' by a wait that was not handed anything: nil, the wait leaves the queue, the holder’s lock stays", async () => {
     const name = 'r:cancel';
-    const k = lockKeys(name);
     await acquire({ name, owner: 'holder' });
     await wait({ name, owner: 'w1', waitId: 'w1:a' });
     await wait({ name, owner: 'w2', waitId: 'w2:a' });
     assert.equal(await release(name, 'w1', { mode: 'cancel', waitId: 'w1:a' }), null, 'w1 held nothing');
-    assert.deepEqual(await redis.zrange(k.queue, 0, -1), ['w2:a']);
-    assert.equal(await redis.hget(k.waiters, 'w1:a'), null);
+    assert.deepEqual(await queuedWaits(name), ['w2:a']);
     assert.deepEqual(await redis.hgetall(name), { holder: '1' });
     assert.equal(await release(name, 'holder'), 1);
     assert.deepEqual(await redis.hgetall(name), { w2: '1' }, 'the cancelled waiter is not handed the lock');
@@ -605,15 +644,15 @@ describe('release.lua', () => {
     assert.deepEqual(await redis.hgetall(name), { w2: '1' }, 'passed on to w2');
     assert.ok((await redis.pttl(name)) > 4000, 'with w2’s lease');
     assert.equal(await rec.next(wake('cw2')), JSON.stringify([name, 'cw2:w1', 3]));
-    assert.deepEqual(Object.keys(await redis.hgetall(k.handed)), ['cw2:w1'], 'w1’s marker gone');
+    assert.equal(await redis.get(k.ours), 'cw2:w1|3', 'the note now names w2’s wait');
     await rec.flush();
     assert.deepEqual(rec.on(k.channel), []);
 
     // Cancelled again with nobody left: deleted and "0" published.
     assert.equal(await release(name, 'w2', { mode: 'cancel', waitId: 'cw2:w1' }), 1);
-    assert.equal(await redis.exists(name, k.ours, k.handed), 0);
+    assert.equal(await redis.exists(name, k.ours), 0);
     assert.equal(await rec.next(k.channel), '0');
-    // A second cancel of the same wait (marker gone) gives nothing back.
+    // A second cancel of the same wait (its note gone) gives nothing back.
     await acquire({ name, owner: 'w2' });
     assert.equal(await release(name, 'w2', { mode: 'cancel', waitId: 'cw2:w1' }), null);
     assert.deepEqual(await redis.hgetall(name), { w2: '1' }, 'the owner’s new hold is untouched');
@@ -634,15 +673,15 @@ describe('release.lua', () => {
     assert.equal(await release(name, 'job', { mode: 'cancel', waitId: 'cB:w1' }), null);
     assert.deepEqual(await redis.hgetall(name), { job: '1' }, 'A’s hold still counted');
     assert.equal(await redis.exists(k.ours), 1);
-    assert.deepEqual(Object.keys(await redis.hgetall(k.handed)), ['cA:w1'], 'A’s marker untouched');
+    assert.equal(await redis.get(k.ours), 'cA:w1|2', 'the note still names A');
     assert.equal(await redis.zcard(k.queue), 0, 'B left the queue');
     heldByOurs(await acquire({ name, owner: 'third' }), 5000);
     await rec.flush();
     assert.deepEqual(rec.on(k.channel), [], 'no unlock published');
 
     // A releases normally: now it is free.
-    assert.equal(await release(name, 'job', { waitId: 'cA:w1' }), 1);
-    assert.equal(await redis.exists(name, k.handed, k.ours), 0);
+    assert.equal(await release(name, 'job'), 1);
+    assert.equal(await redis.exists(name, k.ours), 0);
   });
 
   it("'force' deletes any holder (whatever its count) and hands off or publishes; nil on a free lock", async () => {

@@ -9,10 +9,9 @@
 -- KEYS[2] channel: Redisson unlock channel, redisson_lock__channel:{name}
 -- KEYS[3] latch: unlock latch of this request
 -- KEYS[4] token: fencing token counter
--- KEYS[5] queue: waiter queue (zset waitId -> first-ask time)
--- KEYS[6] waiters: waiter info (hash waitId -> "<clientId>|<leaseMs>|<eligibleUntilMs>|<owner>")
--- KEYS[7] handed: hand-offs not yet collected (hash waitId -> token)
--- KEYS[8] ours: "held by one of ours" flag
+-- KEYS[5] queue: waiter queue (zset wait entry -> first-ask time in server microseconds; an entry is
+--         JSON [waitId, clientId, leaseMs, eligibleMs, owner], eligibleMs counted from its score)
+-- KEYS[6] ours: "held by one of ours" note ("1", or "<waitId>|<token>" for a hand-off; see acquire.lua)
 -- ARGV[1] owner: owner id
 -- ARGV[2] mode: "release"; "cancel" (wait ARGV[8] gives up: leave the queue, and release the lock only
 --         if it was handed to that wait); "force" (delete whoever holds it)
@@ -21,12 +20,16 @@
 -- ARGV[5] name: lock name, echoed in the wake message
 -- ARGV[6] leaseMs: lease in ms to keep while re-entry holds remain
 -- ARGV[7] sharded: "1" on a Redis Cluster (the unlock notice is an SPUBLISH), else ""
--- ARGV[8] waitId: wait id the hold was handed to ('' when it was not a hand-off; required in cancel mode)
+-- ARGV[8] waitId: in cancel mode, the wait that gives up; else ''
+-- ARGV[9] wait: in cancel mode, that wait's queue entry of its last ask; else ''
+-- ARGV[10] queued: in cancel mode, its entry of the ask before (the last ask's reply may have been lost,
+--         so either may be queued); else ''
 -- Returns nil when the owner does not hold the lock, 0 when holds remain, 1 when released.
 -- (ReleaseCode in replies.ts: 0 HoldsRemain, 1 Released.)
 --- @include "time.lua"
 --- @include "latch.lua"
 --- @include "unlock-notice.lua"
+--- @include "hand-off-note.lua"
 local owner = ARGV[1]
 local mode = ARGV[2]
 local waitId = ARGV[8]
@@ -41,29 +44,24 @@ local function handOff()
       return false
     end
     nowMs = nowMs or now_ms()
-    local wait = head[1]
-    local info = redis.call('hget', KEYS[6], wait)
-    redis.call('hdel', KEYS[6], wait)
-    if info then
-      local client, lease, eligibleUntil, next = string.match(info, '^(.-)|(%d+)|(%d+)|(.*)$')
-      -- A waiter past its deadline has given up or died: skip it rather than park the lock on it.
-      if client and tonumber(eligibleUntil) >= nowMs then
-        redis.call('hincrby', KEYS[1], next, 1)
-        redis.call('pexpire', KEYS[1], lease)
-        redis.call('set', KEYS[8], 1, 'px', lease)
-        local token = redis.call('incr', KEYS[4])
-        redis.call('hset', KEYS[7], wait, token)
-        redis.call('pexpire', KEYS[7], tonumber(lease) + 60000)
-        redis.call('publish', ARGV[4] .. client, cjson.encode({ARGV[5], wait, token}))
-        return true
-      end
+    local ok, w = pcall(cjson.decode, head[1])
+    -- A waiter past its eligibility has given up or died: skip it rather than park the lock on it.
+    if ok and type(w) == 'table' and #w == 5 and math.floor(tonumber(head[2]) / 1000) + w[4] >= nowMs then
+      local wait, lease, next = w[1], w[3], w[5]
+      redis.call('hset', KEYS[1], next, 1)
+      redis.call('pexpire', KEYS[1], lease)
+      local token = redis.call('incr', KEYS[4])
+      -- The note (one SET) is also the hand-off's marker: a wait that missed the message collects it.
+      redis.call('set', KEYS[6], wait .. '|' .. token, 'px', lease)
+      redis.call('publish', ARGV[4] .. w[2], cjson.encode({ARGV[5], wait, token}))
+      return true
     end
   end
   return false
 end
 
 local function free()
-  redis.call('del', KEYS[1], KEYS[8])
+  redis.call('del', KEYS[1], KEYS[6])
   if not handOff() then
     publish_unlock(KEYS[2], ARGV[7])
   end
@@ -72,10 +70,9 @@ end
 
 if mode == 'cancel' then
   -- The wait gives up: its own queue entry goes whatever the owner holds.
-  redis.call('zrem', KEYS[5], waitId)
-  redis.call('hdel', KEYS[6], waitId)
+  redis.call('zrem', KEYS[5], ARGV[9], ARGV[10])
   -- Only a hold that was handed to this very wait is given back; the owner's other holds stay.
-  if redis.call('hexists', KEYS[7], waitId) == 0 then
+  if note_hand_off(redis.call('get', KEYS[6])) ~= waitId then
     return nil
   end
 end
@@ -99,15 +96,10 @@ local earlier = latch_claim(KEYS[3], result, ARGV[3])
 if earlier then
   return earlier
 end
-if waitId ~= '' then
-  -- Checked above that the owner holds: the hold came by hand-off to this wait, its marker goes.
-  -- (A release by anyone else must leave it: the wait's retry collects its hold by it.)
-  redis.call('hdel', KEYS[7], waitId)
-end
 if result == 0 then
   redis.call('hincrby', KEYS[1], owner, -1)
   redis.call('pexpire', KEYS[1], ARGV[6])
-  redis.call('pexpire', KEYS[8], ARGV[6])
+  redis.call('pexpire', KEYS[6], ARGV[6])
   return 0
 end
 return free()

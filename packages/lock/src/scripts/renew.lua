@@ -1,8 +1,9 @@
 -- Lease renewal (Redisson's watchdog script): extend the lease only if the owner still holds the lock.
--- The "held by one of ours" flag follows the lock's lease, so waiters keep trusting the hand-off.
+-- The "held by one of ours" note follows the lock's lease: waiters keep trusting the hand-off, and read
+-- the lock's TTL from it.
 --
 -- KEYS[1] lock: hash
--- KEYS[2] ours: "held by one of ours" flag (see acquire.lua)
+-- KEYS[2] ours: "held by one of ours" note (see acquire.lua)
 -- ARGV[1] leaseMs: lease in ms
 -- ARGV[2] owner: id
 -- Returns 1 when renewed, 0 when the owner no longer holds the lock. (RenewCode in replies.ts)

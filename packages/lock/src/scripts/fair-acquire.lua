@@ -21,12 +21,10 @@
 -- caller should ask again (the head: when the holder's lease may lapse; the others: their heartbeat).
 -- (QueuedCode in replies.ts: 1 Acquired, 0 Waiting.)
 --- @include "queue.lua"
-local Q = {queue = KEYS[3], deadlines = KEYS[5], info = KEYS[4], wake = ARGV[7], name = ARGV[8]}
+local Q, now = q_open(KEYS[3], KEYS[5], KEYS[4], ARGV[7], ARGV[8])
 local lease = tonumber(ARGV[1])
 local owner = ARGV[2]
 local mode = ARGV[3]
-local now = now_ms()
-q_purge(Q, now)
 
 local held = redis.call('hget', KEYS[1], owner)
 if held then

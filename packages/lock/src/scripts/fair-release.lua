@@ -34,9 +34,7 @@ end
 
 -- Before the owner check only waiters past their deadlines go (as at every acquire), and in cancel
 -- mode the caller's own queue entry: nothing of another owner's.
-local Q = {queue = KEYS[5], deadlines = KEYS[7], info = KEYS[6], wake = ARGV[4], name = ARGV[5]}
-local now = now_ms()
-q_purge(Q, now)
+local Q, now = q_open(KEYS[5], KEYS[7], KEYS[6], ARGV[4], ARGV[5])
 
 -- A free lock goes to the oldest live waiter; returns false when nobody took it.
 local function settle()

@@ -44,6 +44,15 @@ local function q_purge(Q, now)
   end
 end
 
+-- A lock's queue (its keys, the wake channel prefix, the lock's name) as of now, its dead waiters
+-- purged: where every script of a queued lock begins.
+local function q_open(queue, deadlines, info, wake, name)
+  local Q = {queue = queue, deadlines = deadlines, info = info, wake = wake, name = name}
+  local now = now_ms()
+  q_purge(Q, now)
+  return Q, now
+end
+
 local function q_head(Q)
   return redis.call('zrange', Q.queue, 0, 0)[1]
 end

@@ -20,12 +20,10 @@
 -- ARGV[8] name: lock name, echoed in wake messages
 -- Returns {token, holdCount} when taken here, else how long until it may be free here (ms).
 --- @include "queue.lua"
-local Q = {queue = KEYS[3], deadlines = KEYS[5], info = KEYS[4], wake = ARGV[7], name = ARGV[8]}
+local Q, now = q_open(KEYS[3], KEYS[5], KEYS[4], ARGV[7], ARGV[8])
 local lease = tonumber(ARGV[1])
 local owner = ARGV[2]
 local mode = ARGV[3]
-local now = now_ms()
-q_purge(Q, now)
 
 local function queue(pttl)
   if mode == 'try' then

@@ -35,9 +35,7 @@ end
 
 -- Before the owner check only waiters past their deadlines go (as at every acquire), and the caller's
 -- own queue entry (a round may have queued it on a master that did not grant): nothing of another owner's.
-local Q = {queue = KEYS[4], deadlines = KEYS[6], info = KEYS[5], wake = ARGV[4], name = ARGV[5]}
-local now = now_ms()
-q_purge(Q, now)
+local Q, now = q_open(KEYS[4], KEYS[6], KEYS[5], ARGV[4], ARGV[5])
 if mode ~= 'rollback' then
   q_remove(Q, owner)
 end

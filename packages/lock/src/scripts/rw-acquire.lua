@@ -24,15 +24,13 @@
 -- (QueuedCode in replies.ts: 1 Acquired, 0 Waiting, -1 UpgradeRefused.)
 --- @include "rw-lib.lua"
 local L = {lock = KEYS[1], holds = KEYS[6], token = KEYS[2]}
-local Q = {queue = KEYS[3], deadlines = KEYS[5], info = KEYS[4], wake = ARGV[7], name = ARGV[8]}
+local Q, now = q_open(KEYS[3], KEYS[5], KEYS[4], ARGV[7], ARGV[8])
 local lease = tonumber(ARGV[1])
 local owner = ARGV[2]
 local mode = ARGV[3]
 local kind = ARGV[9]
 local member = kind .. ':' .. owner
-local now = now_ms()
 rw_purge(L, now)
-q_purge(Q, now)
 
 local function granted()
   local held = redis.call('hget', L.lock, member)

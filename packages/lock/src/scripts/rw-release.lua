@@ -33,13 +33,11 @@ if latched then
   return latched
 end
 
+-- Before the owner check go only waiters past their deadlines (as at every acquire), lapsed holds (the
+-- owner check must not count one), and in cancel mode the caller's own queue entry: nothing of another owner's.
 local L = {lock = KEYS[1], holds = KEYS[8], token = KEYS[4]}
-local Q = {queue = KEYS[5], deadlines = KEYS[7], info = KEYS[6], wake = ARGV[4], name = ARGV[5]}
-local now = now_ms()
--- Lapsed holds go first: the owner check below must not count one. Then waiters past their deadlines
--- (as at every acquire), and in cancel mode the caller's own queue entry: nothing of another owner's.
+local Q, now = q_open(KEYS[5], KEYS[7], KEYS[6], ARGV[4], ARGV[5])
 rw_purge(L, now)
-q_purge(Q, now)
 
 local function settle()
   rw_settle(Q, L, now)

@@ -712,7 +712,12 @@ async function overloadPhase(): Promise<void> {
         connections: OVERLOAD_CONNECTIONS,
         timeoutMs: OVERLOAD_TIMEOUT_MS,
       });
-      const cores = coresUsed(cpuBefore, snapshot(pgPids));
+      const cpuAfter = snapshot(pgPids);
+      const cores = coresUsed(cpuBefore, cpuAfter);
+      const apiCpu = {
+        perOrder: ((cap.cores.api ?? 0) * cap.redis.wallSeconds) / Math.max(1, cap.redis.answers),
+        run: ((cores.api ?? 0) * (cpuAfter.at - cpuBefore.at)) / 1000,
+      };
       const { violations: found } = await settleAndCheck({
         scenario: `ov${workers}x${factor}`,
         url: api.url,
@@ -722,7 +727,7 @@ async function overloadPhase(): Promise<void> {
         rows: infra.rows,
       });
       recordViolations(found);
-      const run = overloadRun(workers, factor, cap.perSecond, load, found.length, cores);
+      const run = overloadRun(workers, factor, cap.perSecond, load, found.length, cores, apiCpu);
       overloadRuns.push(run);
       log(overloadLine(run));
     }

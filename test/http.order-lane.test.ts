@@ -2,7 +2,7 @@
 // gives must be the one express gives to the same request. Each request is sent twice, once as the
 // lane reads it (plain JSON of a known length) and once chunked (which the lane leaves to express),
 // and the two answers are compared whole. And the lane is the one answering: a plain request never
-// reaches the app behind it when the intake refuses it, and a chunked one always does.
+// reaches the app behind it, refused or placed, and a chunked one always does.
 import assert from 'node:assert/strict';
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -105,7 +105,7 @@ describe('the order lane answers as express does', () => {
     }
   });
 
-  it('an order the lane lets on is placed by express, as one placed through express alone', async () => {
+  it('an order the lane places answers as one placed through express', async () => {
     await createSale(svc.url, 'lane-ok', { stock: 4, shards: 2 });
     const lane = await post(svc.url, json({ productId: 'lane-ok', userId: 'a' }), false, {
       'idempotency-key': 'lk-1',
@@ -123,24 +123,32 @@ describe('the order lane answers as express does', () => {
 });
 
 describe('the order lane answers before express', () => {
-  it('a plain order the intake refuses never reaches the app; a chunked one always does', async () => {
+  it('a plain order never reaches the app, refused or placed; a chunked one always does', async () => {
     const reached: string[] = [];
     const app = express();
     app.use((req, res) => {
       reached.push(String(req.headers['transfer-encoding'] ?? 'plain'));
       res.status(418).end();
     });
+    // Product "p" is sold out; any other is placed.
     const intake = {
-      admit: async () => {
-        throw new SoldOutError('p', 1, 0);
+      admit: async (call: { body: { productId: string; userId: string } }) => {
+        if (call.body.productId === 'p') throw new SoldOutError('p', 1, 0);
+        return { order: { ...call.body, quantity: 1 }, key: undefined, release: () => {} };
       },
+      run: async (entry: { order: { productId: string; userId: string } }) => ({
+        ...entry.order,
+        quantity: 1,
+        orderId: `${entry.order.productId}.0.0.t`,
+        replayed: false,
+      }),
     } as unknown as OrderIntake;
     const identity = { bind: async () => {} } as unknown as BuyerIdentity;
-    const counted: number[] = [];
+    const counted: string[] = [];
     const listener = withOrderLane(app, {
       intake,
       identity,
-      onAnswer: (status) => counted.push(status),
+      onAnswer: (outcome) => counted.push(outcome),
       logger: createLogger('silent'),
     });
     const server = createServer(listener).listen(0, '127.0.0.1');
@@ -150,10 +158,14 @@ describe('the order lane answers before express', () => {
       const plain = await post(url, json({ productId: 'p', userId: 'u' }), false);
       assert.equal(plain.status, 409);
       assert.equal(JSON.parse(plain.body).error, 'sold_out');
+      const placed = await post(url, json({ productId: 'q', userId: 'u' }), false);
+      assert.equal(placed.status, 202);
+      assert.equal(JSON.parse(placed.body).orderId, 'q.0.0.t');
+      assert.ok(placed.headers['x-request-id']);
       const chunked = await post(url, json({ productId: 'p', userId: 'u' }), true);
       assert.equal(chunked.status, 418);
       assert.deepEqual(reached, ['chunked']);
-      assert.deepEqual(counted, [409]);
+      assert.deepEqual(counted, ['sold_out', 'accepted']);
     } finally {
       server.close();
     }

@@ -2,10 +2,9 @@
 // hook (never by the service): the order path's ceilings without Redis (/bare) and without the lock
 // and fence (/unlocked[?enqueue=1]).
 import { Router } from 'express';
-import { send } from '../../src/http/answers.ts';
+import { accepted, send } from '../../src/http/answers.ts';
 import type { ApiExtension } from '../../src/http/app.ts';
 import { jsonBody } from '../../src/http/body.ts';
-import { accepted } from '../../src/http/routes/orders.ts';
 import { orderBody, parse } from '../../src/http/validation.ts';
 import type { Catalog } from '../../src/inventory/catalog.ts';
 import { BusyError, SoldOutError, UnknownProductError } from '../../src/inventory/errors.ts';

@@ -21,7 +21,7 @@ import { Catalog } from '../inventory/catalog.ts';
 import { StockConsolidator } from '../inventory/consolidate.ts';
 import { StockReserver } from '../inventory/reserve.ts';
 import { loadSale } from '../inventory/sale.ts';
-import { allQueues, orderOutcome } from '../metrics.ts';
+import { allQueues } from '../metrics.ts';
 import { BuyerLimits } from '../orders/buyer-limit.ts';
 import { failedJobsOf } from '../orders/failed-jobs.ts';
 import { HandOff } from '../orders/hand-off.ts';
@@ -164,8 +164,7 @@ function withLanes(rt: Runtime, app: ReturnType<typeof createApp>, { gate, intak
   const ordered = withOrderLane(app, {
     intake,
     identity,
-    onAnswer: (status, code, seconds) => {
-      const outcome = orderOutcome(status, code);
+    onAnswer: (outcome, seconds) => {
       metrics.orders.inc({ outcome });
       metrics.orderSeconds.observe({ outcome }, seconds);
     },

@@ -3,6 +3,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Request } from 'express';
 import { isCodedError, isConnectionError, UnavailableError } from '../errors.ts';
+import type { PlacedOrder } from '../orders/place-order.ts';
 import { type Answer, type ErrorAnswer, errorAnswer, HttpError } from './errors.ts';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -21,6 +22,12 @@ export function send(res: ServerResponse, answer: Answer): void {
   const headers = answer.headers;
   if (headers) for (const name in headers) res.setHeader(name, headers[name] as string);
   res.end(body);
+}
+
+/** The 202 of a placed order (also what a replayed or resolved Idempotency-Key answers). */
+export function accepted(o: Pick<PlacedOrder, 'orderId' | 'productId' | 'userId' | 'quantity'>): Answer {
+  const { orderId, productId, userId, quantity } = o;
+  return { status: 202, body: { orderId, status: 'reserved', productId, userId, quantity } };
 }
 
 /** The answer for a failure; an unexpected one is logged with the request and answered 500. */

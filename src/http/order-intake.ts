@@ -1,6 +1,6 @@
 // The front half of POST /api/orders, whoever read the request (express or the order lane): the order
 // validated, its Idempotency-Key checked, the order gate passed, and the refusals known from memory.
-import type { OrderRequest, PlaceOrder } from '../orders/place-order.ts';
+import type { OrderRequest, PlacedOrder, PlaceOrder } from '../orders/place-order.ts';
 import type { Release } from './admission.ts';
 import type { OrderGate } from './order-gate.ts';
 import { idempotencyKeyHeader, orderBody, parse } from './validation.ts';
@@ -33,8 +33,8 @@ export interface AdmittedOrder {
  *
  * @example
  * const intake = new OrderIntake({ gate, orders, maxOrderQuantity: 10 });
- * const { order, key, release } = await intake.admit({ body, idempotencyKey, ticket, address, waitedMs: 0 });
- * try { await orders.place(order, { idempotencyKey: key }); } finally { release(); }
+ * const entry = await intake.admit({ body, idempotencyKey, ticket, address, waitedMs: 0 });
+ * const placed = await intake.run(entry); // the use case; frees the slot once decided
  */
 export class OrderIntake {
   private readonly schema: ReturnType<typeof orderBody>;
@@ -57,5 +57,14 @@ export class OrderIntake {
       throw refused;
     }
     return { order, key, release: entry.release };
+  }
+
+  /** Runs the use case for an admitted order under its key, and frees its slot once it is decided. */
+  async run(entry: AdmittedOrder): Promise<PlacedOrder> {
+    try {
+      return await this.o.orders.place(entry.order, { idempotencyKey: entry.key });
+    } finally {
+      entry.release();
+    }
   }
 }

@@ -6,10 +6,11 @@ import { performance } from 'node:perf_hooks';
 import type { Express, Request } from 'express';
 import { isCodedError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { answerOf, send } from './answers.ts';
+import { type OrderOutcome, orderOutcome } from '../metrics.ts';
+import { accepted, answerOf, send } from './answers.ts';
 import type { BuyerIdentity } from './buyer-identity.ts';
-import { HttpError } from './errors.ts';
-import type { AdmittedOrder, OrderIntake } from './order-intake.ts';
+import { type Answer, HttpError } from './errors.ts';
+import type { OrderIntake } from './order-intake.ts';
 import { logAnswer, requestId } from './request-log.ts';
 import { isOrderPost } from './shed-lane.ts';
 
@@ -17,17 +18,9 @@ export interface OrderLaneOptions {
   intake: OrderIntake;
   identity: BuyerIdentity;
   /** Counts an answer given here (metrics: orders by outcome, and their latency). */
-  onAnswer: (status: number, code: unknown, seconds: number) => void;
+  onAnswer: (outcome: OrderOutcome, seconds: number) => void;
   /** Logs the answers as express's request log does (request-log.ts), and errors of no known status. */
   logger: Logger;
-}
-
-/** Orders the lane let on: express runs only the use case for them (routes/orders.ts). */
-const admitted = new WeakMap<IncomingMessage, AdmittedOrder>();
-
-/** The admission the lane gave this request, if it did. */
-export function laneAdmission(req: IncomingMessage): AdmittedOrder | undefined {
-  return admitted.get(req);
 }
 
 /** The bodies the lane reads: plain UTF-8 JSON of a known length up to the JSON reader's limit. */
@@ -38,11 +31,11 @@ const NOT_JSON = 'body is not valid JSON';
 /**
  * `app` behind the order lane. Express's routing, body reader and answer cost an order about 8-11x a
  * bare node:http answer (docs/benchmarks.md), which under a herd is most of the process. The lane
- * reads the body itself and runs what express would run before the use case — the buyer's identity
- * (BuyerIdentity.bind) and OrderIntake.admit, on express's own request object — so every refusal is
- * the same answer, decided without the router. An order let on goes to express with its body read and
- * its admission attached. Anything else (other encodings, chunked bodies, other content types) goes
- * to express untouched, to be answered as before. Its answers are counted and logged as express's.
+ * reads the body itself and runs what the express route runs — the buyer's identity
+ * (BuyerIdentity.bind), OrderIntake.admit and OrderIntake.run, on express's own request object — so
+ * every answer is the same, given without the router. Anything else (other encodings, chunked
+ * bodies, other content types) goes to express untouched, to be answered as before. Its answers are
+ * counted and logged as express's.
  *
  * @example
  * createServer(withOrderLane(app, { intake, identity, onAnswer: countOrder, logger }));
@@ -62,41 +55,32 @@ async function decide(app: Express, o: OrderLaneOptions, req: IncomingMessage, r
   // Express's request object (req.get, req.ip after TRUST_PROXY, req.app), as its router makes it.
   Object.setPrototypeOf(req, app.request);
   const r = req as Request;
-  let entry: AdmittedOrder;
+  const id = requestId(req.headers['x-request-id'] as string | undefined);
+  const log = () => o.logger.child({ reqId: id });
+  let a: Answer;
+  let outcome: OrderOutcome;
   try {
     r.body = decode(bytes);
     await o.identity.bind(r);
-    entry = await o.intake.admit({
+    const entry = await o.intake.admit({
       body: r.body,
       idempotencyKey: r.get('idempotency-key'),
       ticket: r.get('queue-ticket'),
       address: r.ip,
       waitedMs: performance.now() - receivedAt,
     });
+    const placed = await o.intake.run(entry);
+    a = accepted(placed);
+    outcome = placed.replayed ? 'replayed' : 'accepted';
   } catch (err) {
-    answer(o, req, res, err, receivedAt);
-    return;
+    if (!isCodedError(err)) log().error({ err, method: req.method, path: req.url }, 'unexpected error');
+    a = answerOf(err);
+    outcome = orderOutcome(a.status, a.body.error);
   }
-  admitted.set(req, entry);
-  app(req, res);
-}
-
-/** The refusal (or failure) as express would answer it: same body, X-Request-Id, count and log line. */
-function answer(
-  o: OrderLaneOptions,
-  req: IncomingMessage,
-  res: ServerResponse,
-  err: unknown,
-  started: number,
-) {
-  const id = requestId(req.headers['x-request-id'] as string | undefined);
-  const log = () => o.logger.child({ reqId: id });
-  if (!isCodedError(err)) log().error({ err, method: req.method, path: req.url }, 'unexpected error');
-  const a = answerOf(err);
   res.setHeader('X-Request-Id', id);
   send(res, a);
-  o.onAnswer(a.status, a.body.error, (performance.now() - started) / 1000);
-  logAnswer(o.logger, { method: req.method, path: req.url, status: a.status, started }, { log });
+  o.onAnswer(outcome, (performance.now() - receivedAt) / 1000);
+  logAnswer(o.logger, { method: req.method, path: req.url, status: a.status, started: receivedAt }, { log });
 }
 
 /** A body the lane reads: a JSON type in UTF-8, of a declared length, not compressed. */

@@ -4,23 +4,15 @@ import { performance } from 'node:perf_hooks';
 import express, { type ErrorRequestHandler, type Request, type Router } from 'express';
 import { type OrderOutcome, orderOutcome } from '../../metrics.ts';
 import { orderStatus } from '../../orders/order-status.ts';
-import type { PlacedOrder } from '../../orders/place-order.ts';
-import { answerOf, failure, send } from '../answers.ts';
+import { accepted, answerOf, failure, send } from '../answers.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { jsonBody } from '../body.ts';
 import type { Answer } from '../errors.ts';
-import { laneAdmission } from '../order-lane.ts';
 import { visibleOrder } from '../order-views.ts';
 import { fateBody, parse } from '../validation.ts';
 import { onlyMethods } from './allow.ts';
 
-type OrdersDeps = Pick<AppDeps, 'redis' | 'db' | 'orders' | 'payments' | 'metrics' | 'intake' | 'doors'>;
-
-/** The 202 of a placed order (also what a replayed or resolved Idempotency-Key answers). */
-export function accepted(o: Pick<PlacedOrder, 'orderId' | 'productId' | 'userId' | 'quantity'>): Answer {
-  const { orderId, productId, userId, quantity } = o;
-  return { status: 202, body: { orderId, status: 'reserved', productId, userId, quantity } };
-}
+type OrdersDeps = Pick<AppDeps, 'redis' | 'db' | 'payments' | 'metrics' | 'intake' | 'doors'>;
 
 export function ordersRouter(deps: OrdersDeps): Router {
   const { redis, db, payments } = deps;
@@ -29,7 +21,7 @@ export function ordersRouter(deps: OrdersDeps): Router {
   const place = placeOrder(deps);
   router
     .route('/api/orders')
-    .post(fromLane(place), stampArrival, jsonBody(), identity.asBuyer, place)
+    .post(stampArrival, jsonBody(), identity.asBuyer, place)
     .all(onlyMethods('POST'));
   router
     .route('/api/orders/:orderId')
@@ -66,44 +58,29 @@ const stampArrival: express.RequestHandler = (_req, res, next) => {
 };
 
 function placeOrder(deps: OrdersDeps): express.RequestHandler {
-  const { orders, metrics, intake } = deps;
+  const { metrics, intake } = deps;
   return async (req: Request, res) => {
-    const t0 = performance.now();
-    let release: (() => void) | undefined;
+    const receivedAt = res.locals.receivedAt as number;
     let answer: Answer;
     let outcome: OrderOutcome;
     try {
-      // Admitted by the order lane already (it read the request before express), or admitted now.
-      const admitted =
-        laneAdmission(req) ??
-        (await intake.admit({
-          body: req.body,
-          idempotencyKey: req.get('idempotency-key'),
-          ticket: req.get('queue-ticket'),
-          address: req.ip,
-          waitedMs: performance.now() - (res.locals.receivedAt as number),
-        }));
-      release = admitted.release;
-      const placed = await orders.place(admitted.order, { idempotencyKey: admitted.key });
+      const admitted = await intake.admit({
+        body: req.body,
+        idempotencyKey: req.get('idempotency-key'),
+        ticket: req.get('queue-ticket'),
+        address: req.ip,
+        waitedMs: performance.now() - receivedAt,
+      });
+      const placed = await intake.run(admitted);
       answer = accepted(placed);
       outcome = placed.replayed ? 'replayed' : 'accepted';
     } catch (err) {
       answer = failure(err, req);
       outcome = orderOutcome(answer.status, answer.body.error);
-    } finally {
-      release?.();
     }
     metrics.orders.inc({ outcome });
-    metrics.orderSeconds.observe({ outcome }, (performance.now() - t0) / 1000);
+    metrics.orderSeconds.observe({ outcome }, (performance.now() - receivedAt) / 1000);
     send(res, answer);
-  };
-}
-
-/** An order the lane admitted skips the body reader, the identity check and the intake: they ran. */
-function fromLane(place: express.RequestHandler): express.RequestHandler {
-  return (req, res, next) => {
-    if (laneAdmission(req)) place(req, res, next);
-    else next();
   };
 }
 

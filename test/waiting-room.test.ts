@@ -141,6 +141,34 @@ describe('waiting-room line', () => {
     a.room.stop();
   });
 
+  it('an ETA follows the pace the process has shown when the line has not moved yet', async () => {
+    const now = { ms: 65_000_000 };
+    const a = room(now);
+    const product = 'wr-pace';
+    const line = await a.room.line(product);
+    // The process completes 50 orders every 100 ms for 3 s (other products'): about 500 a second.
+    for (let i = 0; i < 30; i++) {
+      now.ms += 100;
+      a.capacity.completed += 50;
+      await a.room.tick();
+    }
+    // Then 200 buyers queue here; the line has let nobody in, so its own pace is still 0.
+    const places = Array.from({ length: 200 }, (_, i) => {
+      now.ms += 3;
+      const arrival = a.room.arrival({ productId: product, userId: `p${i}` }, undefined);
+      return a.room.queue(arrival, line).place;
+    });
+    const last = places[199];
+    assert.ok(last && last.position > 150, `position ${last?.position}`);
+    // The smoothed pace after 3 s of 500/s is 479/s (1 - 0.9^30 of it).
+    const expected = (last.position * 1000) / 479;
+    assert.ok(Math.abs(last.etaMs - expected) < 5, `ETA ${last.etaMs} ms, expected about ${expected}`);
+    for (let i = 2; i < places.length; i++) {
+      assert.ok((places[i]?.etaMs ?? 0) >= (places[i - 1]?.etaMs ?? 0), 'later buyers, later ETAs');
+    }
+    a.room.stop();
+  });
+
   it('abandoned tickets do not stall the line: idle capacity moves it on', async () => {
     const now = { ms: 60_000_000 };
     const a = room(now);

@@ -138,8 +138,13 @@ export class WaitingLine {
     if (view.buckets.length > 0) this.drainingUntil = now + DRAIN_GRACE_MS;
   }
 
-  /** Buyers ahead of this one, and when it should be served. */
-  standing(buyer: Buyer): Standing {
+  /**
+   * Buyers ahead of this one, and when it should be served: at the line's pace, or at `pace` (buyers
+   * per second) when that is faster. A line's own pace lags its capacity (it moves as fast as the
+   * buyers it let in come back), and an ETA from the lag sends buyers away for longer than the line
+   * takes to reach them.
+   */
+  standing(buyer: Buyer, pace = 0): Standing {
     const bucket = Math.floor(this.placeOf(buyer) / this.bucketMs);
     const { buckets, counts, used } = this.view;
     let ahead = 0;
@@ -150,7 +155,8 @@ export class WaitingLine {
     }
     for (const [b, c] of this.arrivals) if (b < bucket) ahead += c;
     const position = Math.max(0, Math.round(ahead));
-    const etaMs = this.rate > 0 ? Math.round((position * 1000) / this.rate) : Number.POSITIVE_INFINITY;
+    const rate = Math.max(this.rate, pace);
+    const etaMs = rate > 0 ? Math.round((position * 1000) / rate) : Number.POSITIVE_INFINITY;
     return { position, etaMs };
   }
 }

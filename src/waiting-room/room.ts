@@ -65,6 +65,8 @@ const MAX_RETRY_MS = 15_000;
 const UNKNOWN_ETA_MS = 1000;
 /** A let-in buyer is back within about this long: idle slots are offered at this pace. */
 const RETURN_MS = 500;
+/** The pace this process has shown is forgotten over about this long (ms): see WaitingRoom.pace. */
+const PACE_MEMORY_MS = 10_000;
 /** A line nobody here asked about for this long stops syncing. */
 const IDLE_MS = 30_000;
 
@@ -84,6 +86,15 @@ export class WaitingRoom {
   private readonly tickMs: number;
   private timer: NodeJS.Timeout | undefined;
   private lastCompleted = 0;
+  /** When (this.o.now()) the last report was made. */
+  private lastReportAt = 0;
+  /** Orders per second completed here, smoothed over about a second. */
+  private completing = 0;
+  /**
+   * The best of `completing` lately, fading over PACE_MEMORY_MS: what this process has shown it can
+   * take. ETAs use it when the line's own pace is slower (WaitingLine.standing).
+   */
+  private pace = 0;
   private capacity: CapacitySignals | undefined;
   private ticking: Promise<void> | undefined;
 
@@ -96,6 +107,7 @@ export class WaitingRoom {
   start(capacity: CapacitySignals): void {
     this.capacity = capacity;
     this.lastCompleted = capacity.completed;
+    this.lastReportAt = this.o.now();
     this.timer = setInterval(() => {
       if (!this.ticking) void this.tick();
     }, this.tickMs);
@@ -164,7 +176,9 @@ export class WaitingRoom {
       arrival.ticket?.header ?? this.o.signer.issue(arrival.productId, arrival.userId, arrival.firstSeen);
     if (!arrival.ticket) line.arrive(arrival);
     const now = this.o.now();
-    const { position, etaMs } = line.lets(arrival, now) ? { position: 0, etaMs: 0 } : line.standing(arrival);
+    const { position, etaMs } = line.lets(arrival, now)
+      ? { position: 0, etaMs: 0 }
+      : line.standing(arrival, this.pace);
     // In a lottery window nobody is served before the draw: come back once it has closed.
     const drawMs = line.drawing(now) ? (line.draw?.closesAt ?? now) - now : 0;
     const finite = Math.max(drawMs, Number.isFinite(etaMs) ? etaMs : UNKNOWN_ETA_MS);
@@ -261,6 +275,7 @@ export class WaitingRoom {
     if (!capacity) return;
     const throughput = capacity.completed - this.lastCompleted;
     this.lastCompleted = capacity.completed;
+    this.measurePace(throughput);
     const idle = Math.max(0, capacity.limit - capacity.running);
     const spare = throughput + (idle * this.tickMs) / RETURN_MS;
     const now = Date.now();
@@ -273,6 +288,16 @@ export class WaitingRoom {
     await Promise.all(
       inUse.map((l) => this.sync(l, serving.includes(l) ? l.share(spare / serving.length) : 0)),
     );
+  }
+
+  /** Folds the orders completed since the last report into `completing` and `pace`. */
+  private measurePace(completed: number): void {
+    const now = this.o.now();
+    const elapsed = now - this.lastReportAt;
+    this.lastReportAt = now;
+    if (elapsed <= 0) return;
+    this.completing += ((completed * 1000) / elapsed - this.completing) * Math.min(1, elapsed / 1000);
+    this.pace = Math.max(this.completing, this.pace * Math.exp(-elapsed / PACE_MEMORY_MS));
   }
 
   private async sync(line: WaitingLine, advance: number): Promise<void> {

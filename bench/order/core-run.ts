@@ -20,7 +20,8 @@ export interface CoreRunResult {
 
 /**
  * BENCH_SECONDS (window, default 5), BENCH_WARMUP_SECONDS (default 2), BENCH_REPEATS (rounds,
- * default 3), BENCH_CONNECTIONS (default 100); BENCH_CHEAP=0 leaves the cheap answers out.
+ * default 3), BENCH_CONNECTIONS (default 100); BENCH_CHEAP=0 leaves the cheap answers out, BENCH_CORE=0
+ * the core scenarios.
  */
 export async function runCore(
   infra: Infra,
@@ -40,19 +41,23 @@ export async function runCore(
   const procs = new SideProcesses(infra);
   const before = os.loadavg();
   try {
-    log(`core scenarios a b c8 d, ${rounds} interleaved rounds on ${sides.map((s) => s.name).join(' and ')}`);
-    const core = await coreRounds({
-      infra,
-      procs,
-      sides,
-      writer,
-      rounds,
-      seconds,
-      warmupSeconds: envNumber('BENCH_WARMUP_SECONDS', 2),
-      connections: Math.round(envNumber('BENCH_CONNECTIONS', 100)),
-      log,
-      record,
-    });
+    const names = sides.map((s) => s.name).join(' and ');
+    const skipCore = process.env.BENCH_CORE === '0';
+    if (!skipCore) log(`core scenarios a b c8 d, ${rounds} interleaved rounds on ${names}`);
+    const core: CoreRuns = skipCore
+      ? new Map()
+      : await coreRounds({
+          infra,
+          procs,
+          sides,
+          writer,
+          rounds,
+          seconds,
+          warmupSeconds: envNumber('BENCH_WARMUP_SECONDS', 2),
+          connections: Math.round(envNumber('BENCH_CONNECTIONS', 100)),
+          log,
+          record,
+        });
     let cheap: CheapRuns | undefined;
     if (process.env.BENCH_CHEAP !== '0') {
       log('cheap answers: queued, sold_out, not_started, busy, rate_limited vs node:http');
@@ -66,7 +71,7 @@ export async function runCore(
         log,
       });
     }
-    const checks = printCore(core, sides, seconds);
+    const checks = skipCore ? [] : printCore(core, sides, seconds);
     if (cheap) checks.push(...printCheap(cheap, sides));
     return { core, cheap, checks, violations, loadavg: { before, after: os.loadavg() } };
   } finally {

@@ -75,13 +75,24 @@ export class OrderGate {
     this.random = o.random ?? Math.random;
   }
 
-  /** `waitedMs`: how long ago the request was read (a first request's place is then). */
-  async enter(order: GateOrder, address: string | undefined, ticket?: string, waitedMs = 0): Promise<Entry> {
+  /**
+   * `address`: the client's, asked only with a per-address limit (req.ip runs TRUST_PROXY's rules);
+   * `waitedMs`: how long ago the request was read (a first request's place is then).
+   */
+  async enter(
+    order: GateOrder,
+    address: () => string | undefined,
+    ticket?: string,
+    waitedMs = 0,
+  ): Promise<Entry> {
     const arrival = this.arrival(order, ticket, waitedMs);
     // A ticket goes along even here: if it placed an order, that order is its answer, not sold_out.
     if (this.o.isSoldOut(order.productId)) return { release: NOTHING, ticketId: arrival?.ticket?.id };
     const now = performance.now();
-    if (this.addresses && address !== undefined) this.limit(this.addresses.take(address, now), 'address');
+    if (this.addresses) {
+      const from = address();
+      if (from !== undefined) this.limit(this.addresses.take(from, now), 'address');
+    }
     if (this.users) this.limit(this.users.take(order.userId, now), 'user');
     if (this.o.room && arrival) return this.wait(this.o.room, arrival, order.quantity);
     const admitted = await this.admission.acquire();

@@ -11,8 +11,8 @@ export interface OrderCall {
   /** Headers as sent (validated here). */
   idempotencyKey: string | undefined;
   ticket: string | undefined;
-  /** The client's address (req.ip, after TRUST_PROXY), for the per-address rate limit. */
-  address: string | undefined;
+  /** The client's address (req.ip, after TRUST_PROXY), for the per-address rate limit: asked only then. */
+  address: () => string | undefined;
   /** How long ago the request was read: a first request's place in the waiting line is then. */
   waitedMs: number;
 }
@@ -33,7 +33,7 @@ export interface AdmittedOrder {
  *
  * @example
  * const intake = new OrderIntake({ gate, orders, maxOrderQuantity: 10 });
- * const entry = await intake.admit({ body, idempotencyKey, ticket, address, waitedMs: 0 });
+ * const entry = await intake.admit({ body, idempotencyKey, ticket, address: () => req.ip, waitedMs: 0 });
  * const placed = await intake.run(entry); // the use case; frees the slot once decided
  */
 export class OrderIntake {

@@ -32,7 +32,8 @@ const NOT_JSON = 'body is not valid JSON';
  * `app` behind the order lane. Express's routing, body reader and answer cost an order about 8-11x a
  * bare node:http answer (docs/benchmarks.md), which under a herd is most of the process. The lane
  * reads the body itself and runs what the express route runs — the buyer's identity
- * (BuyerIdentity.bind), OrderIntake.admit and OrderIntake.run, on express's own request object — so
+ * (BuyerIdentity.bind), OrderIntake.admit and OrderIntake.run, on express's own request object
+ * where express's getters are needed — so
  * every answer is the same, given without the router. Anything else (other encodings, chunked
  * bodies, other content types) goes to express untouched, to be answered as before. Its answers are
  * counted and logged as express's.
@@ -52,21 +53,26 @@ async function decide(app: Express, o: OrderLaneOptions, req: IncomingMessage, r
   const bytes = await readBody(req);
   // The client went away mid-body: there is nobody to answer.
   if (bytes === undefined) return;
-  // Express's request object (req.get, req.ip after TRUST_PROXY, req.app), as its router makes it.
-  Object.setPrototypeOf(req, app.request);
-  const r = req as Request;
+  // Express's request object (req.get, req.ip after TRUST_PROXY, req.app), as its router makes it,
+  // made only when asked for: a buyer token or a per-address limit (re-prototyping has its cost).
+  let asExpress: Request | undefined;
+  const expressRequest = () => {
+    asExpress ??= Object.setPrototypeOf(req, app.request) as Request;
+    return asExpress;
+  };
+  const read = req as IncomingMessage & { body?: unknown };
   const id = requestId(req.headers['x-request-id'] as string | undefined);
   const log = () => o.logger.child({ reqId: id });
   let a: Answer;
   let outcome: OrderOutcome;
   try {
-    r.body = decode(bytes);
-    await o.identity.bind(r);
+    read.body = decode(bytes);
+    if (o.identity.mode !== 'none') await o.identity.bind(expressRequest());
     const entry = await o.intake.admit({
-      body: r.body,
-      idempotencyKey: r.get('idempotency-key'),
-      ticket: r.get('queue-ticket'),
-      address: r.ip,
+      body: read.body,
+      idempotencyKey: header(req, 'idempotency-key'),
+      ticket: header(req, 'queue-ticket'),
+      address: () => expressRequest().ip,
       waitedMs: performance.now() - receivedAt,
     });
     const placed = await o.intake.run(entry);
@@ -81,6 +87,11 @@ async function decide(app: Express, o: OrderLaneOptions, req: IncomingMessage, r
   send(res, a);
   o.onAnswer(outcome, (performance.now() - receivedAt) / 1000);
   logAnswer(o.logger, { method: req.method, path: req.url, status: a.status, started: receivedAt }, { log });
+}
+
+/** A request header as express's req.get reads it (node joins a repeated one with ", "). */
+function header(req: IncomingMessage, name: string): string | undefined {
+  return req.headers[name] as string | undefined;
 }
 
 /** A body the lane reads: a JSON type in UTF-8, of a declared length, not compressed. */

@@ -68,7 +68,7 @@ function placeOrder(deps: OrdersDeps): express.RequestHandler {
         body: req.body,
         idempotencyKey: req.get('idempotency-key'),
         ticket: req.get('queue-ticket'),
-        address: req.ip,
+        address: () => req.ip,
         waitedMs: performance.now() - receivedAt,
       });
       const placed = await intake.run(admitted);

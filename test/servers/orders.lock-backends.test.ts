@@ -50,7 +50,7 @@ for (const backend of LOCK_SERVERS) {
       const before = await scrape(url);
       const grown = (after: Map<string, number>, key: string) =>
         (after.get(key) ?? 0) - (before.get(key) ?? 0);
-      await orderStorm(svc as Service, suite.infra, `storm-${backend.name}`);
+      await orderStorm(svc as Service, suite.infra, `storm-${backend.name}`, { retryUnavailable: true });
       // Every accepted unit was reserved under a shard lock of this service, and its hold released;
       // a release goes out after the answer, so its event may come a little later.
       assert.ok(grown(await scrape(url), series.acquired) >= 500);

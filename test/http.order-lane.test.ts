@@ -9,10 +9,12 @@ import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import express from 'express';
 import type { BuyerIdentity } from '../src/http/buyer-identity.ts';
-import type { OrderIntake } from '../src/http/order-intake.ts';
+import type { OrderGate } from '../src/http/order-gate.ts';
+import { OrderIntake } from '../src/http/order-intake.ts';
 import { withOrderLane } from '../src/http/order-lane.ts';
 import { SoldOutError } from '../src/inventory/errors.ts';
 import { createLogger } from '../src/log.ts';
+import type { PlaceOrder } from '../src/orders/place-order.ts';
 import { createSale } from './support/service.ts';
 import { useService } from './support/suite.ts';
 
@@ -130,19 +132,23 @@ describe('the order lane answers before express', () => {
       reached.push(String(req.headers['transfer-encoding'] ?? 'plain'));
       res.status(418).end();
     });
-    // Product "p" is sold out; any other is placed.
-    const intake = {
-      admit: async (call: { body: { productId: string; userId: string } }) => {
-        if (call.body.productId === 'p') throw new SoldOutError('p', 1, 0);
-        return { order: { ...call.body, quantity: 1 }, key: undefined, release: () => {} };
+    // The real intake before stand-ins of the gate and the use case: product "p" is sold out at the
+    // gate; any other is placed.
+    const gate = {
+      enter: async (order: { productId: string }) => {
+        if (order.productId === 'p') throw new SoldOutError('p', 1, 0);
+        return { release: () => {} };
       },
-      run: async (entry: { order: { productId: string; userId: string } }) => ({
-        ...entry.order,
-        quantity: 1,
-        orderId: `${entry.order.productId}.0.0.t`,
+    } as unknown as OrderGate;
+    const orders = {
+      refusalFromMemory: () => undefined,
+      place: async (order: { productId: string }) => ({
+        ...order,
+        orderId: `${order.productId}.0.0.t`,
         replayed: false,
       }),
-    } as unknown as OrderIntake;
+    } as unknown as PlaceOrder;
+    const intake = new OrderIntake({ gate, orders, maxOrderQuantity: 10 });
     const identity = { bind: async () => {} } as unknown as BuyerIdentity;
     const counted: string[] = [];
     const listener = withOrderLane(app, {

@@ -164,10 +164,7 @@ function withLanes(rt: Runtime, app: ReturnType<typeof createApp>, { gate, intak
   const ordered = withOrderLane(app, {
     intake,
     identity,
-    onAnswer: (outcome, seconds) => {
-      metrics.orders.inc({ outcome });
-      metrics.orderSeconds.observe({ outcome }, seconds);
-    },
+    onAnswer: metrics.observeOrder,
     logger,
   });
   return withShedLane(ordered, { gate, onShed: () => metrics.orders.inc({ outcome: 'busy' }) });

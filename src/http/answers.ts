@@ -32,9 +32,16 @@ export function accepted(o: Pick<PlacedOrder, 'orderId' | 'productId' | 'userId'
 
 /** The answer for a failure; an unexpected one is logged with the request and answered 500. */
 export function failure(err: unknown, req: Request): ErrorAnswer {
+  return failureAnswer(err, () =>
+    req.log.error({ err, method: req.method, path: req.originalUrl }, 'unexpected error'),
+  );
+}
+
+/** The answer for a failure; `unexpected` hears one of no known status (answered 500) before it is answered. */
+export function failureAnswer(err: unknown, unexpected: () => void): ErrorAnswer {
   const answer = known(err);
   if (answer) return answer;
-  req.log.error({ err, method: req.method, path: req.originalUrl }, 'unexpected error');
+  unexpected();
   return errorAnswer(err);
 }
 

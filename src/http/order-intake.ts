@@ -1,7 +1,10 @@
-// The front half of POST /api/orders, whoever read the request (express or the order lane): the order
-// validated, its Idempotency-Key checked, the order gate passed, and the refusals known from memory.
+// POST /api/orders whoever read the request (express or the order lane): the order validated, its
+// Idempotency-Key checked, the order gate passed, the refusals known from memory, then the use case.
+import { type OrderOutcome, orderOutcome } from '../metrics.ts';
 import type { OrderRequest, PlacedOrder, PlaceOrder } from '../orders/place-order.ts';
 import type { Release } from './admission.ts';
+import { accepted, failureAnswer } from './answers.ts';
+import type { Answer } from './errors.ts';
 import type { OrderGate } from './order-gate.ts';
 import { idempotencyKeyHeader, orderBody, parse } from './validation.ts';
 
@@ -15,6 +18,12 @@ export interface OrderCall {
   address: () => string | undefined;
   /** How long ago the request was read: a first request's place in the waiting line is then. */
   waitedMs: number;
+}
+
+/** What POST /api/orders answers, and the outcome it is counted by. */
+export interface OrderAnswer {
+  answer: Answer;
+  outcome: OrderOutcome;
 }
 
 /** An order let on to the use case: run it under `key`, and release its slot once answered. */
@@ -33,8 +42,10 @@ export interface AdmittedOrder {
  *
  * @example
  * const intake = new OrderIntake({ gate, orders, maxOrderQuantity: 10 });
- * const entry = await intake.admit({ body, idempotencyKey, ticket, address: () => req.ip, waitedMs: 0 });
- * const placed = await intake.run(entry); // the use case; frees the slot once decided
+ * const { answer, outcome } = await intake.answer(
+ *   () => ({ body, idempotencyKey, ticket, address: () => req.ip, waitedMs: 0 }),
+ *   (err) => log.error({ err }, 'unexpected error'),
+ * );
  */
 export class OrderIntake {
   private readonly schema: ReturnType<typeof orderBody>;
@@ -59,8 +70,26 @@ export class OrderIntake {
     return { order, key, release: entry.release };
   }
 
+  /**
+   * The whole order, whoever read the request (the order lane, or express's route): `read` gives the
+   * call (it may throw a refusal: a body not JSON, a buyer mismatch), then admit, then the use case.
+   * Never throws: a failure of no known status is answered 500 after `unexpected` heard it.
+   */
+  async answer(
+    read: () => OrderCall | Promise<OrderCall>,
+    unexpected: (err: unknown) => void,
+  ): Promise<OrderAnswer> {
+    try {
+      const placed = await this.run(await this.admit(await read()));
+      return { answer: accepted(placed), outcome: placed.replayed ? 'replayed' : 'accepted' };
+    } catch (err) {
+      const answer = failureAnswer(err, () => unexpected(err));
+      return { answer, outcome: orderOutcome(answer.status, answer.body.error) };
+    }
+  }
+
   /** Runs the use case for an admitted order under its key, and frees its slot once it is decided. */
-  async run(entry: AdmittedOrder): Promise<PlacedOrder> {
+  private async run(entry: AdmittedOrder): Promise<PlacedOrder> {
     try {
       return await this.o.orders.place(entry.order, { idempotencyKey: entry.key });
     } finally {

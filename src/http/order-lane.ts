@@ -4,12 +4,11 @@ import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Express, Request } from 'express';
-import { isCodedError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { type OrderOutcome, orderOutcome } from '../metrics.ts';
-import { accepted, answerOf, send } from './answers.ts';
+import type { OrderOutcome } from '../metrics.ts';
+import { send } from './answers.ts';
 import type { BuyerIdentity } from './buyer-identity.ts';
-import { type Answer, HttpError } from './errors.ts';
+import { HttpError } from './errors.ts';
 import type { OrderIntake } from './order-intake.ts';
 import { logAnswer, requestId } from './request-log.ts';
 import { isOrderPost } from './shed-lane.ts';
@@ -63,26 +62,20 @@ async function decide(app: Express, o: OrderLaneOptions, req: IncomingMessage, r
   const read = req as IncomingMessage & { body?: unknown };
   const id = requestId(req.headers['x-request-id'] as string | undefined);
   const log = () => o.logger.child({ reqId: id });
-  let a: Answer;
-  let outcome: OrderOutcome;
-  try {
-    read.body = decode(bytes);
-    if (o.identity.mode !== 'none') await o.identity.bind(expressRequest());
-    const entry = await o.intake.admit({
-      body: read.body,
-      idempotencyKey: header(req, 'idempotency-key'),
-      ticket: header(req, 'queue-ticket'),
-      address: () => expressRequest().ip,
-      waitedMs: performance.now() - receivedAt,
-    });
-    const placed = await o.intake.run(entry);
-    a = accepted(placed);
-    outcome = placed.replayed ? 'replayed' : 'accepted';
-  } catch (err) {
-    if (!isCodedError(err)) log().error({ err, method: req.method, path: req.url }, 'unexpected error');
-    a = answerOf(err);
-    outcome = orderOutcome(a.status, a.body.error);
-  }
+  const { answer: a, outcome } = await o.intake.answer(
+    async () => {
+      read.body = decode(bytes);
+      if (o.identity.mode !== 'none') await o.identity.bind(expressRequest());
+      return {
+        body: read.body,
+        idempotencyKey: header(req, 'idempotency-key'),
+        ticket: header(req, 'queue-ticket'),
+        address: () => expressRequest().ip,
+        waitedMs: performance.now() - receivedAt,
+      };
+    },
+    (err) => log().error({ err, method: req.method, path: req.url }, 'unexpected error'),
+  );
   res.setHeader('X-Request-Id', id);
   send(res, a);
   o.onAnswer(outcome, (performance.now() - receivedAt) / 1000);

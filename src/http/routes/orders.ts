@@ -2,12 +2,11 @@
 // and pay / cancel. Every answer to POST /api/orders is counted by outcome, refusals included.
 import { performance } from 'node:perf_hooks';
 import express, { type ErrorRequestHandler, type Request, type Router } from 'express';
-import { type OrderOutcome, orderOutcome } from '../../metrics.ts';
+import { orderOutcome } from '../../metrics.ts';
 import { orderStatus } from '../../orders/order-status.ts';
-import { accepted, answerOf, failure, send } from '../answers.ts';
+import { answerOf, send } from '../answers.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { jsonBody } from '../body.ts';
-import type { Answer } from '../errors.ts';
 import { visibleOrder } from '../order-views.ts';
 import { fateBody, parse } from '../validation.ts';
 import { onlyMethods } from './allow.ts';
@@ -61,25 +60,17 @@ function placeOrder(deps: OrdersDeps): express.RequestHandler {
   const { metrics, intake } = deps;
   return async (req: Request, res) => {
     const receivedAt = res.locals.receivedAt as number;
-    let answer: Answer;
-    let outcome: OrderOutcome;
-    try {
-      const admitted = await intake.admit({
+    const { answer, outcome } = await intake.answer(
+      () => ({
         body: req.body,
         idempotencyKey: req.get('idempotency-key'),
         ticket: req.get('queue-ticket'),
         address: () => req.ip,
         waitedMs: performance.now() - receivedAt,
-      });
-      const placed = await intake.run(admitted);
-      answer = accepted(placed);
-      outcome = placed.replayed ? 'replayed' : 'accepted';
-    } catch (err) {
-      answer = failure(err, req);
-      outcome = orderOutcome(answer.status, answer.body.error);
-    }
-    metrics.orders.inc({ outcome });
-    metrics.orderSeconds.observe({ outcome }, (performance.now() - receivedAt) / 1000);
+      }),
+      (err) => req.log.error({ err, method: req.method, path: req.originalUrl }, 'unexpected error'),
+    );
+    metrics.observeOrder(outcome, (performance.now() - receivedAt) / 1000);
     send(res, answer);
   };
 }

@@ -31,9 +31,9 @@ const NOT_JSON = 'body is not valid JSON';
  * `app` behind the order lane. Express's routing, body reader and answer cost an order about 8-11x a
  * bare node:http answer (docs/benchmarks.md), which under a herd is most of the process. The lane
  * reads the body itself and runs what the express route runs — the buyer's identity
- * (BuyerIdentity.bind), OrderIntake.admit and OrderIntake.run, on express's own request object
- * where express's getters are needed — so
- * every answer is the same, given without the router. Anything else (other encodings, chunked
+ * (BuyerIdentity.bind), then OrderIntake.answer (admission and the use case), on express's own
+ * request object where express's getters are needed — so every answer is the same, given without
+ * the router. Anything else (other encodings, chunked
  * bodies, other content types) goes to express untouched, to be answered as before. Its answers are
  * counted and logged as express's.
  *

@@ -5,7 +5,7 @@ import type { LockCore } from './core.ts';
 import type { AcquireOptions } from './front-end.ts';
 import { isCluster } from './redis-client.ts';
 import type { AcquireReply } from './replies.ts';
-import { type AcquireRequest, releaseInput, releaseScript, type WaitEntry, waitEntry } from './scripts.ts';
+import { type AcquireRequest, releaseInput, releaseScript } from './scripts.ts';
 import { waitTurn, withDeadline } from './waiting.ts';
 
 /** A successful acquire: viaAttempt 0 means the lock was handed to the wait by a release. */
@@ -36,7 +36,7 @@ export function waitInQueue(core: LockCore, wait: WaitRequest, attempt: Attempt)
   const { name, owner, leaseMs, options } = wait;
   // Each wait has its own id: two waits of one owner (re-entrant chains) never stand for each other.
   const waitId = `${core.nextRequestId()}:w`;
-  const base = { name, owner, leaseMs, clientId: core.clientId, waitId };
+  const { clientId } = core;
   let attempts = 0;
   // The queue entry's eligibility counts from the wait's first ask (the entry's score), and is
   // renewed by each ask: entries of the last two asks (the last one's reply may have been lost).
@@ -52,9 +52,13 @@ export function waitInQueue(core: LockCore, wait: WaitRequest, attempt: Attempt)
       const queuedEligibleMs = attempts === 0 ? sinceFirst : asked[0];
       asked[1] = queuedEligibleMs;
       asked[0] = sinceFirst;
-      const reply = await attempt({ ...base, mode, eligibleMs: sinceFirst, queuedEligibleMs });
+      const req = { name, owner, leaseMs, clientId, waitId, mode, eligibleMs: sinceFirst, queuedEligibleMs };
+      const reply = await attempt(req);
       attempts += 1;
-      if (reply.acquired) return { acquired: true, value: { ...reply, viaAttempt: attempts } };
+      if (reply.acquired) {
+        const { token, holdCount } = reply;
+        return { acquired: true, value: { token, holdCount, viaAttempt: attempts } };
+      }
       return {
         acquired: false,
         // PTTL -1: a lock without a TTL can only end by a release, so wait for its message (up to
@@ -74,10 +78,7 @@ export function waitInQueue(core: LockCore, wait: WaitRequest, attempt: Attempt)
       };
     },
     handedOff: async (event) => ({ token: event.token, holdCount: 1, viaAttempt: 0 }),
-    withdraw: () => {
-      const entry: WaitEntry = { ...base, eligibleMs: asked[0] };
-      return withdraw(core, wait, waitId, [waitEntry(entry), waitEntry(entry, asked[1])]);
-    },
+    withdraw: () => withdraw(core, wait, waitId, [asked[0], asked[1]]),
   });
 }
 
@@ -86,7 +87,7 @@ async function withdraw(
   core: LockCore,
   wait: WaitRequest,
   waitId: string,
-  waits: [string, string],
+  eligibleMs: [number, number],
 ): Promise<void> {
   const { name, owner, leaseMs } = wait;
   try {
@@ -94,7 +95,16 @@ async function withdraw(
     const sharded = isCluster(core.redis);
     await releaseScript.run(
       core.redis,
-      releaseInput({ name, owner, leaseMs, mode: 'cancel', requestId, waitId, waits, sharded }),
+      releaseInput({
+        name,
+        owner,
+        leaseMs,
+        mode: 'cancel',
+        requestId,
+        waitId,
+        wait: { clientId: core.clientId, eligibleMs },
+        sharded,
+      }),
     );
   } catch {
     // Redis unreachable: the queue entry is skipped past its eligibility, a handed lock lapses with its lease.

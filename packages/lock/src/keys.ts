@@ -5,7 +5,25 @@ export function prefixName(prefix: string, name: string): string {
   return name.includes('{') ? `${prefix}:${name}` : `${prefix}:{${name}}`;
 }
 
-export function lockKeys(name: string) {
+const RECENT_NAMES = 1024;
+const recent = new Map<string, LockKeys>();
+
+/** The keys of a lock name; those of recently used names are kept, as a hot lock asks on every call. */
+export function lockKeys(name: string): LockKeys {
+  let keys = recent.get(name);
+  if (keys === undefined) {
+    // Bounded: when full, start over rather than track use (a flash sale has a few hot names).
+    if (recent.size >= RECENT_NAMES) recent.clear();
+    keys = deriveKeys(name);
+    recent.set(name, keys);
+  }
+  return keys;
+}
+
+export type LockKeys = ReturnType<typeof deriveKeys>;
+
+function deriveKeys(name: string) {
+  const latch = prefixName('redisson_unlock_latch', name);
   return {
     lock: name,
     /** Redisson's unlock channel; Java Redisson waiters subscribe to it. */
@@ -13,7 +31,7 @@ export function lockKeys(name: string) {
     token: prefixName('flashsale_lock__token', name),
     queue: prefixName('flashsale_lock__queue', name),
     ours: prefixName('flashsale_lock__ours', name),
-    latch: (requestId: string) => `${prefixName('redisson_unlock_latch', name)}:${requestId}`,
+    latch: (requestId: string) => `${latch}:${requestId}`,
   };
 }
 

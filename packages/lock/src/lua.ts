@@ -138,6 +138,9 @@ export function typedScript<const K extends string, const A extends string, R = 
   }
   checkArgShapes(spec.keys, spec.args, spec.file);
   const parse = spec.parse ?? ((reply: unknown) => reply as R);
+  // Most scripts take only plain arguments: their values are read in one pass, with no name parsing.
+  const names = [...spec.keys, ...spec.args];
+  const plain = spec.args.every((a) => !a.endsWith('?') && !a.startsWith('...'));
   const script = {
     name: spec.name,
     numberOfKeys: spec.keys.length,
@@ -148,6 +151,7 @@ export function typedScript<const K extends string, const A extends string, R = 
     parse,
     values: (input: ScriptInput<K, A>): Value[] => {
       const named = input as unknown as Record<string, Value | readonly Value[] | undefined>;
+      if (plain) return names.map((n) => named[n] as Value);
       return [...spec.keys.map((k) => named[k] as Value), ...argValues(spec.args, named)];
     },
     define: (redis: RedisClient) => defineScript(redis, script),

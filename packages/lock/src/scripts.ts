@@ -19,7 +19,7 @@ export const acquireScript = typedScript({
   name: 'flashsaleLockAcquire',
   file: scriptFile('acquire.lua'),
   keys: ['lock', 'token', 'queue', 'ours', 'latch'],
-  args: ['leaseMs', 'owner', 'mode', 'waitId', 'wait', 'queued', 'paired'],
+  args: ['leaseMs', 'owner', 'mode', 'clientId', 'eligibleMs', 'waitId', 'queuedEligibleMs', 'paired'],
   parse: parseAcquireReply,
 });
 
@@ -36,8 +36,9 @@ export const releaseScript = typedScript({
     'leaseMs',
     'sharded',
     'waitId',
-    'wait',
-    'queued',
+    'clientId',
+    'eligibleMs',
+    'queuedEligibleMs',
   ],
   parse: parseReleaseReply,
 });
@@ -52,7 +53,10 @@ export const renewScript = typedScript({
 
 export const LOCK_SCRIPTS = [acquireScript, releaseScript, renewScript] as const;
 
-/** One wait of the reentrant lock: who waits, and what a release needs to hand it the lock. */
+/**
+ * One wait of the reentrant lock: who waits, and what a release needs to hand it the lock (its queue
+ * entry, which acquire.lua builds from these: see wait-entry.lua).
+ */
 export interface WaitEntry {
   /** Identifies this wait (unique per acquire call). */
   waitId?: string;
@@ -73,11 +77,6 @@ export interface AcquireRequest extends WaitEntry {
   pairedRelease?: string;
 }
 
-/** A wait's queue entry as acquire.lua stores it: JSON [waitId, clientId, leaseMs, eligibleMs, owner]. */
-export function waitEntry(w: WaitEntry, eligibleMs = w.eligibleMs): string {
-  return JSON.stringify([w.waitId ?? '', w.clientId, w.leaseMs, Math.ceil(eligibleMs), w.owner]);
-}
-
 export function acquireInput(r: AcquireRequest): InputOf<typeof acquireScript> {
   const k = lockKeys(r.name);
   return {
@@ -90,9 +89,10 @@ export function acquireInput(r: AcquireRequest): InputOf<typeof acquireScript> {
     owner: r.owner,
     mode: r.mode,
     waitId: r.waitId ?? '',
-    // A 'try' never queues: no entry to build or send.
-    wait: r.mode === 'try' ? '' : waitEntry(r),
-    queued: r.mode === 'try' ? '' : waitEntry(r, r.queuedEligibleMs),
+    // A 'try' never queues: no entry parts to send (the script builds an entry only when it queues).
+    clientId: r.mode === 'try' ? '' : r.clientId,
+    eligibleMs: r.mode === 'try' ? '' : Math.ceil(r.eligibleMs),
+    queuedEligibleMs: r.mode === 'try' ? '' : Math.ceil(r.queuedEligibleMs ?? r.eligibleMs),
     paired: r.pairedRelease === undefined ? '' : '1',
   };
 }
@@ -107,8 +107,11 @@ export interface ReleaseRequest {
   requestId: string;
   /** The wait that gives up (required for 'cancel' only). */
   waitId?: string;
-  /** 'cancel': that wait's queue entries of its last two asks (waitEntry), whichever is queued goes. */
-  waits?: [string, string];
+  /**
+   * 'cancel': the wait's client and the eligibility (ms) of its last two asks, which name its queue
+   * entries (the last ask's reply may have been lost): whichever is queued goes.
+   */
+  wait?: { clientId: string; eligibleMs: [number, number] };
   /** On a Redis Cluster: the unlock notice goes out with SPUBLISH (what Redisson 3.22+ listens to). */
   sharded?: boolean;
 }
@@ -129,8 +132,9 @@ export function releaseInput(r: ReleaseRequest): InputOf<typeof releaseScript> {
     latchTtlMs: UNLOCK_LATCH_MS,
     name: r.name,
     waitId: r.waitId ?? '',
-    wait: r.waits?.[0] ?? '',
-    queued: r.waits?.[1] ?? '',
+    clientId: r.wait?.clientId ?? '',
+    eligibleMs: r.wait ? Math.ceil(r.wait.eligibleMs[0]) : '',
+    queuedEligibleMs: r.wait ? Math.ceil(r.wait.eligibleMs[1]) : '',
     sharded: r.sharded ? '1' : '',
   };
 }

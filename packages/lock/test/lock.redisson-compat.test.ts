@@ -24,7 +24,6 @@ import {
   releaseScript,
   renewInput,
   renewScript,
-  waitEntry,
 } from '../src/scripts.ts';
 import { RETRY_CAP_MS } from '../src/waiting.ts';
 import { useLockServer } from './support/lock.ts';
@@ -361,20 +360,13 @@ describe('lock script replies on the wire: RESP2 and RESP3', () => {
           mode: 'release' | 'cancel' = 'release',
           waitId = '',
         ) => {
-          // A cancel names the wait's queue entry, as req() queued it.
-          const entry = waitEntry({
-            waitId,
-            owner,
-            leaseMs: 5000,
-            clientId: `c-${owner}`,
-            eligibleMs: 10_000,
-          });
-          const waits: [string, string] = [entry, entry];
+          // A cancel names the wait's queue entry by its parts, as req() queued it.
+          const wait = { clientId: `c-${owner}`, eligibleMs: [10_000, 10_000] as [number, number] };
           return evalsha(
             releaseSha,
             releaseKeys,
             releaseScript.values(
-              releaseInput({ name, owner, leaseMs: 5000, mode, requestId, waitId, waits }),
+              releaseInput({ name, owner, leaseMs: 5000, mode, requestId, waitId, wait }),
             ),
           );
         };

@@ -88,18 +88,21 @@ async function release(
   opts: { mode?: ReleaseMode; requestId?: string; leaseMs?: number; waitId?: string } = {},
 ): Promise<unknown> {
   requestSeq += 1;
-  // A cancel names its wait's queue entry, as the client does (the one queued now, if any).
-  const entry = (await queued(name)).find((e) => e.waitId === opts.waitId)?.raw ?? '';
+  // A cancel names its wait's queue entry by its parts, as the client does (the one queued now, if any).
+  const entry = (await queued(name)).find((e) => e.waitId === opts.waitId);
   return raw(
     releaseScript,
     releaseInput({
       name,
       owner,
-      leaseMs: opts.leaseMs ?? 5000,
       mode: opts.mode ?? 'release',
       requestId: opts.requestId ?? `req-${requestSeq}`,
       waitId: opts.waitId,
-      waits: opts.mode === 'cancel' ? [entry, entry] : undefined,
+      leaseMs: opts.leaseMs ?? entry?.leaseMs ?? 5000,
+      wait:
+        opts.mode === 'cancel' && entry
+          ? { clientId: entry.clientId, eligibleMs: [entry.eligibleMs, entry.eligibleMs] }
+          : undefined,
     }),
   );
 }

@@ -16,23 +16,32 @@
 -- ARGV[1] leaseMs: lease in ms
 -- ARGV[2] owner: owner id (<clientUuid>:<ownerId>)
 -- ARGV[3] mode: "try" (never queue), "wait" (queue if held), "retry" (a queued waiter asking again)
--- ARGV[4] waitId: wait id (unique per acquire call)
--- ARGV[5] wait: this ask's queue entry (see above)
--- ARGV[6] queued: the entry of this wait's previous ask ('retry': replaced by ARGV[5], keeping its place)
--- ARGV[7] paired: "1" when a release with the latch KEYS[5] follows in the same pipeline, else ""
+-- ARGV[4] clientId: the waiter's client, which a hand-off tells ("" for a try)
+-- ARGV[5] eligibleMs: this ask's eligibility, integer ms from the wait's first ask ("" for a try)
+-- ARGV[6] waitId: wait id (unique per acquire call)
+-- ARGV[7] queuedEligibleMs: that of the wait's previous ask, whose entry a 'retry' replaces keeping its
+--         place ("" for a try)
+-- ARGV[8] paired: "1" when a release with the latch KEYS[5] follows in the same pipeline, else ""
 -- Returns {token, holdCount} when acquired; when held, the holder's PTTL (Redisson's contract) or,
 -- when the holder is one of ours (it will hand off), {0, pttl}.
 -- (AcquireCode in replies.ts: 0 HeldByOurs; tokens start at 1.)
 --- @include "time.lua"
 --- @include "hand-off-note.lua"
+--- @include "wait-entry.lua"
 local lease = ARGV[1]
 local owner = ARGV[2]
 local mode = ARGV[3]
-local wait = ARGV[5]
-local queued = ARGV[6]
+local waitId = ARGV[6]
+
+-- The entry of this ask, and of the wait's previous one (built only on the paths that queue).
+local function entries()
+  local clientId = ARGV[4]
+  return wait_entry(waitId, clientId, lease, ARGV[5], owner), wait_entry(waitId, clientId, lease, ARGV[7], owner)
+end
 
 local function take(count)
   if mode == 'retry' then
+    local _, queued = entries()
     redis.call('zrem', KEYS[3], queued)
   end
   return {redis.call('incr', KEYS[2]), count}
@@ -46,7 +55,7 @@ local function take_free()
 end
 
 local mine
-if ARGV[7] == '1' then
+if ARGV[8] == '1' then
   -- One EXISTS finds the lock free and its paired release not run.
   if redis.call('exists', KEYS[1], KEYS[5]) == 0 then
     return take_free()
@@ -62,7 +71,7 @@ else
   if mode == 'retry' then
     -- A hand-off whose wake message this waiter missed: its token is in the note.
     local handedTo, handed = note_hand_off(redis.call('get', KEYS[4]))
-    if handedTo == ARGV[4] then
+    if handedTo == waitId then
       local held = redis.call('hget', KEYS[1], owner)
       if held then
         return {handed, tonumber(held)}
@@ -94,6 +103,7 @@ if not ours then
   pttl = redis.call('pttl', KEYS[1])
 end
 if mode ~= 'try' then
+  local wait, queued = entries()
   -- A retry keeps its place: its entry is replaced by this ask's (a later eligibility) at the same score.
   local first = mode == 'retry' and redis.call('zscore', KEYS[3], queued)
   if first then

@@ -18,18 +18,20 @@
 -- ARGV[3] latchTtlMs: unlock latch ttl in ms
 -- ARGV[4] wakePrefix: wake channel prefix; the waiter's client id is appended
 -- ARGV[5] name: lock name, echoed in the wake message
--- ARGV[6] leaseMs: lease in ms to keep while re-entry holds remain
+-- ARGV[6] leaseMs: lease in ms to keep while re-entry holds remain (cancel: the wait's lease)
 -- ARGV[7] sharded: "1" on a Redis Cluster (the unlock notice is an SPUBLISH), else ""
 -- ARGV[8] waitId: in cancel mode, the wait that gives up; else ''
--- ARGV[9] wait: in cancel mode, that wait's queue entry of its last ask; else ''
--- ARGV[10] queued: in cancel mode, its entry of the ask before (the last ask's reply may have been lost,
---         so either may be queued); else ''
+-- ARGV[9] clientId: in cancel mode, that wait's client; else ''
+-- ARGV[10] eligibleMs: in cancel mode, the eligibility of the wait's last ask; else ''
+-- ARGV[11] queuedEligibleMs: in cancel mode, that of the ask before (the last ask's reply may have been
+--         lost, so the entry of either may be queued; see wait-entry.lua); else ''
 -- Returns nil when the owner does not hold the lock, 0 when holds remain, 1 when released.
 -- (ReleaseCode in replies.ts: 0 HoldsRemain, 1 Released.)
 --- @include "time.lua"
 --- @include "latch.lua"
 --- @include "unlock-notice.lua"
 --- @include "hand-off-note.lua"
+--- @include "wait-entry.lua"
 local owner = ARGV[1]
 local mode = ARGV[2]
 local waitId = ARGV[8]
@@ -70,7 +72,9 @@ end
 
 if mode == 'cancel' then
   -- The wait gives up: its own queue entry goes whatever the owner holds.
-  redis.call('zrem', KEYS[5], ARGV[9], ARGV[10])
+  local lease, clientId = ARGV[6], ARGV[9]
+  redis.call('zrem', KEYS[5], wait_entry(waitId, clientId, lease, ARGV[10], owner),
+    wait_entry(waitId, clientId, lease, ARGV[11], owner))
   -- Only a hold that was handed to this very wait is given back; the owner's other holds stay.
   if note_hand_off(redis.call('get', KEYS[6])) ~= waitId then
     return nil

@@ -12,7 +12,8 @@
 //
 // Environment: BENCH_SECONDS (window per library and configuration, default 3), BENCH_ROUNDS (windows
 // per library, taking turns with the others, default 1), BENCH_WARMUP_SECONDS (unmeasured run of each
-// library in fresh processes, default 1), BENCH_UNCONTENDED_ITERATIONS (default 2000). The lock
+// library in fresh processes, default 1), BENCH_UNCONTENDED_ITERATIONS (default 5000,
+// after 2000 unmeasured of each variant). The lock
 // family uses the same BENCH_SECONDS per variant.
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -44,7 +45,9 @@ const SECONDS = envNumber('BENCH_SECONDS', 3);
 const ROUNDS = Math.round(envNumber('BENCH_ROUNDS', 1));
 /** Unmeasured run of every library after the processes start, so no library meets a cold JIT. */
 const WARMUP_SECONDS = envNumber('BENCH_WARMUP_SECONDS', 1);
-const UNCONTENDED_ITERATIONS = Math.round(envNumber('BENCH_UNCONTENDED_ITERATIONS', 2_000));
+const UNCONTENDED_ITERATIONS = Math.round(envNumber('BENCH_UNCONTENDED_ITERATIONS', 5_000));
+/** Unmeasured runs of each uncontended variant first: a path with more code takes longer to be optimized. */
+const UNCONTENDED_WARMUP = 2_000;
 const PAUSES_MS = [0, 2] as const;
 
 const TARGETS = {
@@ -386,7 +389,7 @@ async function runUncontended(url: string): Promise<{ rows: UncontendedRow[]; ch
   const samples = variants.map(() => [] as number[]);
   const block = 100;
   try {
-    for (const v of variants) for (let i = 0; i < 300; i++) await v.run(); // warm-up
+    for (const v of variants) for (let i = 0; i < UNCONTENDED_WARMUP; i++) await v.run();
     // Interleaved blocks, so drift (GC, CPU frequency, other load) hits every variant alike.
     for (let done = 0; done < UNCONTENDED_ITERATIONS; done += block) {
       const count = Math.min(block, UNCONTENDED_ITERATIONS - done);

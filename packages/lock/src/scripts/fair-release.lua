@@ -22,19 +22,16 @@
 -- Returns nil when the owner does not hold the lock, 0 when holds remain, 1 when released.
 -- (ReleaseCode in replies.ts: 0 HoldsRemain, 1 Released.)
 --- @include "queue.lua"
---- @include "latch.lua"
 --- @include "unlock-notice.lua"
 local owner = ARGV[1]
 local mode = ARGV[2]
 
-local latched, latch = unlock_latch(KEYS[3], ARGV[3])
+-- Before the owner check only waiters past their deadlines go (as at every acquire), and in cancel
+-- mode the caller's own queue entry: nothing of another owner's.
+local latched, latch, Q, now = q_release_open(KEYS[3], ARGV[3], KEYS[5], KEYS[7], KEYS[6], ARGV[4], ARGV[5])
 if latched then
   return latched
 end
-
--- Before the owner check only waiters past their deadlines go (as at every acquire), and in cancel
--- mode the caller's own queue entry: nothing of another owner's.
-local Q, now = q_open(KEYS[5], KEYS[7], KEYS[6], ARGV[4], ARGV[5])
 
 -- A free lock goes to the oldest live waiter; returns false when nobody took it.
 local function settle()

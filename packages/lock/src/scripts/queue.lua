@@ -11,6 +11,7 @@
 -- Wake messages (JSON): grant [name, owner, token, grantedMs]; head hint [name, owner, "head", ms].
 
 --- @include "time.lua"
+--- @include "latch.lua"
 
 -- How long past its deadline a waiter may still hold a grant: time to confirm it (see q_pop_grant).
 local GRANT_GRACE_MS = 100
@@ -51,6 +52,17 @@ local function q_open(queue, deadlines, info, wake, name)
   local now = now_ms()
   q_purge(Q, now)
   return Q, now
+end
+
+-- The opening every queued kind's release shares: the result an earlier run of this request had (then
+-- nothing else is done: return it), else nil, the request's latch (see latch.lua) and the queue opened.
+local function q_release_open(latchKey, latchTtlMs, queue, deadlines, info, wake, name)
+  local latched, latch = unlock_latch(latchKey, latchTtlMs)
+  if latched then
+    return latched
+  end
+  local Q, now = q_open(queue, deadlines, info, wake, name)
+  return nil, latch, Q, now
 end
 
 local function q_head(Q)

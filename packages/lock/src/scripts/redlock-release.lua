@@ -25,17 +25,15 @@
 -- Returns nil when the owner does not hold the lock here, 0 when holds remain, 1 when released.
 -- (ReleaseCode in replies.ts: 0 HoldsRemain, 1 Released.)
 --- @include "queue.lua"
---- @include "latch.lua"
 local owner = ARGV[1]
 local mode = ARGV[2]
-local latched, latch = unlock_latch(KEYS[3], ARGV[3])
-if latched then
-  return latched
-end
 
 -- Before the owner check only waiters past their deadlines go (as at every acquire), and the caller's
 -- own queue entry (a round may have queued it on a master that did not grant): nothing of another owner's.
-local Q, now = q_open(KEYS[4], KEYS[6], KEYS[5], ARGV[4], ARGV[5])
+local latched, latch, Q, now = q_release_open(KEYS[3], ARGV[3], KEYS[4], KEYS[6], KEYS[5], ARGV[4], ARGV[5])
+if latched then
+  return latched
+end
 if mode ~= 'rollback' then
   q_remove(Q, owner)
 end

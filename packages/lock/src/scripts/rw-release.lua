@@ -22,21 +22,18 @@
 -- Returns nil when the owner does not hold that kind, 0 when holds of it remain, 1 when released.
 -- (ReleaseCode in replies.ts: 0 HoldsRemain, 1 Released.)
 --- @include "rw-lib.lua"
---- @include "latch.lua"
 --- @include "unlock-notice.lua"
 local owner = ARGV[1]
 local mode = ARGV[2]
 local member = ARGV[6] .. ':' .. owner
 
-local latched, latch = unlock_latch(KEYS[3], ARGV[3])
-if latched then
-  return latched
-end
-
 -- Before the owner check go only waiters past their deadlines (as at every acquire), lapsed holds (the
 -- owner check must not count one), and in cancel mode the caller's own queue entry: nothing of another owner's.
 local L = {lock = KEYS[1], holds = KEYS[8], token = KEYS[4]}
-local Q, now = q_open(KEYS[5], KEYS[7], KEYS[6], ARGV[4], ARGV[5])
+local latched, latch, Q, now = q_release_open(KEYS[3], ARGV[3], KEYS[5], KEYS[7], KEYS[6], ARGV[4], ARGV[5])
+if latched then
+  return latched
+end
 rw_purge(L, now)
 
 local function settle()

@@ -365,9 +365,7 @@ describe('lock script replies on the wire: RESP2 and RESP3', () => {
           return evalsha(
             releaseSha,
             releaseKeys,
-            releaseScript.values(
-              releaseInput({ name, owner, leaseMs: 5000, mode, requestId, waitId, wait }),
-            ),
+            releaseScript.values(releaseInput({ name, owner, leaseMs: 5000, mode, requestId, waitId, wait })),
           );
         };
         const notHeld = await rel('o2', 'r-o2');

@@ -32,9 +32,12 @@ export function accepted(o: Pick<PlacedOrder, 'orderId' | 'productId' | 'userId'
 
 /** The answer for a failure; an unexpected one is logged with the request and answered 500. */
 export function failure(err: unknown, req: Request): ErrorAnswer {
-  return failureAnswer(err, () =>
-    req.log.error({ err, method: req.method, path: req.originalUrl }, 'unexpected error'),
-  );
+  return failureAnswer(err, () => logUnexpected(req)(err));
+}
+
+/** Logs an error of no known status with the express request it failed (the line a 500 leaves). */
+export function logUnexpected(req: Request): (err: unknown) => void {
+  return (err) => req.log.error({ err, method: req.method, path: req.originalUrl }, 'unexpected error');
 }
 
 /** The answer for a failure; `unexpected` hears one of no known status (answered 500) before it is answered. */

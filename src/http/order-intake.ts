@@ -27,7 +27,7 @@ export interface OrderAnswer {
 }
 
 /** An order let on to the use case: run it under `key`, and release its slot once answered. */
-export interface AdmittedOrder {
+interface AdmittedOrder {
   order: OrderRequest;
   /** The Idempotency-Key, else the ticket's key (a ticket that placed an order answers that order). */
   key: string | undefined;
@@ -35,7 +35,8 @@ export interface AdmittedOrder {
 }
 
 /**
- * Every check an order passes before the order use case runs, in the order the contract answers them:
+ * POST /api/orders after its request was read. Every check an order passes before the order use case
+ * runs, in the order the contract answers them:
  * 400 invalid_request (body, Idempotency-Key), then the gate (429 rate_limited / queued / busy, 400
  * invalid_ticket), then what this process knows from memory (409 not_started / sale_ended /
  * sold_out). Throws the refusal; a refused order holds no slot and touched nothing.
@@ -54,7 +55,8 @@ export class OrderIntake {
     this.schema = orderBody(o.maxOrderQuantity);
   }
 
-  async admit(call: OrderCall): Promise<AdmittedOrder> {
+  /** The checks above; throws the refusal. */
+  private async admit(call: OrderCall): Promise<AdmittedOrder> {
     const order = parse(this.schema, call.body);
     const idempotencyKey =
       call.idempotencyKey === undefined

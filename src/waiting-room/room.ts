@@ -88,6 +88,8 @@ export class WaitingRoom {
   private lastCompleted = 0;
   /** When (this.o.now()) the last report was made. */
   private lastReportAt = 0;
+  /** Orders completed since lastReportAt, not yet in `completing`. */
+  private unmeasured = 0;
   /** Orders per second completed here, smoothed over about a second. */
   private completing = 0;
   /**
@@ -290,13 +292,19 @@ export class WaitingRoom {
     );
   }
 
-  /** Folds the orders completed since the last report into `completing` and `pace`. */
+  /**
+   * Folds the orders completed since the last report into `completing` and `pace`; those of a report
+   * made at the same instant as the one before wait for the next.
+   */
   private measurePace(completed: number): void {
+    this.unmeasured += completed;
     const now = this.o.now();
     const elapsed = now - this.lastReportAt;
-    this.lastReportAt = now;
     if (elapsed <= 0) return;
-    this.completing += ((completed * 1000) / elapsed - this.completing) * Math.min(1, elapsed / 1000);
+    this.lastReportAt = now;
+    const rate = (this.unmeasured * 1000) / elapsed;
+    this.unmeasured = 0;
+    this.completing += (rate - this.completing) * Math.min(1, elapsed / 1000);
     this.pace = Math.max(this.completing, this.pace * Math.exp(-elapsed / PACE_MEMORY_MS));
   }
 

@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import express, { type ErrorRequestHandler, type Request, type Router } from 'express';
 import { orderOutcome } from '../../metrics.ts';
 import { orderStatus } from '../../orders/order-status.ts';
-import { answerOf, send } from '../answers.ts';
+import { answerOf, logUnexpected, send } from '../answers.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { jsonBody } from '../body.ts';
 import { visibleOrder } from '../order-views.ts';
@@ -68,7 +68,7 @@ function placeOrder(deps: OrdersDeps): express.RequestHandler {
         address: () => req.ip,
         waitedMs: performance.now() - receivedAt,
       }),
-      (err) => req.log.error({ err, method: req.method, path: req.originalUrl }, 'unexpected error'),
+      logUnexpected(req),
     );
     metrics.observeOrder(outcome, (performance.now() - receivedAt) / 1000);
     send(res, answer);

@@ -4,7 +4,7 @@
 import { fairKeys, redlockKeys, rwKeys, wakeChannelPrefix } from './keys.ts';
 import { type InputOf, replyInt, typedScript } from './lua.ts';
 import { parseAcquireReply, parseQueuedReply, parseReleaseReply, parseRenewReply } from './replies.ts';
-import { type AcquireMode, type ReleaseMode, scriptFile, UNLOCK_LATCH_MS } from './scripts.ts';
+import { type AcquireMode, type ReleaseMode, releaseBasics, scriptFile } from './scripts.ts';
 
 export const fairAcquireScript = typedScript({
   name: 'flashsaleFairAcquire',
@@ -133,16 +133,10 @@ export function fairReleaseInput(r: QueuedRelease): InputOf<typeof fairReleaseSc
   const k = fairKeys(r.name);
   return {
     lock: k.lock,
-    channel: k.channel,
     token: k.token,
     ...queueKeys(k),
-    latch: k.latch(r.requestId),
-    owner: r.owner,
+    ...releaseBasics(k, r),
     leaseMs: r.leaseMs,
-    mode: r.mode,
-    wakePrefix: wakeChannelPrefix,
-    latchTtlMs: UNLOCK_LATCH_MS,
-    name: r.name,
     sharded: r.sharded ? '1' : '',
   };
 }
@@ -163,14 +157,8 @@ export function rwReleaseInput(
     holds: k.holds,
     token: k.token,
     ...queueKeys(k),
-    latch: k.latch(r.requestId),
-    channel: k.channel,
-    owner: r.owner,
+    ...releaseBasics(k, r),
     kind: r.kind,
-    mode: r.mode,
-    wakePrefix: wakeChannelPrefix,
-    latchTtlMs: UNLOCK_LATCH_MS,
-    name: r.name,
     sharded: r.sharded ? '1' : '',
   };
 }
@@ -198,16 +186,10 @@ export function redlockReleaseInput(
   const k = redlockKeys(r.name);
   return {
     lock: k.lock,
-    channel: k.channel,
-    latch: k.latch(r.requestId),
     ...queueKeys(k),
+    ...releaseBasics(k, r),
     reservation: k.reservation,
-    owner: r.owner,
     leaseMs: r.leaseMs,
-    latchTtlMs: UNLOCK_LATCH_MS,
-    mode: r.mode,
-    wakePrefix: wakeChannelPrefix,
-    name: r.name,
     reservationMs: Math.ceil(r.reservationMs),
   };
 }

@@ -16,6 +16,9 @@ import { type WaitSource, withDeadline } from './waiting.ts';
 import { type WaitEvent, type Waiter, WakeHub } from './wake-hub.ts';
 import type { BatchRenewer, RenewOutcome } from './watchdog.ts';
 
+/** The error of a master that did not answer within the round's time. */
+const SILENT = 'master did not answer in time';
+
 export interface Master {
   index: number;
   redis: Redis;
@@ -86,7 +89,7 @@ export class RedlockMasters {
         resolve({ answers: [...answers], yes });
       };
       for (const m of this.list) {
-        bounded(op(m), timeoutMs)
+        withDeadline(op(m), timeoutMs, SILENT)
           .then(
             (value) => {
               answers[m.index] = { ok: true, value };
@@ -122,7 +125,7 @@ export class RedlockMasters {
       this.list.map((m) => {
         const requestId = newRequestId(this.clientId);
         const input = redlockReleaseInput({ ...request, requestId, reservationMs });
-        const done = bounded(redlockReleaseScript.run(m.redis, input), timeoutMs).then(
+        const done = withDeadline(redlockReleaseScript.run(m.redis, input), timeoutMs, SILENT).then(
           (value) => {
             answers[m.index] = { ok: true, value };
           },
@@ -175,7 +178,7 @@ export class RedlockMasters {
           const pipeline = m.redis.pipeline();
           for (const h of handles) renewScript.run(pipeline, renewInput(h.name, h.owner, leaseMs));
           try {
-            return (await bounded(pipeline.exec(), timeoutMs)) ?? [];
+            return (await withDeadline(pipeline.exec(), timeoutMs, SILENT)) ?? [];
           } catch {
             return undefined;
           }
@@ -201,16 +204,4 @@ export class RedlockMasters {
   async close(): Promise<void> {
     await Promise.all(this.list.map((m) => m.hub.close()));
   }
-}
-
-/** Rejects when promise has not settled within ms (the operation itself carries on). */
-export function bounded<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(Object.assign(new Error('master did not answer in time'), { code: 'ETIMEDOUT' })),
-      ms,
-    );
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

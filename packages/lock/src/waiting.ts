@@ -112,15 +112,19 @@ export async function waitTurn<T>(turn: Turn<T>): Promise<T | null> {
   }
 }
 
-/** Rejects like a refused connection when `promise` has not settled within ms. */
-export function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
+/**
+ * Rejects with an ETIMEDOUT error (by default worded like a closed connection, which the lock errors
+ * classify as unavailable) when `promise` has not settled within ms; the operation itself carries on.
+ */
+export function withDeadline<T>(
+  promise: Promise<T>,
+  ms: number,
+  message = 'Connection is closed',
+): Promise<T> {
   if (!Number.isFinite(ms)) return promise;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(Object.assign(new Error('Connection is closed'), { code: 'ETIMEDOUT' })),
-      ms,
-    );
+    timer = setTimeout(() => reject(Object.assign(new Error(message), { code: 'ETIMEDOUT' })), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

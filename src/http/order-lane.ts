@@ -12,6 +12,7 @@ import { HttpError } from './errors.ts';
 import type { OrderIntake } from './order-intake.ts';
 import { logAnswer, requestId } from './request-log.ts';
 import { isOrderPost } from './shed-lane.ts';
+import { writeAtTurnEnd } from './turn-end.ts';
 
 export interface OrderLaneOptions {
   intake: OrderIntake;
@@ -76,8 +77,10 @@ async function decide(app: Express, o: OrderLaneOptions, req: IncomingMessage, r
     },
     (err) => log().error({ err, method: req.method, path: req.url }, 'unexpected error'),
   );
-  res.setHeader('X-Request-Id', id);
-  send(res, a);
+  writeAtTurnEnd(res, (r) => {
+    r.setHeader('X-Request-Id', id);
+    send(r, a);
+  });
   o.onAnswer(outcome, (performance.now() - receivedAt) / 1000);
   logAnswer(o.logger, { method: req.method, path: req.url, status: a.status, started: receivedAt }, { log });
 }

@@ -5,6 +5,7 @@ import { BusyError } from '../inventory/errors.ts';
 import { errorAnswer } from './errors.ts';
 import type { OrderGate } from './order-gate.ts';
 import { requestId } from './request-log.ts';
+import { writeAtTurnEnd } from './turn-end.ts';
 
 export interface ShedLaneOptions {
   gate: OrderGate;
@@ -33,12 +34,11 @@ export function withShedLane(app: RequestListener, o: ShedLaneOptions): RequestL
     }
     o.onShed?.();
     const answer = busyAnswer(retryAfter);
-    res.writeHead(answer.status, [
-      ...answer.headers,
-      'X-Request-Id',
-      requestId(req.headers['x-request-id'] as string | undefined),
-    ]);
-    res.end(answer.body);
+    const id = requestId(req.headers['x-request-id'] as string | undefined);
+    writeAtTurnEnd(res, (r) => {
+      r.writeHead(answer.status, [...answer.headers, 'X-Request-Id', id]);
+      r.end(answer.body);
+    });
   };
 }
 

@@ -71,7 +71,7 @@ async function decide(app: Express, o: OrderLaneOptions, req: IncomingMessage, r
         body: read.body,
         idempotencyKey: header(req, 'idempotency-key'),
         ticket: header(req, 'queue-ticket'),
-        address: () => expressRequest().ip,
+        address: () => clientAddress(app, req, expressRequest),
         waitedMs: performance.now() - receivedAt,
       };
     },
@@ -83,6 +83,14 @@ async function decide(app: Express, o: OrderLaneOptions, req: IncomingMessage, r
   });
   o.onAnswer(outcome, (performance.now() - receivedAt) / 1000);
   logAnswer(o.logger, { method: req.method, path: req.url, status: a.status, started: receivedAt }, { log });
+}
+
+/**
+ * req.ip as express gives it. With no proxy trusted (TRUST_PROXY unset) that is the socket's peer,
+ * read without making express's request: a herd's per-address limit then costs no re-prototyping.
+ */
+function clientAddress(app: Express, req: IncomingMessage, asExpress: () => Request): string | undefined {
+  return app.get('trust proxy') === false ? req.socket.remoteAddress : asExpress().ip;
 }
 
 /** A request header as express's req.get reads it (node joins a repeated one with ", "). */

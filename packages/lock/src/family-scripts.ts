@@ -4,7 +4,7 @@
 import { fairKeys, redlockKeys, rwKeys, wakeChannelPrefix } from './keys.ts';
 import { type InputOf, replyInt, typedScript } from './lua.ts';
 import { parseAcquireReply, parseQueuedReply, parseReleaseReply, parseRenewReply } from './replies.ts';
-import { type AcquireMode, type ReleaseMode, releaseBasics, scriptFile } from './scripts.ts';
+import { type AcquireMode, type ReleaseMode, scriptFile, UNLOCK_LATCH_MS } from './scripts.ts';
 
 export const fairAcquireScript = typedScript({
   name: 'flashsaleFairAcquire',
@@ -127,6 +127,22 @@ export interface QueuedRelease<M extends string = ReleaseMode> {
 export function fairAcquireInput(r: QueuedAcquire): InputOf<typeof fairAcquireScript> {
   const k = fairKeys(r.name);
   return { lock: k.lock, token: k.token, ...queueKeys(k), ...queuedRequest(r) };
+}
+
+/** What the fair, read-write and RedLock release scripts take alike: who releases how, its latch, whom to tell. */
+function releaseBasics<M extends string>(
+  k: { channel: string; latch: (requestId: string) => string },
+  r: { name: string; owner: string; mode: M; requestId: string },
+) {
+  return {
+    channel: k.channel,
+    latch: k.latch(r.requestId),
+    owner: r.owner,
+    mode: r.mode,
+    wakePrefix: wakeChannelPrefix,
+    latchTtlMs: UNLOCK_LATCH_MS,
+    name: r.name,
+  };
 }
 
 export function fairReleaseInput(r: QueuedRelease): InputOf<typeof fairReleaseScript> {

@@ -78,25 +78,23 @@ export interface AcquireRequest extends WaitEntry {
 }
 
 export function acquireInput(r: AcquireRequest): InputOf<typeof acquireScript> {
-  // A 'try' never queues: no entry parts to send (the script builds an entry only when it queues).
-  const queues = r.mode !== 'try';
+  const k = lockKeys(r.name);
   return {
-    ...holdKeys(r.name, r.pairedRelease ?? ''),
+    lock: k.lock,
+    token: k.token,
+    queue: k.queue,
+    ours: k.ours,
+    latch: k.latch(r.pairedRelease ?? ''),
     leaseMs: r.leaseMs,
     owner: r.owner,
     mode: r.mode,
     waitId: r.waitId ?? '',
-    clientId: queues ? r.clientId : '',
-    eligibleMs: queues ? Math.ceil(r.eligibleMs) : '',
-    queuedEligibleMs: queues ? Math.ceil(r.queuedEligibleMs ?? r.eligibleMs) : '',
+    // A 'try' never queues: no entry parts to send (the script builds an entry only when it queues).
+    clientId: r.mode === 'try' ? '' : r.clientId,
+    eligibleMs: r.mode === 'try' ? '' : Math.ceil(r.eligibleMs),
+    queuedEligibleMs: r.mode === 'try' ? '' : Math.ceil(r.queuedEligibleMs ?? r.eligibleMs),
     paired: r.pairedRelease === undefined ? '' : '1',
   };
-}
-
-/** The keys both scripts of a reentrant hold take; `latchId` names the unlock latch. */
-function holdKeys(name: string, latchId: string) {
-  const k = lockKeys(name);
-  return { lock: k.lock, token: k.token, queue: k.queue, ours: k.ours, latch: k.latch(latchId) };
 }
 
 export interface ReleaseRequest {
@@ -119,31 +117,25 @@ export interface ReleaseRequest {
 }
 
 export function releaseInput(r: ReleaseRequest): InputOf<typeof releaseScript> {
+  const k = lockKeys(r.name);
   return {
-    ...holdKeys(r.name, r.requestId),
-    ...releaseBasics(lockKeys(r.name), r),
+    lock: k.lock,
+    channel: k.channel,
+    token: k.token,
+    queue: k.queue,
+    latch: k.latch(r.requestId),
+    ours: k.ours,
+    owner: r.owner,
     leaseMs: r.leaseMs,
+    mode: r.mode,
+    wakePrefix: wakeChannelPrefix,
+    latchTtlMs: UNLOCK_LATCH_MS,
+    name: r.name,
     waitId: r.waitId ?? '',
     clientId: r.wait?.clientId ?? '',
     eligibleMs: r.wait ? Math.ceil(r.wait.eligibleMs[0]) : '',
     queuedEligibleMs: r.wait ? Math.ceil(r.wait.eligibleMs[1]) : '',
     sharded: r.sharded ? '1' : '',
-  };
-}
-
-/** What every lock kind's release script takes alike: who releases how, its latch, whom to tell. */
-export function releaseBasics<M extends string>(
-  k: { channel: string; latch: (requestId: string) => string },
-  r: { name: string; owner: string; mode: M; requestId: string },
-) {
-  return {
-    channel: k.channel,
-    latch: k.latch(r.requestId),
-    owner: r.owner,
-    mode: r.mode,
-    wakePrefix: wakeChannelPrefix,
-    latchTtlMs: UNLOCK_LATCH_MS,
-    name: r.name,
   };
 }
 

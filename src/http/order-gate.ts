@@ -115,7 +115,7 @@ export class OrderGate {
    * go on to admission control; anyone else, and anyone it refuses, is answered 429 queued.
    */
   private async wait(room: WaitingRoom, arrival: Arrival, quantity: number): Promise<Entry> {
-    const line = await room.line(arrival.productId);
+    const line = room.known(arrival.productId) ?? (await room.line(arrival.productId));
     if (room.lets(line, arrival)) {
       // Its turn (a ticket that placed an order had its turn before): the order use case answers,
       // with the ticket as the order's key, so a ticket whose order was placed gets that order.

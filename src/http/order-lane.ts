@@ -9,7 +9,7 @@ import type { OrderOutcome } from '../metrics.ts';
 import { send } from './answers.ts';
 import type { BuyerIdentity } from './buyer-identity.ts';
 import { HttpError } from './errors.ts';
-import type { OrderIntake } from './order-intake.ts';
+import type { OrderCall, OrderIntake } from './order-intake.ts';
 import { logAnswer, requestId } from './request-log.ts';
 import { isOrderPost } from './shed-lane.ts';
 import { writeAtTurnEnd } from './turn-end.ts';
@@ -63,17 +63,19 @@ async function decide(app: Express, o: OrderLaneOptions, req: IncomingMessage, r
   const read = req as IncomingMessage & { body?: unknown };
   const id = requestId(req.headers['x-request-id'] as string | undefined);
   const log = () => o.logger.child({ reqId: id });
+  const call = (): OrderCall => ({
+    body: read.body,
+    idempotencyKey: header(req, 'idempotency-key'),
+    ticket: header(req, 'queue-ticket'),
+    address: () => clientAddress(app, req, expressRequest),
+    waitedMs: performance.now() - receivedAt,
+  });
   const { answer: a, outcome } = await o.intake.answer(
-    async () => {
+    () => {
       read.body = decode(bytes);
-      if (o.identity.mode !== 'none') await o.identity.bind(expressRequest());
-      return {
-        body: read.body,
-        idempotencyKey: header(req, 'idempotency-key'),
-        ticket: header(req, 'queue-ticket'),
-        address: () => clientAddress(app, req, expressRequest),
-        waitedMs: performance.now() - receivedAt,
-      };
+      // Without buyer authentication nothing here waits: no promise to make and settle.
+      if (o.identity.mode === 'none') return call();
+      return o.identity.bind(expressRequest()).then(call);
     },
     (err) => log().error({ err, method: req.method, path: req.url }, 'unexpected error'),
   );

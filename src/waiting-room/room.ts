@@ -145,17 +145,21 @@ export class WaitingRoom {
    * it: requests arriving meanwhile wait for the same read rather than pass a line they cannot see.
    */
   async line(productId: string): Promise<WaitingLine> {
-    const line = this.lines.get(productId);
-    if (line) {
-      line.lastUsed = Date.now();
-      return line;
-    }
+    const line = this.known(productId);
+    if (line) return line;
     let pending = this.creating.get(productId);
     if (!pending) {
       pending = this.create(productId).finally(() => this.creating.delete(productId));
       this.creating.set(productId, pending);
     }
     return pending;
+  }
+
+  /** The product's line if this process already has it (no promise: most requests find it). */
+  known(productId: string): WaitingLine | undefined {
+    const line = this.lines.get(productId);
+    if (line) line.lastUsed = Date.now();
+    return line;
   }
 
   private async create(productId: string): Promise<WaitingLine> {

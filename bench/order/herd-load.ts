@@ -50,6 +50,12 @@ export interface HerdLoadResult {
   accepted: number;
   /** How far behind its schedule a first request was sent at worst (ms): this process's own lag. */
   maxSendLagMs: number;
+  /**
+   * Answers by the second they came (counted from the first scheduled send), by "status error" as in
+   * `answers`; `first` counts the buyers' first requests among them. Shows how long the herd's first
+   * requests took to answer, and when the orders got through (herd-timeline.ts prints it).
+   */
+  timeline: Array<Record<string, number>>;
 }
 
 /** Longest back-off between two tries after busy, s (as loadtest/lib.js retryDelay). */
@@ -87,6 +93,14 @@ export async function herdLoad(o: HerdLoadOptions): Promise<HerdLoadResult> {
   const errors: Record<string, number> = {};
   let maxSendLagMs = 0;
   const start = performance.now() + 50;
+  const timeline: Array<Record<string, number>> = [];
+  const count = (key: string, first: boolean) => {
+    const second = Math.max(0, Math.floor((performance.now() - start) / 1000));
+    for (let i = timeline.length; i <= second; i++) timeline.push({});
+    const bin = timeline[second] as Record<string, number>;
+    bin[key] = (bin[key] ?? 0) + 1;
+    if (first) bin.first = (bin.first ?? 0) + 1;
+  };
 
   const buyer = async (i: number): Promise<BuyerRecord> => {
     const due = start + (i * o.spreadMs) / o.buyers;
@@ -113,6 +127,7 @@ export async function herdLoad(o: HerdLoadOptions): Promise<HerdLoadResult> {
         latencies.push(performance.now() - sent);
         const key = res.statusCode === 202 ? '202' : `${res.statusCode} ${String(answer.error)}`;
         answers[key] = (answers[key] ?? 0) + 1;
+        count(key, rec.requests === 1);
         step = next(res.statusCode, answer, res.headers['retry-after'], busy);
       } catch (err) {
         const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
@@ -139,5 +154,6 @@ export async function herdLoad(o: HerdLoadOptions): Promise<HerdLoadResult> {
     unknown: Object.values(errors).reduce((a, b) => a + b, 0),
     accepted: answers['202'] ?? 0,
     maxSendLagMs,
+    timeline,
   };
 }

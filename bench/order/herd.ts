@@ -16,6 +16,7 @@ import { type AnswerCost, answerCost } from './answer-cost.ts';
 import { settleAndCheck, type Violation } from './checks.ts';
 import { processCpuSeconds } from './cpu.ts';
 import { type BuyerRecord, type HerdLoadResult, herdLoad } from './herd-load.ts';
+import { printTimelines } from './herd-timeline.ts';
 import { startLoad } from './load.ts';
 
 /** What the phase needs of the bench that runs it (bench/orders.ts). */
@@ -314,6 +315,7 @@ export function reportHerd({ runs, cost }: HerdResult): Check[] {
       ['409 sold_out', cost.soldOut],
     ] as [string, number][],
   );
+  printTimelines(runs);
   const checks = runs.filter((r) => r.room === 'on').flatMap(targetChecks);
   printChecks('Herd targets with the waiting room (issue 24)', checks);
   writeJson('orders-herd', {
@@ -323,6 +325,7 @@ export function reportHerd({ runs, cost }: HerdResult): Check[] {
     runs: runs.map(({ load, ...r }) => ({
       ...r,
       answers: load.answers,
+      timeline: load.timeline,
       errors: load.errors,
       maxSendLagMs: load.maxSendLagMs,
       latencyP999Ms: percentile(Float64Array.from(load.latencies).sort(), 99.9),

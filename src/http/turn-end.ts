@@ -12,9 +12,9 @@ let pending: Pending[] = [];
 /**
  * Runs `write(res)` at the end of this loop turn, after every request read in it has been decided.
  * Each answer written to loopback wakes its reader if it sleeps; written one by one between the
- * decisions, a process slower than its peer wakes it for every answer (measured: 9-13 µs of CPU
- * each on this 2-core VM, about a tenth of a herd answer; docs/benchmarks.md). A write that throws
- * ends its own response only.
+ * decisions, a process slower than its peer wakes it for every answer (measured on this 2-core VM:
+ * the order lane's refusals cost 20-32 µs of 92-137 µs more that way; docs/benchmarks.md). A write
+ * that throws ends its own response only.
  *
  * @example
  * writeAtTurnEnd(res, (r) => send(r, answer));

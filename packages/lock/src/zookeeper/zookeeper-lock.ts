@@ -141,13 +141,18 @@ export class ZooKeeperLock extends SessionLock<ZkNode> {
       const own: ZkNode = { path, czxid: 0 };
       let acquired = false;
       try {
-        const [children, stat] = await this.bounded(budget, () =>
+        const read = await this.bounded(budget, () =>
           this.session.retrying(() =>
             Promise.all([this.session.children(parent), this.session.exists(path)]),
           ),
         ).catch((err: unknown) => {
+          // Our node is queued: a read unanswered past the wait's deadline is a wait run out, as in
+          // waitTurn, not an unreachable service (which the create just reached).
+          if (performance.now() >= budget.deadline) return null;
           throw this.unavailable(name, err);
         });
+        if (!read) return null;
+        const [children, stat] = read;
         if (!stat) continue; // our session expired right after the create: start again
         own.czxid = zxid(stat.czxid);
         const turn = await this.waitTurn(parent, node, children, budget, signal).catch((err: unknown) => {

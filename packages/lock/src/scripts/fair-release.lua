@@ -28,48 +28,45 @@ local mode = ARGV[2]
 
 -- Before the owner check only waiters past their deadlines go (as at every acquire), and in cancel
 -- mode the caller's own queue entry: nothing of another owner's.
-local latched, latch, Q, now = q_release_open(KEYS[3], ARGV[3], KEYS[5], KEYS[7], KEYS[6], ARGV[4], ARGV[5])
-if latched then
-  return latched
-end
-
--- A free lock goes to the oldest live waiter; returns false when nobody took it.
-local function settle()
-  if redis.call('exists', KEYS[1]) == 0 and not q_grant_hash(Q, KEYS[1], KEYS[4], now) then
-    return false
+return q_release(KEYS[3], ARGV[3], KEYS[5], KEYS[7], KEYS[6], ARGV[4], ARGV[5], function(latch, Q, now)
+  -- A free lock goes to the oldest live waiter; returns false when nobody took it.
+  local function settle()
+    if redis.call('exists', KEYS[1]) == 0 and not q_grant_hash(Q, KEYS[1], KEYS[4], now) then
+      return false
+    end
+    q_wake_head(Q, redis.call('pttl', KEYS[1]), now)
+    return true
   end
-  q_wake_head(Q, redis.call('pttl', KEYS[1]), now)
-  return true
-end
 
-local function free()
-  redis.call('del', KEYS[1])
-  if not settle() then
-    publish_unlock(KEYS[2], ARGV[7])
+  local function free()
+    redis.call('del', KEYS[1])
+    if not settle() then
+      publish_unlock(KEYS[2], ARGV[7])
+    end
+    return 1
   end
-  return 1
-end
 
-if mode == 'force' then
-  if redis.call('exists', KEYS[1]) == 0 then
+  if mode == 'force' then
+    if redis.call('exists', KEYS[1]) == 0 then
+      return nil
+    end
+    return free()
+  end
+
+  if mode == 'cancel' then
+    q_remove(Q, owner)
+  end
+
+  if redis.call('hexists', KEYS[1], owner) == 0 then
+    if mode == 'cancel' then
+      settle()
+    end
     return nil
   end
-  return free()
-end
-
-if mode == 'cancel' then
-  q_remove(Q, owner)
-end
-
-if redis.call('hexists', KEYS[1], owner) == 0 then
-  if mode == 'cancel' then
-    settle()
+  local count = redis.call('hincrby', KEYS[1], owner, -1)
+  if count > 0 then
+    redis.call('pexpire', KEYS[1], ARGV[6])
+    return latch(0)
   end
-  return nil
-end
-local count = redis.call('hincrby', KEYS[1], owner, -1)
-if count > 0 then
-  redis.call('pexpire', KEYS[1], ARGV[6])
-  return latch(0)
-end
-return latch(free())
+  return latch(free())
+end)

@@ -54,15 +54,16 @@ local function q_open(queue, deadlines, info, wake, name)
   return Q, now
 end
 
--- The opening every queued kind's release shares: the result an earlier run of this request had (then
--- nothing else is done: return it), else nil, the request's latch (see latch.lua) and the queue opened.
-local function q_release_open(latchKey, latchTtlMs, queue, deadlines, info, wake, name)
+-- Every queued kind's release: when this request already ran (its latch is set), the result it had and
+-- nothing else; else body(latch, Q, now) with the request's latch (see latch.lua) and the queue opened.
+-- The release's body is a function so that this early return is written once, here.
+local function q_release(latchKey, latchTtlMs, queue, deadlines, info, wake, name, body)
   local latched, latch = unlock_latch(latchKey, latchTtlMs)
   if latched then
     return latched
   end
   local Q, now = q_open(queue, deadlines, info, wake, name)
-  return nil, latch, Q, now
+  return body(latch, Q, now)
 end
 
 local function q_head(Q)

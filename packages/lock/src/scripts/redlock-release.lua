@@ -30,49 +30,47 @@ local mode = ARGV[2]
 
 -- Before the owner check only waiters past their deadlines go (as at every acquire), and the caller's
 -- own queue entry (a round may have queued it on a master that did not grant): nothing of another owner's.
-local latched, latch, Q, now = q_release_open(KEYS[3], ARGV[3], KEYS[4], KEYS[6], KEYS[5], ARGV[4], ARGV[5])
-if latched then
-  return latched
-end
-if mode ~= 'rollback' then
-  q_remove(Q, owner)
-end
+return q_release(KEYS[3], ARGV[3], KEYS[4], KEYS[6], KEYS[5], ARGV[4], ARGV[5], function(latch, Q, now)
+  if mode ~= 'rollback' then
+    q_remove(Q, owner)
+  end
 
--- The lock is free here: keep it for the oldest waiter for a moment and wake only that waiter.
-local function pass_on()
-  local head = q_head(Q)
-  if not head then
-    redis.call('del', KEYS[7])
-    redis.call('publish', KEYS[2], 0)
-    return
+  -- The lock is free here: keep it for the oldest waiter for a moment and wake only that waiter.
+  local function pass_on()
+    local head = q_head(Q)
+    if not head then
+      redis.call('del', KEYS[7])
+      redis.call('publish', KEYS[2], 0)
+      return
+    end
+    if head == owner then
+      return
+    end
+    local w = parse_info(redis.call('hget', Q.info, head))
+    if not w then
+      q_remove(Q, head)
+      return pass_on()
+    end
+    local reserveMs = tonumber(ARGV[7])
+    redis.call('set', KEYS[7], head, 'px', reserveMs)
+    w.wakeAt = now
+    redis.call('hset', Q.info, head, format_info(w))
+    redis.call('publish', Q.wake .. w.client, cjson.encode({Q.name, head, 'head', 0}))
   end
-  if head == owner then
-    return
-  end
-  local w = parse_info(redis.call('hget', Q.info, head))
-  if not w then
-    q_remove(Q, head)
-    return pass_on()
-  end
-  local reserveMs = tonumber(ARGV[7])
-  redis.call('set', KEYS[7], head, 'px', reserveMs)
-  w.wakeAt = now
-  redis.call('hset', Q.info, head, format_info(w))
-  redis.call('publish', Q.wake .. w.client, cjson.encode({Q.name, head, 'head', 0}))
-end
 
-if redis.call('hexists', KEYS[1], owner) == 0 then
-  if mode == 'cancel' and redis.call('exists', KEYS[1]) == 0 and redis.call('get', KEYS[7]) == owner then
-    redis.call('del', KEYS[7])
-    pass_on()
+  if redis.call('hexists', KEYS[1], owner) == 0 then
+    if mode == 'cancel' and redis.call('exists', KEYS[1]) == 0 and redis.call('get', KEYS[7]) == owner then
+      redis.call('del', KEYS[7])
+      pass_on()
+    end
+    return nil
   end
-  return nil
-end
-local count = redis.call('hincrby', KEYS[1], owner, -1)
-if count > 0 then
-  redis.call('pexpire', KEYS[1], ARGV[6])
-  return latch(0)
-end
-redis.call('del', KEYS[1])
-pass_on()
-return 1
+  local count = redis.call('hincrby', KEYS[1], owner, -1)
+  if count > 0 then
+    redis.call('pexpire', KEYS[1], ARGV[6])
+    return latch(0)
+  end
+  redis.call('del', KEYS[1])
+  pass_on()
+  return 1
+end)

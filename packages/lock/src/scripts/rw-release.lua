@@ -30,43 +30,41 @@ local member = ARGV[6] .. ':' .. owner
 -- Before the owner check go only waiters past their deadlines (as at every acquire), lapsed holds (the
 -- owner check must not count one), and in cancel mode the caller's own queue entry: nothing of another owner's.
 local L = {lock = KEYS[1], holds = KEYS[8], token = KEYS[4]}
-local latched, latch, Q, now = q_release_open(KEYS[3], ARGV[3], KEYS[5], KEYS[7], KEYS[6], ARGV[4], ARGV[5])
-if latched then
-  return latched
-end
-rw_purge(L, now)
+return q_release(KEYS[3], ARGV[3], KEYS[5], KEYS[7], KEYS[6], ARGV[4], ARGV[5], function(latch, Q, now)
+  rw_purge(L, now)
 
-local function settle()
-  rw_settle(Q, L, now)
-  if redis.call('exists', L.lock) == 0 then
-    publish_unlock(KEYS[2], ARGV[7])
+  local function settle()
+    rw_settle(Q, L, now)
+    if redis.call('exists', L.lock) == 0 then
+      publish_unlock(KEYS[2], ARGV[7])
+    end
   end
-end
 
-if mode == 'force' then
-  if redis.call('exists', L.lock) == 0 then
+  if mode == 'force' then
+    if redis.call('exists', L.lock) == 0 then
+      return nil
+    end
+    redis.call('del', L.lock, L.holds)
+    settle()
+    return 1
+  end
+
+  if mode == 'cancel' then
+    q_remove(Q, owner)
+  end
+
+  if redis.call('hexists', L.lock, member) == 0 then
+    if mode == 'cancel' then
+      rw_settle(Q, L, now)
+    end
     return nil
   end
-  redis.call('del', L.lock, L.holds)
-  settle()
-  return 1
-end
-
-if mode == 'cancel' then
-  q_remove(Q, owner)
-end
-
-if redis.call('hexists', L.lock, member) == 0 then
-  if mode == 'cancel' then
-    rw_settle(Q, L, now)
+  local count = redis.call('hincrby', L.lock, member, -1)
+  if count > 0 then
+    return latch(0)
   end
-  return nil
-end
-local count = redis.call('hincrby', L.lock, member, -1)
-if count > 0 then
-  return latch(0)
-end
-rw_drop(L, member)
-rw_refresh(L, now)
-settle()
-return latch(1)
+  rw_drop(L, member)
+  rw_refresh(L, now)
+  settle()
+  return latch(1)
+end)

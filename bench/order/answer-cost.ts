@@ -9,7 +9,7 @@ import type { Redis } from 'ioredis';
 import { lineKey } from '../../src/waiting-room/keys.ts';
 import type { Spawned } from '../../test/support/service.ts';
 import { summarize } from '../lib/stats.ts';
-import { processCpuSeconds } from './cpu.ts';
+import { treeCpuSeconds } from './cpu.ts';
 import { startLoad } from './load.ts';
 
 export interface AnswerCost {
@@ -38,7 +38,7 @@ export async function blockLine(redis: Redis, productId: string): Promise<void> 
 
 /** API CPU µs per answer of one closed-model load of `path` for `productId` (its answers all `status`). */
 async function costOf(api: Spawned, path: string, productId: string, status: number): Promise<number> {
-  const before = processCpuSeconds(api.proc.pid);
+  const before = treeCpuSeconds(api.proc.pid);
   const r = await startLoad({
     targets: [{ url: api.url, path }],
     productId,
@@ -47,7 +47,7 @@ async function costOf(api: Spawned, path: string, productId: string, status: num
     seconds: SECONDS,
     expectStatus: status,
   }).done;
-  const cpu = processCpuSeconds(api.proc.pid) - before;
+  const cpu = treeCpuSeconds(api.proc.pid) - before;
   // Another answer than the one measured (the line let someone in, a shed refusal): no figure.
   if (r.unexpected > 0) return Number.NaN;
   return (cpu * 1e6) / Math.max(1, r.realAnswered + r.tailAnswered);

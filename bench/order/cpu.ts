@@ -1,6 +1,6 @@
 // Where the machine's CPU went during a load (Linux /proc): per process (by pid, grouped by role) and
 // the whole machine (which includes anything else running on it).
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
@@ -14,6 +14,31 @@ export function processCpuSeconds(pid: number | undefined): number {
     return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
   } catch {
     return Number.NaN;
+  }
+}
+
+/**
+ * CPU seconds of a process and every process under it: an API started with API_WORKERS > 1 is a
+ * cluster primary whose forked workers do the answering. NaN when the process is gone.
+ */
+export function treeCpuSeconds(pid: number | undefined): number {
+  if (pid === undefined) return Number.NaN;
+  let sum = processCpuSeconds(pid);
+  for (const child of childrenOf(pid)) {
+    const c = treeCpuSeconds(child);
+    if (Number.isFinite(c)) sum += c;
+  }
+  return sum;
+}
+
+/** The child pids of a process (every thread's), from /proc; none when it is gone. */
+function childrenOf(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
+      readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean).map(Number),
+    );
+  } catch {
+    return [];
   }
 }
 

@@ -14,7 +14,7 @@ import { percentile, type Summary, summarize } from '../lib/stats.ts';
 import { type Check, ms, num, printChecks, printTable, times } from '../lib/table.ts';
 import { type AnswerCost, answerCost } from './answer-cost.ts';
 import { settleAndCheck, type Violation } from './checks.ts';
-import { processCpuSeconds } from './cpu.ts';
+import { treeCpuSeconds } from './cpu.ts';
 import { type BuyerRecord, type HerdLoadResult, herdLoad } from './herd-load.ts';
 import { printTimelines } from './herd-timeline.ts';
 import { startLoad } from './load.ts';
@@ -175,7 +175,7 @@ async function run(
   const buyers = stock * variant.perUnit;
   const productId = `bench-herd-${variant.name}-${room}-${Date.now().toString(36)}`;
   await ctx.createSale(api.url, productId, stock, SHARDS);
-  const cpuBefore = processCpuSeconds(api.proc.pid);
+  const cpuBefore = treeCpuSeconds(api.proc.pid);
   const limits = sampleLimit(api.url);
   const load = await herdLoad({
     url: api.url,
@@ -187,7 +187,7 @@ async function run(
     connections: CONNECTIONS,
     timeoutMs: 15_000,
   });
-  const cpu = processCpuSeconds(api.proc.pid) - cpuBefore;
+  const cpu = treeCpuSeconds(api.proc.pid) - cpuBefore;
   const admissionLimit = summarize(await limits.stop());
   const { settled, violations } = await settle(ctx, api, `herd-${variant.name}-${room}`, productId, load);
   const f = figures(load, stock);

@@ -1,7 +1,7 @@
 // One measured load against one process: its answers/s and the process's CPU per answer, read from
 // /proc around the load (window and tail), so a noisy neighbour shows in the rate more than the CPU.
 import os from 'node:os';
-import { processCpuSeconds } from './cpu.ts';
+import { treeCpuSeconds } from './cpu.ts';
 import { type LoadOptions, type LoadResult, startLoad } from './load.ts';
 
 export interface Measured {
@@ -17,9 +17,9 @@ export interface Measured {
 
 /** Runs `load` and charges the CPU `pid` used meanwhile to its answers. */
 export async function measure(pid: number | undefined, load: LoadOptions): Promise<Measured> {
-  const before = processCpuSeconds(pid);
+  const before = treeCpuSeconds(pid);
   const result = await startLoad(load).done;
-  const cpu = processCpuSeconds(pid) - before;
+  const cpu = treeCpuSeconds(pid) - before;
   const answers = result.realAnswered + result.tailAnswered;
   const inWindow = result.ok + result.unexpected;
   return {

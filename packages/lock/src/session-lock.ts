@@ -68,6 +68,7 @@ export abstract class SessionLock<K> extends HoldCore {
 
   /**
    * Creates the owner's key and waits its turn (request.waitMs 0: one try); null when not had in time.
+   * The request's signal was not aborted when obtain called it.
    * Every remote call goes through `bounded`, `creating` or `withdraw` with `budget`.
    */
   protected abstract enqueue(request: ObtainRequest, budget: Budget): Promise<Queued<K> | null>;
@@ -83,11 +84,9 @@ export abstract class SessionLock<K> extends HoldCore {
 
   protected async obtain(request: ObtainRequest): Promise<Acquisition | null> {
     const { name, owner } = request;
+    request.signal?.throwIfAborted();
     const held = this.live(this.holds.get(name, owner));
-    if (held) {
-      request.signal?.throwIfAborted();
-      return { handle: this.newHandle(held, request, performance.now()), handoff: false };
-    }
+    if (held) return { handle: this.newHandle(held, request, performance.now()), handoff: false };
     const deadline = performance.now() + Math.max(0, request.waitMs);
     const got = await this.enqueue(request, { name, deadline, end: deadline + ROUND_TRIP_MS });
     if (!got) return null;

@@ -137,7 +137,6 @@ export class EtcdLock extends SessionLock<EtcdKey> {
 
   protected async enqueue(request: ObtainRequest, budget: Budget): Promise<Queued<EtcdKey> | null> {
     const { name, signal } = request;
-    signal?.throwIfAborted();
     const prefix = this.queuePrefix(name);
     for (;;) {
       const { id, aliveFrom } = await this.bounded(budget, () => this.call(name, () => this.currentLease()));

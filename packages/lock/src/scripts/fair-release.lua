@@ -40,10 +40,7 @@ return q_release(KEYS[3], ARGV[3], KEYS[5], KEYS[7], KEYS[6], ARGV[4], ARGV[5], 
 
   local function free()
     redis.call('del', KEYS[1])
-    if not settle() then
-      publish_unlock(KEYS[2], ARGV[7])
-    end
-    return 1
+    return pass_on_or_notify(settle, KEYS[2], ARGV[7])
   end
 
   if mode == 'force' then

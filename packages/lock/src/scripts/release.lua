@@ -64,10 +64,7 @@ end
 
 local function free()
   redis.call('del', KEYS[1], KEYS[6])
-  if not handOff() then
-    publish_unlock(KEYS[2], ARGV[7])
-  end
-  return 1
+  return pass_on_or_notify(handOff, KEYS[2], ARGV[7])
 end
 
 if mode == 'cancel' then

@@ -8,3 +8,12 @@ local function publish_unlock(channel, sharded)
     redis.call('publish', channel, 0)
   end
 end
+
+-- A lock its release just deleted: handed to one of our waiters (`hand_off()` true when one took it),
+-- else the unlock notice goes out. Returns 1, the release's "released".
+local function pass_on_or_notify(hand_off, channel, sharded)
+  if not hand_off() then
+    publish_unlock(channel, sharded)
+  end
+  return 1
+end

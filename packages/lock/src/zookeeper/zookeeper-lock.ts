@@ -123,7 +123,6 @@ export class ZooKeeperLock extends SessionLock<ZkNode> {
 
   protected async enqueue(request: ObtainRequest, budget: Budget): Promise<Queued<ZkNode> | null> {
     const { name, signal } = request;
-    signal?.throwIfAborted();
     const parent = this.parentOf(name);
     for (;;) {
       if (this.closed) throw this.unavailable(name, new Error('lock client closed'));

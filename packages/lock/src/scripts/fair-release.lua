@@ -54,16 +54,12 @@ return q_release(KEYS[3], ARGV[3], KEYS[5], KEYS[7], KEYS[6], ARGV[4], ARGV[5], 
     q_remove(Q, owner)
   end
 
-  if redis.call('hexists', KEYS[1], owner) == 0 then
-    if mode == 'cancel' then
-      settle()
-    end
-    return nil
+  local held = q_count_down(KEYS[1], owner, ARGV[6], latch)
+  if held == nil and mode == 'cancel' then
+    settle()
   end
-  local count = redis.call('hincrby', KEYS[1], owner, -1)
-  if count > 0 then
-    redis.call('pexpire', KEYS[1], ARGV[6])
-    return latch(0)
+  if held ~= false then
+    return held
   end
   return latch(free())
 end)

@@ -66,6 +66,21 @@ local function q_release(latchKey, latchTtlMs, queue, deadlines, info, wake, nam
   return body(latch, Q, now)
 end
 
+-- One hold of `field` counted down in the lock hash: nil when it holds none; latch(0) when holds remain
+-- (the lease renewed to leaseMs, when given); false when that was its last hold, for the caller to free.
+local function q_count_down(lock, field, leaseMs, latch)
+  if redis.call('hexists', lock, field) == 0 then
+    return nil
+  end
+  if redis.call('hincrby', lock, field, -1) <= 0 then
+    return false
+  end
+  if leaseMs then
+    redis.call('pexpire', lock, leaseMs)
+  end
+  return latch(0)
+end
+
 local function q_head(Q)
   return redis.call('zrange', Q.queue, 0, 0)[1]
 end

@@ -58,17 +58,13 @@ return q_release(KEYS[3], ARGV[3], KEYS[4], KEYS[6], KEYS[5], ARGV[4], ARGV[5], 
     redis.call('publish', Q.wake .. w.client, cjson.encode({Q.name, head, 'head', 0}))
   end
 
-  if redis.call('hexists', KEYS[1], owner) == 0 then
-    if mode == 'cancel' and redis.call('exists', KEYS[1]) == 0 and redis.call('get', KEYS[7]) == owner then
-      redis.call('del', KEYS[7])
-      pass_on()
-    end
-    return nil
+  local held = q_count_down(KEYS[1], owner, ARGV[6], latch)
+  if held == nil and mode == 'cancel' and redis.call('exists', KEYS[1]) == 0 and redis.call('get', KEYS[7]) == owner then
+    redis.call('del', KEYS[7])
+    pass_on()
   end
-  local count = redis.call('hincrby', KEYS[1], owner, -1)
-  if count > 0 then
-    redis.call('pexpire', KEYS[1], ARGV[6])
-    return latch(0)
+  if held ~= false then
+    return held
   end
   redis.call('del', KEYS[1])
   pass_on()

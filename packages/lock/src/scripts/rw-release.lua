@@ -53,15 +53,12 @@ return q_release(KEYS[3], ARGV[3], KEYS[5], KEYS[7], KEYS[6], ARGV[4], ARGV[5], 
     q_remove(Q, owner)
   end
 
-  if redis.call('hexists', L.lock, member) == 0 then
-    if mode == 'cancel' then
-      rw_settle(Q, L, now)
-    end
-    return nil
+  local held = q_count_down(L.lock, member, nil, latch)
+  if held == nil and mode == 'cancel' then
+    rw_settle(Q, L, now)
   end
-  local count = redis.call('hincrby', L.lock, member, -1)
-  if count > 0 then
-    return latch(0)
+  if held ~= false then
+    return held
   end
   rw_drop(L, member)
   rw_refresh(L, now)

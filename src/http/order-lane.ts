@@ -79,10 +79,7 @@ async function decide(app: Express, o: OrderLaneOptions, req: IncomingMessage, r
     },
     (err) => log().error({ err, method: req.method, path: req.url }, 'unexpected error'),
   );
-  writeAtTurnEnd(res, (r) => {
-    r.setHeader('X-Request-Id', id);
-    send(r, a);
-  });
+  writeAtTurnEnd(res, (r) => send(r, a, id));
   o.onAnswer(outcome, (performance.now() - receivedAt) / 1000);
   logAnswer(o.logger, { method: req.method, path: req.url, status: a.status, started: receivedAt }, { log });
 }

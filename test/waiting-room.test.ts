@@ -2,7 +2,7 @@
 // across processes, abandoned tickets that do not stall the line, and every waiting ticket told of the
 // sell-out. Lines are driven by hand (tick() with a set capacity), so no test depends on timing.
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { type Arrival, InvalidTicketError, TicketSigner, WaitingRoom } from '../src/waiting-room/index.ts';
 import { DRAIN_GRACE_MS } from '../src/waiting-room/line.ts';
@@ -70,6 +70,16 @@ describe('waiting-room tickets', () => {
       assert.throws(() => signer.verify(header, 'shoe', user, now), InvalidTicketError, what);
     }
     assert.ok(seen);
+  });
+
+  it('the signature is HMAC-SHA256 under the secret, whatever its length (as node’s Hmac computes it)', () => {
+    // Tickets signed before this signer (node's Hmac) stay valid, and any HMAC library can check one.
+    for (const secret of [SECRET, 's'.repeat(64), 'long-'.repeat(30), 'é'.repeat(40)]) {
+      const header = new TicketSigner(secret).issue('shoe', 'alice', 1_000_000);
+      const body = header.slice(0, header.lastIndexOf('.'));
+      const expected = createHmac('sha256', secret).update(body).digest('base64url').slice(0, 22);
+      assert.equal(header.slice(body.length + 1), expected, `a secret of ${secret.length} characters`);
+    }
   });
 });
 

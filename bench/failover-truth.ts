@@ -1,9 +1,9 @@
 // The failover of issue #26, measured: a 3+3 Redis Cluster with REDIS_WAIT_REPLICAS=1, 5,000 orders for
 // 3,000 units (12 shards) from 100 clients, one master killed (kill -9) for good after 600 answers.
 // Prints, per run, the answers by status and code and the Postgres rows no 202 (or settled unknown) stands behind.
-import { failoverUnderLoad } from '../test/support/failover-truth.ts';
-import { startClusterInfra } from '../test/support/redis-cluster.ts';
-import { createSale, NO_LOAD_SHEDDING, startService } from '../test/support/service.ts';
+import { failoverUnderLoad } from '../harness/failover-truth.ts';
+import { startClusterInfra } from '../harness/redis-cluster.ts';
+import { createSale, NO_LOAD_SHEDDING, startService } from '../harness/service.ts';
 
 const RUNS = Number(process.env.RUNS ?? 3);
 const STOCK = 3000;

@@ -11,9 +11,9 @@
 import { connect } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
-import { EtcdServer } from '../test/support/etcd-server.ts';
-import { RedisServer } from '../test/support/redis-server.ts';
-import { ZooKeeperServer } from '../test/support/zookeeper-server.ts';
+import { EtcdServer } from '../harness/etcd-server.ts';
+import { RedisServer } from '../harness/redis-server.ts';
+import { ZooKeeperServer } from '../harness/zookeeper-server.ts';
 import { CommandCounter } from './lib/command-counter.ts';
 import { environment, envNumber, writeJson } from './lib/output.ts';
 import { ratio, type Summary, summarize, sumValues } from './lib/stats.ts';

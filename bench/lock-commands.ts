@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LockClient } from '@flashsale/lock';
 import { lockKeys } from '@flashsale/lock/toolkit';
-import { RedisServer } from '../test/support/redis-server.ts';
+import { RedisServer } from '../harness/redis-server.ts';
 import { envNumber, repoRoot, writeJson } from './lib/output.ts';
 import { type CommandCounts, commandStats, diffCommandStats } from './lib/redis-info.ts';
 import { ratio, sumValues } from './lib/stats.ts';

@@ -14,7 +14,7 @@ import { pathToFileURL } from 'node:url';
 import { FairLock, LockAcquireTimeoutError, LockClient, RedLock } from '@flashsale/lock';
 import type { Redis } from 'ioredis';
 import { RedlockMutex, TimeoutError } from 'redis-semaphore';
-import { RedisServer } from '../test/support/redis-server.ts';
+import { RedisServer } from '../harness/redis-server.ts';
 import { environment, envNumber, writeJson } from './lib/output.ts';
 import { ratio, type Summary, summarize } from './lib/stats.ts';
 import { type Check, mark, ms, num, printTable, times } from './lib/table.ts';

@@ -19,7 +19,7 @@ import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { LockClient } from '@flashsale/lock';
 import { Redis } from 'ioredis';
-import { RedisServer } from '../test/support/redis-server.ts';
+import { RedisServer } from '../harness/redis-server.ts';
 import { environment, envNumber, repoRoot, writeJson } from './lib/output.ts';
 import { redisVersion } from './lib/redis-info.ts';
 import { ratio, type Summary, summarize } from './lib/stats.ts';

@@ -1,11 +1,11 @@
 // What the writer's tombstone check costs: a batch inserted as before (insertOrders) against the same
 // batch under the shard locks with the tombstone lookup (insertUnlessWithdrawn), interleaved, medians.
 import { performance } from 'node:perf_hooks';
+import { createTestDatabase } from '../harness/postgres.ts';
 import { createDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
 import { insertOrders, type OrderRecord } from '../src/db/orders-repo.ts';
 import { insertUnlessWithdrawn } from '../src/db/withdrawn-repo.ts';
-import { createTestDatabase } from '../test/support/postgres.ts';
 import { percentile } from './lib/stats.ts';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 41);

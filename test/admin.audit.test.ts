@@ -3,7 +3,7 @@
 // not enough stock — writes none and changes nothing.
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { ADMIN_TOKEN, admin, call, createSale, drained, spawnService } from './support/service.ts';
+import { ADMIN_TOKEN, admin, call, createSale, drained, spawnService } from '../harness/service.ts';
 import { useService } from './support/suite.ts';
 
 const { infra, svc } = useService();

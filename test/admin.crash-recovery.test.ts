@@ -3,12 +3,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { LockClient } from '@flashsale/lock';
+import { until } from '../harness/async.ts';
+import { createSale } from '../harness/service.ts';
 import { SaleAdmin } from '../src/inventory/admin.ts';
 import { shardListKey, shardStockKey } from '../src/inventory/keys.ts';
 import { startAdminRecovery } from '../src/inventory/recovery.ts';
 import { type Body, crashKit } from './support/admin-crash.ts';
-import { until } from './support/async.ts';
-import { createSale } from './support/service.ts';
 import { useService } from './support/suite.ts';
 
 // The service's own worker would finish abandoned changes after SWEEP_AGE_MS; these tests look at

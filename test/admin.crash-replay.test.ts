@@ -3,12 +3,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { LockClient } from '@flashsale/lock';
+import { admin, call } from '../harness/service.ts';
 import { pruneRetired } from '../src/inventory/generation.ts';
 import { adminLockName, retiredShardsKey, saleKey, shardKeys, shardStockKey } from '../src/inventory/keys.ts';
 import { ShardStatus } from '../src/inventory/replies.ts';
 import { JOURNAL, RETIRE } from '../src/inventory/scripts.ts';
 import { type Body, crashKit } from './support/admin-crash.ts';
-import { admin, call } from './support/service.ts';
 import { useService } from './support/suite.ts';
 
 // The service's own worker would finish abandoned changes after SWEEP_AGE_MS; these tests look at

@@ -3,10 +3,10 @@
 // change puts the units back exactly once.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { admin, call, createSale, placeOrder } from '../harness/service.ts';
 import { decideFate } from '../src/orders/lifecycle.ts';
 import type { OrderRecord } from '../src/orders/order.ts';
 import { type Body, crashKit } from './support/admin-crash.ts';
-import { admin, call, createSale, placeOrder } from './support/service.ts';
 import { useService } from './support/suite.ts';
 
 // No sweep and no recovery of the service's own: the test looks at the pending state first.

@@ -3,11 +3,11 @@
 // and PUT /admin/products/:productId mirrors perUserLimit into sale_limits (the Postgres backstop).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { until } from '../harness/async.ts';
+import { admin, call, createSale, type Reply } from '../harness/service.ts';
 import { shardStockKey } from '../src/inventory/keys.ts';
 import type { OrderRecord } from '../src/orders/order.ts';
 import { createOrderQueue } from '../src/orders/queue.ts';
-import { until } from './support/async.ts';
-import { admin, call, createSale, type Reply } from './support/service.ts';
 import { useService } from './support/suite.ts';
 
 interface FailedJobsBody {

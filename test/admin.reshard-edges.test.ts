@@ -14,8 +14,8 @@ import {
   saleStatus,
   storm,
   tally,
-} from './support/reshard.ts';
-import { admin, call, createSale, drained } from './support/service.ts';
+} from '../harness/reshard.ts';
+import { admin, call, createSale, drained } from '../harness/service.ts';
 import { useService } from './support/suite.ts';
 
 const { infra, svc } = useService();

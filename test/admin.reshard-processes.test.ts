@@ -4,8 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LockClient } from '@flashsale/lock';
-import { SaleAdmin } from '../src/inventory/admin.ts';
-import { until } from './support/async.ts';
+import { until } from '../harness/async.ts';
 import {
   acceptedIds,
   assertConserved,
@@ -18,8 +17,9 @@ import {
   reshard,
   storm,
   tally,
-} from './support/reshard.ts';
-import { call, createSale, drained, type Spawned, spawnService } from './support/service.ts';
+} from '../harness/reshard.ts';
+import { call, createSale, drained, type Spawned, spawnService } from '../harness/service.ts';
+import { SaleAdmin } from '../src/inventory/admin.ts';
 import { useService } from './support/suite.ts';
 
 const { infra } = useService();

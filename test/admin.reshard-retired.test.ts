@@ -3,9 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { LockClient } from '@flashsale/lock';
-import { createOrderQueue } from '../src/orders/queue.ts';
-import { queuedOn } from './support/lock-queue.ts';
-import { counter, generationOf, order, reconcile, reshard, restock, saleStatus } from './support/reshard.ts';
+import { counter, generationOf, order, reconcile, reshard, restock, saleStatus } from '../harness/reshard.ts';
 import {
   call,
   createSale,
@@ -14,7 +12,9 @@ import {
   type Spawned,
   spawnService,
   startInfra,
-} from './support/service.ts';
+} from '../harness/service.ts';
+import { createOrderQueue } from '../src/orders/queue.ts';
+import { queuedOn } from './support/lock-queue.ts';
 import { useService } from './support/suite.ts';
 
 const { infra, svc } = useService();

@@ -2,7 +2,7 @@
 // reshards and 2 restocks with hundreds of orders in flight, and nothing is refused while stock is left.
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
-import { until } from './support/async.ts';
+import { until } from '../harness/async.ts';
 import {
   acceptedIds,
   assertConserved,
@@ -17,8 +17,8 @@ import {
   restock,
   storm,
   tally,
-} from './support/reshard.ts';
-import { createSale, spawnService } from './support/service.ts';
+} from '../harness/reshard.ts';
+import { createSale, spawnService } from '../harness/service.ts';
 import { useService } from './support/suite.ts';
 
 const { infra } = useService();

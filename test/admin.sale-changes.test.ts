@@ -10,10 +10,10 @@ import {
   LockQuorumUnavailableError,
   LockUnavailableError,
 } from '@flashsale/lock';
+import { admin, call, createSale } from '../harness/service.ts';
 import { SaleChanges } from '../src/admin/sale-changes.ts';
 import { errorAnswer } from '../src/http/errors.ts';
 import type { SaleAdmin } from '../src/inventory/admin.ts';
-import { admin, call, createSale } from './support/service.ts';
 import { useService } from './support/suite.ts';
 
 const { infra, svc } = useService();

@@ -5,11 +5,11 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { describe, it } from 'node:test';
+import { freePort } from '../harness/redis-server.ts';
+import { ADMIN_TOKEN, drained, placeOrder } from '../harness/service.ts';
 import { type CliIo, main } from '../src/cli.ts';
 import { DEV_ADMIN_TOKEN } from '../src/config/load.ts';
 import { pay } from './support/lifecycle.ts';
-import { freePort } from './support/redis-server.ts';
-import { ADMIN_TOKEN, drained, placeOrder } from './support/service.ts';
 import { useService } from './support/suite.ts';
 
 const { infra, svc } = useService();

@@ -7,9 +7,9 @@ import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'puppeteer-core';
-import { until } from './support/async.ts';
-import { type HeadlessBrowser, launchBrowser } from './support/browser.ts';
-import { ADMIN_TOKEN, admin, call, createSale, drained } from './support/service.ts';
+import { until } from '../harness/async.ts';
+import { type HeadlessBrowser, launchBrowser } from '../harness/browser.ts';
+import { ADMIN_TOKEN, admin, call, createSale, drained } from '../harness/service.ts';
 import { useService } from './support/suite.ts';
 
 const SCREENSHOT = process.env.DASHBOARD_SCREENSHOT || join('.bench', 'dashboard.png');

@@ -4,14 +4,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Queue } from 'bullmq';
+import { until } from '../harness/async.ts';
+import { admin, call, createSale, drained } from '../harness/service.ts';
 import { shardStockKey } from '../src/inventory/keys.ts';
 import { oldestJobAge } from '../src/metrics.ts';
 import { LiveView } from '../src/ops/live.ts';
 import { reconcileAll } from '../src/ops/reconcile-watch.ts';
 import { failedJobsOf } from '../src/orders/failed-jobs.ts';
 import { createOrderQueue } from '../src/orders/queue.ts';
-import { until } from './support/async.ts';
-import { admin, call, createSale, drained } from './support/service.ts';
 import { useService } from './support/suite.ts';
 
 interface Live {

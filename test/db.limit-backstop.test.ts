@@ -5,6 +5,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type Kysely, sql } from 'kysely';
+import { until } from '../harness/async.ts';
+import { createTestDatabase, type TestDatabase } from '../harness/postgres.ts';
+import { RedisServer } from '../harness/redis-server.ts';
 import * as perUserLimitMigration from '../migrations/0002_per_user_limit.ts';
 import * as orderLimitMigration from '../migrations/0003_order_limit.ts';
 import { loadSection } from '../src/config/load.ts';
@@ -16,9 +19,6 @@ import { shardStockKey } from '../src/inventory/keys.ts';
 import type { OrderRecord } from '../src/orders/order.ts';
 import { OrderWriter } from '../src/orders/order-writer.ts';
 import { createOrderQueue, enqueueOrder } from '../src/orders/queue.ts';
-import { until } from './support/async.ts';
-import { createTestDatabase, type TestDatabase } from './support/postgres.ts';
-import { RedisServer } from './support/redis-server.ts';
 import { reserveIn } from './support/writer-world.ts';
 
 let seq = 0;

@@ -9,10 +9,10 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { type Kysely, sql } from 'kysely';
+import { createTestDatabase, type TestDatabase } from '../harness/postgres.ts';
+import { freePort } from '../harness/redis-server.ts';
 import { createDatabase, type Database } from '../src/db/database.ts';
 import { FolderMigrationProvider, MIGRATIONS_DIR, migrateToLatest } from '../src/db/migrate.ts';
-import { createTestDatabase, type TestDatabase } from './support/postgres.ts';
-import { freePort } from './support/redis-server.ts';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

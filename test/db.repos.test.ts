@@ -3,6 +3,8 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { type Kysely, sql } from 'kysely';
+import { createTestDatabase, type TestDatabase } from '../harness/postgres.ts';
+import { freePort } from '../harness/redis-server.ts';
 import { writeAudit } from '../src/db/audit-repo.ts';
 import { checkDatabase, createDatabase, type Database } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
@@ -19,8 +21,6 @@ import {
 } from '../src/db/orders-repo.ts';
 import { shardStockKey } from '../src/inventory/keys.ts';
 import type { OrderRecord } from '../src/orders/order.ts';
-import { createTestDatabase, type TestDatabase } from './support/postgres.ts';
-import { freePort } from './support/redis-server.ts';
 
 const order = (n: number, productId = 'P1', quantity = 1): OrderRecord => ({
   orderId: `ord-${productId}-${n}`,

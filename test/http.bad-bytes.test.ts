@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { describe, it } from 'node:test';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
+import { admin, call, type Reply, reply } from '../harness/service.ts';
 import { useBadInput } from './support/bad-input.ts';
-import { admin, call, type Reply, reply } from './support/service.ts';
 
 const { api, existingOrderId, assertUnchanged, assertRefused } = useBadInput();
 

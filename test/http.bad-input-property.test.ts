@@ -3,9 +3,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
+import { call } from '../harness/service.ts';
 import { PRODUCT_ID_PATTERN } from '../src/inventory/keys.ts';
 import { MAX_ORDER_QUANTITY, USER_ID, useBadInput } from './support/bad-input.ts';
-import { call } from './support/service.ts';
 
 const { api, assertUnchanged, assertRefused } = useBadInput();
 

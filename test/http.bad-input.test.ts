@@ -4,8 +4,8 @@
 // and the orders / admin_audit row counts are compared with a snapshot taken before.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { ADMIN_TOKEN, admin, call, type Reply } from '../harness/service.ts';
 import { MAX_ORDER_QUANTITY, useBadInput } from './support/bad-input.ts';
-import { ADMIN_TOKEN, admin, call, type Reply } from './support/service.ts';
 
 const { api, existingOrderId, assertUnchanged, assertRefused, raw } = useBadInput();
 

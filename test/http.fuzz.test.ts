@@ -7,8 +7,8 @@ import { connect } from 'node:net';
 import { describe, it } from 'node:test';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import fc from 'fast-check';
+import { ADMIN_TOKEN } from '../harness/service.ts';
 import { useBadInput } from './support/bad-input.ts';
-import { ADMIN_TOKEN } from './support/service.ts';
 
 const { api, existingOrderId, assertUnchanged } = useBadInput();
 const RUNS = Number(process.env.FUZZ_RUNS ?? 2000);

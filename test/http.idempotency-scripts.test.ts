@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
+import { RedisServer } from '../harness/redis-server.ts';
 import { IDEMPOTENCY_CLAIM, IDEMPOTENCY_SETTLE } from '../src/orders/idempotency.ts';
-import { RedisServer } from './support/redis-server.ts';
 
 let server: RedisServer;
 let redis: Redis;

@@ -8,6 +8,7 @@ import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import express from 'express';
+import { createSale } from '../harness/service.ts';
 import type { BuyerIdentity } from '../src/http/buyer-identity.ts';
 import type { OrderGate } from '../src/http/order-gate.ts';
 import { OrderIntake } from '../src/http/order-intake.ts';
@@ -15,7 +16,6 @@ import { withOrderLane } from '../src/http/order-lane.ts';
 import { SoldOutError } from '../src/inventory/errors.ts';
 import { createLogger } from '../src/log.ts';
 import type { PlaceOrder } from '../src/orders/place-order.ts';
-import { createSale } from './support/service.ts';
 import { useService } from './support/suite.ts';
 
 interface Raw {

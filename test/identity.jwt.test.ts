@@ -5,10 +5,10 @@ import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { SignJWT } from 'jose';
+import { admin, call, createSale } from '../harness/service.ts';
 import { BuyerTokens } from '../src/http/buyer-tokens.ts';
 import { buyerKey } from '../src/orders/keys.ts';
 import { diffSnapshots, snapshotRedis } from './support/redis-snapshot.ts';
-import { admin, call, createSale } from './support/service.ts';
 import { useService } from './support/suite.ts';
 
 const SECRET = 'buyer-jwt-secret-for-tests-0123456789abcdef';

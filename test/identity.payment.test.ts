@@ -6,10 +6,10 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, describe, it } from 'node:test';
 import express from 'express';
+import { call, createSale, placeOrder } from '../harness/service.ts';
 import { BuyerIdentity } from '../src/http/buyer-identity.ts';
 import { errorAnswer } from '../src/http/errors.ts';
 import { paymentSignature } from '../src/http/payment-signature.ts';
-import { call, createSale, placeOrder } from './support/service.ts';
 import { useService } from './support/suite.ts';
 
 const SECRET = 'payment-webhook-secret-0123456789abcdef';

@@ -5,13 +5,13 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { lockKeys } from '@flashsale/lock/toolkit';
 import type { Redis } from 'ioredis';
+import { RedisServer } from '../harness/redis-server.ts';
 import { saleKey, shardKeys, shardListKey, shardStockKey } from '../src/inventory/keys.ts';
 import { ShardStatus } from '../src/inventory/replies.ts';
 import { RESERVE, SWITCH } from '../src/inventory/scripts.ts';
 import { BuyerLimits } from '../src/orders/buyer-limit.ts';
 import { LimitExceededError } from '../src/orders/errors.ts';
 import { buyerClaimsKey, buyerKey } from '../src/orders/keys.ts';
-import { RedisServer } from './support/redis-server.ts';
 import { diffSnapshots, snapshotRedis } from './support/redis-snapshot.ts';
 
 let server: RedisServer;

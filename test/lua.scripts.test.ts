@@ -4,9 +4,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
+import { RedisServer } from '../harness/redis-server.ts';
 import { INVENTORY_SCRIPTS } from '../src/inventory/scripts.ts';
 import { luaHeader } from '../src/redis/lua.ts';
-import { RedisServer } from './support/redis-server.ts';
 
 let server: RedisServer;
 let redis: Redis;

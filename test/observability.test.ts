@@ -7,15 +7,15 @@ import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LockClient } from '@flashsale/lock';
 import express from 'express';
+import { until } from '../harness/async.ts';
+import { admin, call, createSale, drained, type Spawned, spawnService } from '../harness/service.ts';
 import { startApi } from '../src/boot/api.ts';
 import { boot } from '../src/boot/boot.ts';
 import { shutdown } from '../src/boot/shutdown.ts';
 import { requestLog } from '../src/http/request-log.ts';
 import { createLogger } from '../src/log.ts';
-import { until } from './support/async.ts';
 import { queuedOn } from './support/lock-queue.ts';
 import { scrape, value } from './support/metrics.ts';
-import { admin, call, createSale, drained, type Spawned, spawnService } from './support/service.ts';
 import { useInfra, useService } from './support/suite.ts';
 
 /** Growth of each listed series between two scrapes (a series absent before counts from 0). */

@@ -3,9 +3,9 @@
 // is killed (kill -9) or every API process is, and each fate is recorded exactly once after recovery.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { until } from './support/async.ts';
+import { until } from '../harness/async.ts';
+import { call, createSale, placeOrder, type Spawned, spawnService } from '../harness/service.ts';
 import { history, pay, rowUnits, settled } from './support/lifecycle.ts';
-import { call, createSale, placeOrder, type Spawned, spawnService } from './support/service.ts';
 import { useInfra } from './support/suite.ts';
 
 const { infra } = useInfra();

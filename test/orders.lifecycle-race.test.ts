@@ -4,9 +4,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { redisNow } from './support/async.ts';
+import { redisNow } from '../harness/async.ts';
+import { call, createSale, placeOrder } from '../harness/service.ts';
 import { cancel, history, pay, rowUnits, settled } from './support/lifecycle.ts';
-import { call, createSale, placeOrder } from './support/service.ts';
 import { useService } from './support/suite.ts';
 
 const { infra, svc } = useService({ EXPIRY_INTERVAL_MS: '20' });

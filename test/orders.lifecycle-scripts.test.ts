@@ -4,11 +4,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
+import { redisNow } from '../harness/async.ts';
+import { RedisServer } from '../harness/redis-server.ts';
 import { lifecycleKeys } from '../src/inventory/keys.ts';
 import { decideFate, expireDue, fateOf, registerForExpiry } from '../src/orders/lifecycle.ts';
 import type { OrderRecord } from '../src/orders/order.ts';
-import { redisNow } from './support/async.ts';
-import { RedisServer } from './support/redis-server.ts';
 
 let server: RedisServer;
 let redis: Redis;

@@ -3,10 +3,10 @@
 // input that changes nothing. Expiry is waited for on observable state, never slept for.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { redisNow, until } from './support/async.ts';
+import { redisNow, until } from '../harness/async.ts';
+import { admin, call, createSale, placeOrder } from '../harness/service.ts';
 import { cancel, history, pay, rowUnits, settled } from './support/lifecycle.ts';
 import { diffSnapshots, snapshotRedis } from './support/redis-snapshot.ts';
-import { admin, call, createSale, placeOrder } from './support/service.ts';
 import { useService } from './support/suite.ts';
 
 const { infra, svc } = useService({ EXPIRY_INTERVAL_MS: '50', LOG_LEVEL: 'error' });

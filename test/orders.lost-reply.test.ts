@@ -6,10 +6,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { admin, call, createSale, drained, type Reply } from '../harness/service.ts';
 import { buyerKey } from '../src/orders/keys.ts';
 import { FaultProxy } from './faults/proxy.ts';
 import { type ApiOnly, startApiOnly } from './support/api-only.ts';
-import { admin, call, createSale, drained, type Reply } from './support/service.ts';
 import { useInfra } from './support/suite.ts';
 
 const ROUNDS = 5;

@@ -3,7 +3,7 @@
 // shards as still hold the order each when no single shard holds it. Conservation holds across it.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { admin, call, createSale, drained } from './support/service.ts';
+import { admin, call, createSale, drained } from '../harness/service.ts';
 import { useService } from './support/suite.ts';
 
 const { infra, svc } = useService();

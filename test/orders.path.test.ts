@@ -8,6 +8,8 @@ import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LockClient, LockNotHeldError } from '@flashsale/lock';
 import { lockKeys } from '@flashsale/lock/toolkit';
+import { until } from '../harness/async.ts';
+import { admin, call, createSale, drained, type Reply } from '../harness/service.ts';
 import { insertOrders } from '../src/db/orders-repo.ts';
 import { orderBody } from '../src/http/validation.ts';
 import { Catalog } from '../src/inventory/catalog.ts';
@@ -20,9 +22,7 @@ import { buyerKey, idempotencyKey } from '../src/orders/keys.ts';
 import type { OrderRecord } from '../src/orders/order.ts';
 import { createOrderQueue, enqueueOrder } from '../src/orders/queue.ts';
 import { type ApiOnly, startApiOnly } from './support/api-only.ts';
-import { until } from './support/async.ts';
 import { commandCalls, diffSnapshots, snapshotRedis } from './support/redis-snapshot.ts';
-import { admin, call, createSale, drained, type Reply } from './support/service.ts';
 import { useInfra, useService } from './support/suite.ts';
 import { reserveIn } from './support/writer-world.ts';
 

@@ -3,9 +3,9 @@
 // endsAt on, 409 sale_ended. Times come from Redis' TIME, and the tests wait for its clock, never sleep.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { until } from './support/async.ts';
+import { until } from '../harness/async.ts';
+import { admin, call, createSale, drained } from '../harness/service.ts';
 import { diffSnapshots, snapshotRedis } from './support/redis-snapshot.ts';
-import { admin, call, createSale, drained } from './support/service.ts';
 import { useService } from './support/suite.ts';
 
 const { infra, svc } = useService();

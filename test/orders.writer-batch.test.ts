@@ -3,12 +3,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { sql } from 'kysely';
+import { until } from '../harness/async.ts';
 import { countOrders, existingOrderIds, insertOrders } from '../src/db/orders-repo.ts';
 import { failedJobsOf } from '../src/orders/failed-jobs.ts';
 import { HandOff } from '../src/orders/hand-off.ts';
 import type { OrderRecord } from '../src/orders/order.ts';
 import { enqueueOrders, isOrderBatch } from '../src/orders/queue.ts';
-import { until } from './support/async.ts';
 import { order, orders, PRODUCT, pendingOf, useWorld } from './support/writer-world.ts';
 
 const { world, waitUntilDrained } = useWorld();

@@ -4,6 +4,14 @@ import assert from 'node:assert/strict';
 import { createServer, type Socket } from 'node:net';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { until } from '../harness/async.ts';
+import {
+  BASE_SERVICE_ENV,
+  NO_LOAD_SHEDDING,
+  type Spawned,
+  spawnService,
+  startInfra,
+} from '../harness/service.ts';
 import { ConfigError } from '../src/config/errors.ts';
 import { loadConfig } from '../src/config/load.ts';
 import { createDatabase } from '../src/db/database.ts';
@@ -15,14 +23,6 @@ import {
   ORDER_JOB_OPTIONS,
   orderBackoffDelay,
 } from '../src/orders/queue.ts';
-import { until } from './support/async.ts';
-import {
-  BASE_SERVICE_ENV,
-  NO_LOAD_SHEDDING,
-  type Spawned,
-  spawnService,
-  startInfra,
-} from './support/service.ts';
 import { orders, PRODUCT, pendingOf, reserveIn, useWorld } from './support/writer-world.ts';
 
 const { world, waitUntilDrained } = useWorld();

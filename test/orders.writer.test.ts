@@ -3,12 +3,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { sql } from 'kysely';
+import { until } from '../harness/async.ts';
+import { freePort } from '../harness/redis-server.ts';
 import { createDatabase } from '../src/db/database.ts';
 import { countOrders, existingOrderIds, findOrder, sumQuantity } from '../src/db/orders-repo.ts';
 import type { OrderRecord } from '../src/orders/order.ts';
 import { enqueueOrder } from '../src/orders/queue.ts';
-import { until } from './support/async.ts';
-import { freePort } from './support/redis-server.ts';
 import { order, orders, PRODUCT, pendingOf, useWorld } from './support/writer-world.ts';
 
 const { world, waitUntilDrained } = useWorld();

@@ -9,10 +9,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { LockClient } from '@flashsale/lock';
-import { until } from './support/async.ts';
+import { until } from '../harness/async.ts';
+import { admin, call, createSale, drained, type Reply } from '../harness/service.ts';
 import { queuedOn } from './support/lock-queue.ts';
 import { diffSnapshots, snapshotRedis } from './support/redis-snapshot.ts';
-import { admin, call, createSale, drained, type Reply } from './support/service.ts';
 import { useService } from './support/suite.ts';
 
 /** The value of an unlabelled gauge on GET /metrics. */

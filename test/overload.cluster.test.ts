@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { describe, it } from 'node:test';
-import { until } from './support/async.ts';
-import { admin, createSale, drained, spawnService } from './support/service.ts';
+import { until } from '../harness/async.ts';
+import { admin, createSale, drained, spawnService } from '../harness/service.ts';
 import { useInfra } from './support/suite.ts';
 
 const { infra } = useInfra();

@@ -5,10 +5,10 @@
 // The token buckets' own arithmetic (refill, burst, memory bound) is tested directly at the end.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { call, createSale, type Reply } from '../harness/service.ts';
 import { TokenBuckets } from '../src/http/token-buckets.ts';
 import { type ApiOnly, startApiOnly } from './support/api-only.ts';
 import { diffSnapshots, snapshotRedis } from './support/redis-snapshot.ts';
-import { call, createSale, type Reply } from './support/service.ts';
 import { useInfra, useService } from './support/suite.ts';
 
 const order = (url: string, userId: string, headers: Record<string, string> = {}) =>

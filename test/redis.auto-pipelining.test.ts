@@ -11,10 +11,10 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import type { Redis } from 'ioredis';
+import { RedisServer } from '../harness/redis-server.ts';
 import { connectRedis } from '../src/boot/connect.ts';
 import { duplicateClient, type RedisClient } from '../src/redis/connection.ts';
 import { replyInt, typedScript } from '../src/redis/lua.ts';
-import { RedisServer } from './support/redis-server.ts';
 
 let dir: string;
 let server: RedisServer;

@@ -3,9 +3,9 @@
 // records who and what, refuses control characters, and fails when its audit row cannot be written.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { admin, call, createSale } from '../harness/service.ts';
 import { ConfigError } from '../src/config/errors.ts';
 import { loadConfig } from '../src/config/load.ts';
-import { admin, call, createSale } from './support/service.ts';
 import { useService } from './support/suite.ts';
 
 const STRONG = 'a-strong-admin-token-of-32-chars-or-more-0123';

@@ -7,8 +7,8 @@ import { connect, type Socket } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { after, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort } from './support/redis-server.ts';
-import { call } from './support/service.ts';
+import { freePort } from '../harness/redis-server.ts';
+import { call } from '../harness/service.ts';
 import { useService } from './support/suite.ts';
 
 const metricsPort = await freePort();

@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
+import { call, createSale } from '../harness/service.ts';
 import { idempotencyKey } from '../src/orders/keys.ts';
-import { call, createSale } from './support/service.ts';
 import { useService } from './support/suite.ts';
 
 const { infra, svc } = useService();

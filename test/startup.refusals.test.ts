@@ -2,9 +2,9 @@
 // or Postgres, invalid configuration, production without a proper ADMIN_TOKEN.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { until, withTimeout } from './support/async.ts';
-import { signalGroup, spawnOwned } from './support/cleanup.ts';
-import { freePort } from './support/redis-server.ts';
+import { until, withTimeout } from '../harness/async.ts';
+import { signalGroup, spawnOwned } from '../harness/cleanup.ts';
+import { freePort } from '../harness/redis-server.ts';
 import {
   ADMIN_TOKEN,
   BASE_SERVICE_ENV,
@@ -12,7 +12,7 @@ import {
   NO_LOAD_SHEDDING,
   spawnService,
   startInfra,
-} from './support/service.ts';
+} from '../harness/service.ts';
 
 interface Exit {
   code: number | null;

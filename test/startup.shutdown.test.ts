@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { until } from './support/async.ts';
-import { call, createSale, drained, spawnService, startService } from './support/service.ts';
+import { until } from '../harness/async.ts';
+import { call, createSale, drained, spawnService, startService } from '../harness/service.ts';
 import { useInfra } from './support/suite.ts';
 
 describe('graceful shutdown (SIGTERM) under load', () => {

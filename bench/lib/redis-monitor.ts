@@ -1,7 +1,7 @@
 // Which Redis commands the service sends, by owner: a MONITOR sample counts every command (those run
 // inside Lua scripts included) and those touching BullMQ's keys, which INFO commandstats cannot split.
 import { Socket } from 'node:net';
-import { decodeResp, encodeCommand, RespError } from '../../test/support/resp.ts';
+import { decodeResp, encodeCommand, RespError } from '../../harness/resp.ts';
 
 export interface CommandSample {
   /** Every command the server ran during the sample (scripts' inner calls included). */

@@ -6,8 +6,8 @@
 // line's Redis hash (src/waiting-room/scripts/sync.lua's layout), a backlog no spare capacity drains.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
+import type { Spawned } from '../../harness/service.ts';
 import { lineKey } from '../../src/waiting-room/keys.ts';
-import type { Spawned } from '../../test/support/service.ts';
 import { summarize } from '../lib/stats.ts';
 import { treeCpuSeconds } from './cpu.ts';
 import { startLoad } from './load.ts';

@@ -3,8 +3,8 @@
 // confirmed), plus the writer's progress while and after the load ran.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
+import { admin, call } from '../../harness/service.ts';
 import { shardKeys } from '../../src/inventory/keys.ts';
-import { admin, call } from '../../test/support/service.ts';
 
 export interface Violation {
   scenario: string;

@@ -10,7 +10,7 @@
 // model (labelled as one) of what the measured per-master cost means on a machine with more cores.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
-import { startClusterInfra } from '../../test/support/redis-cluster.ts';
+import { startClusterInfra } from '../../harness/redis-cluster.ts';
 import {
   admin,
   call,
@@ -18,7 +18,7 @@ import {
   type Spawned,
   spawnService,
   startInfra,
-} from '../../test/support/service.ts';
+} from '../../harness/service.ts';
 import { writeJson } from '../lib/output.ts';
 import { type CommandCounts, commandStats, diffCommandStats, serverCpuSeconds } from '../lib/redis-info.ts';
 import { ratio, type Summary, summarize } from '../lib/stats.ts';

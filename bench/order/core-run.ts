@@ -1,7 +1,7 @@
 // The core scenarios and the cheap answers on the given sides, with their tables: what
 // `BENCH_ONLY=core npm run bench` (this tree) and `npm run bench:compare` (two trees) run.
 import os from 'node:os';
-import type { Infra } from '../../test/support/service.ts';
+import type { Infra } from '../../harness/service.ts';
 import { envNumber } from '../lib/output.ts';
 import type { Check } from '../lib/table.ts';
 import { type CheapRuns, cheapAnswers } from './cheap-answers.ts';

@@ -2,7 +2,7 @@
 // path on 8 shards) and d (the sold-out fast path), on each side's API process (one writer beside),
 // every process warmed up first, then `rounds` interleaved rounds (a b c8 d, each side in turn, the
 // sides' order swapped every round): each figure is the median of its rounds, with their range.
-import type { Infra } from '../../test/support/service.ts';
+import type { Infra } from '../../harness/service.ts';
 import { checkReservationsOnly, settleAndCheck, type Violation } from './checks.ts';
 import type { LoadOptions } from './load.ts';
 import { type Measured, measure } from './measure.ts';

@@ -2,7 +2,7 @@
 // what an open dashboard page does — GET /admin/products/:id/live once a second, with `since` —
 // while the real path runs; bench/orders.ts compares slices with and without it (ABBA order).
 import { setTimeout as sleep } from 'node:timers/promises';
-import { call } from '../../test/support/service.ts';
+import { call } from '../../harness/service.ts';
 
 export interface PollStats {
   polls: number;

@@ -8,7 +8,7 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
-import { call, type Spawned } from '../../test/support/service.ts';
+import { call, type Spawned } from '../../harness/service.ts';
 import { environment, envNumber, writeJson } from '../lib/output.ts';
 import { percentile, type Summary, summarize } from '../lib/stats.ts';
 import { type Check, ms, num, printChecks, printTable, times } from '../lib/table.ts';

@@ -181,7 +181,7 @@ export const BENCH_API = 'bench/order/bench-api.ts';
 
 /**
  * Runs the bench's API entry (as `entry`) under `node --cpu-prof` (Node refuses --cpu-prof in NODE_OPTIONS, so
- * test/support's spawnService cannot); resolves once /healthz answers. The profile is written into
+ * harness/service.ts's spawnService cannot); resolves once /healthz answers. The profile is written into
  * `dir` when the process exits (stop() sends SIGTERM: the service shuts down and exits normally).
  */
 export async function spawnProfiled(

@@ -21,7 +21,7 @@
 // would itself be one more connection; the timeline sees all of them.
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { call } from '../../test/support/service.ts';
+import { call } from '../../harness/service.ts';
 import { ratio, type Summary, summarize } from '../lib/stats.ts';
 import { ms, num, printTable, times } from '../lib/table.ts';
 import type { Timeline } from './load.ts';

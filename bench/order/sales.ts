@@ -1,6 +1,6 @@
 // Sales for the order benchmarks through the admin API: create one (stock, shards, optional start),
 // and sell one out by ordering until it answers sold_out.
-import { admin, call } from '../../test/support/service.ts';
+import { admin, call } from '../../harness/service.ts';
 
 /** Creates (or re-creates) `productId`; `startsAt` (ISO) puts its opening in the future. */
 export async function createSale(

@@ -2,7 +2,7 @@
 // `npm run bench:compare` another commit's worktree. Each side's API is that tree's bench entry
 // (bench/order/bench-api.ts), spawned on the one shared Redis and Postgres.
 import { join } from 'node:path';
-import { type Infra, type Spawned, spawnService } from '../../test/support/service.ts';
+import { type Infra, type Spawned, spawnService } from '../../harness/service.ts';
 
 export interface Side {
   /** Short label in tables: `this`, or the other commit's short hash. */

@@ -2,13 +2,7 @@
 // the service as a child process — the test harness's startInfra + spawnService) unless BASE_URL
 // points at one already running. Plus the admin calls the scenarios make.
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  ADMIN_TOKEN,
-  type Infra,
-  type Spawned,
-  spawnService,
-  startInfra,
-} from '../../test/support/service.ts';
+import { ADMIN_TOKEN, type Infra, type Spawned, spawnService, startInfra } from '../../harness/service.ts';
 
 export interface Target {
   baseUrl: string;

@@ -9,12 +9,11 @@ import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import pg from 'pg';
-import { buyerKey } from '../../src/orders/keys.ts';
-import { until } from '../support/async.ts';
-import type { Place } from '../support/child-server.ts';
-import { PgCluster } from '../support/pg-cluster.ts';
-import { createTestDatabase } from '../support/postgres.ts';
-import { RedisServer } from '../support/redis-server.ts';
+import { until } from '../../harness/async.ts';
+import type { Place } from '../../harness/child-server.ts';
+import { PgCluster } from '../../harness/pg-cluster.ts';
+import { createTestDatabase } from '../../harness/postgres.ts';
+import { RedisServer } from '../../harness/redis-server.ts';
 import {
   ADMIN_TOKEN,
   countRows,
@@ -22,7 +21,8 @@ import {
   type ServiceInfra,
   type Spawned,
   spawnService,
-} from '../support/service.ts';
+} from '../../harness/service.ts';
+import { buyerKey } from '../../src/orders/keys.ts';
 
 export { sleep };
 
@@ -136,7 +136,7 @@ export async function startFaultInfra(options: InfraOptions = {}): Promise<Fault
   const env = {
     REDIS_URL: redis.url,
     DATABASE_URL: database.url,
-    // A development run, as the tests' (test/support/service.ts): BUYER_AUTH none, the short test token.
+    // A development run, as the tests: BUYER_AUTH none, the short test token.
     FLASHSALE_DEV_RUN: '1',
     ADMIN_TOKEN,
     ADMIN_AUTH_FAILURES: 'off',

@@ -2,7 +2,7 @@
 // side by side (each bounded in time, its processes and stores reaped after it), prints the report,
 // writes .bench/<suite>.json and exits 1 unless every scenario run kept every invariant.
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { withTimeout } from '../support/async.ts';
+import { withTimeout } from '../../harness/async.ts';
 import { emptyResult, reapScenario, type ScenarioResult, scenarioScope } from './lib.ts';
 
 export interface Scenario {

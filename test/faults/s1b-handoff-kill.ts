@@ -2,10 +2,10 @@
 // (HANDOFF_MAX_WAIT_MS) before their batch job is added, so each kill strands reserved orders that
 // reached no job; the sweeper must deliver every one of them exactly once.
 
+import { until } from '../../harness/async.ts';
 import { scanReservations } from '../../src/inventory/reservations.ts';
 import type { OrderRecord } from '../../src/orders/order.ts';
 import { createOrderQueue, isOrderBatch } from '../../src/orders/queue.ts';
-import { until } from '../support/async.ts';
 import {
   check,
   emptyResult,

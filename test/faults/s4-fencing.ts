@@ -16,12 +16,12 @@
 import { LockClient } from '@flashsale/lock';
 import { lockKeys } from '@flashsale/lock/toolkit';
 import { Redis } from 'ioredis';
+import { RedisServer } from '../../harness/redis-server.ts';
 import { SaleAdmin } from '../../src/inventory/admin.ts';
 import { shardKeys } from '../../src/inventory/keys.ts';
 import { ShardStatus } from '../../src/inventory/replies.ts';
 import { loadSale } from '../../src/inventory/sale.ts';
 import { RESERVE } from '../../src/inventory/scripts.ts';
-import { RedisServer } from '../support/redis-server.ts';
 import {
   adminHeaders,
   check,

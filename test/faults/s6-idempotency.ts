@@ -5,10 +5,10 @@
 // another body is refused (422) and creates nothing. Last, at library level, a claim whose reply is
 // lost to a broken connection (ioredis sends it again) must still run once and answer.
 import { Redis } from 'ioredis';
+import { RedisServer } from '../../harness/redis-server.ts';
 import type { Answer } from '../../src/http/errors.ts';
 import { newAttempt } from '../../src/orders/attempt.ts';
 import { fingerprint, idempotent, type KeyedOrder } from '../../src/orders/idempotency.ts';
-import { RedisServer } from '../support/redis-server.ts';
 import {
   check,
   emptyResult,

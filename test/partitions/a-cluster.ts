@@ -6,10 +6,10 @@
 // until the majority has promoted its replica and the cut master has stopped taking writes itself;
 // then it heals, and the old master must come back as the new master's replica.
 
+import { until } from '../../harness/async.ts';
+import { RedisCluster } from '../../harness/redis-cluster.ts';
+import type { RedisServer } from '../../harness/redis-server.ts';
 import { check, type ScenarioResult, saleStatus } from '../faults/lib.ts';
-import { until } from '../support/async.ts';
-import { RedisCluster } from '../support/redis-cluster.ts';
-import type { RedisServer } from '../support/redis-server.ts';
 import { CommitLog, finish, log, saleWithLoad, scenario, Targets } from './kit.ts';
 import type { Host, Net } from './netns.ts';
 import { place, type World } from './world.ts';

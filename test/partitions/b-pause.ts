@@ -7,9 +7,9 @@
 
 import { LockClient } from '@flashsale/lock';
 import type { Redis } from 'ioredis';
+import { until } from '../../harness/async.ts';
+import type { Spawned } from '../../harness/service.ts';
 import { type OrderLog, request, type ScenarioResult } from '../faults/lib.ts';
-import { until } from '../support/async.ts';
-import type { Spawned } from '../support/service.ts';
 import { fencedTotal, finish, log, pause, redisStack, resume, saleWithLoad, scenario } from './kit.ts';
 
 const LEASE_MS = 300;

@@ -7,10 +7,10 @@
 
 import { LockClient, type LockHandle } from '@flashsale/lock';
 import type { Redis } from 'ioredis';
+import { redisNow, until } from '../../harness/async.ts';
 import { ShardStatus } from '../../src/inventory/replies.ts';
 import { RESERVE } from '../../src/inventory/scripts.ts';
 import { check, type ScenarioResult } from '../faults/lib.ts';
-import { redisNow, until } from '../support/async.ts';
 import { FakeClock } from '../support/fake-clock.ts';
 import { fencedTotal, finish, log, redisStack, saleWithLoad, scenario } from './kit.ts';
 

@@ -3,6 +3,7 @@
 // commit log: no unit oversold, no 202 lost, no refused request became a row, and each shard's
 // fencing tokens never went backwards in commit order.
 import type pg from 'pg';
+import { until } from '../../harness/async.ts';
 import { registeredQueues } from '../../src/orders/queue.ts';
 import type { RedisClient } from '../../src/redis/connection.ts';
 import {
@@ -14,7 +15,6 @@ import {
   type Targets,
   tally,
 } from '../faults/lib.ts';
-import { until } from '../support/async.ts';
 import type { Commit, CommitLog } from './commit-log.ts';
 
 interface StoredRow {

@@ -5,10 +5,10 @@
 // longer release it). The cut lasts until the service has expired A's session (lease / session
 // timeout, 10 s) and B has decremented past A's fencing token; then it heals and A comes back.
 
+import { until } from '../../harness/async.ts';
+import { EtcdServer } from '../../harness/etcd-server.ts';
+import { ZooKeeperServer } from '../../harness/zookeeper-server.ts';
 import { type ScenarioResult, sleep } from '../faults/lib.ts';
-import { until } from '../support/async.ts';
-import { EtcdServer } from '../support/etcd-server.ts';
-import { ZooKeeperServer } from '../support/zookeeper-server.ts';
 import { CommitLog, fencedTotal, finish, log, redisAt, saleWithLoad, scenario, Targets } from './kit.ts';
 import { EtcdView, type LockView, ZooKeeperView } from './lock-views.ts';
 import type { Host, Net } from './netns.ts';

@@ -4,6 +4,9 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { lockKeys } from '@flashsale/lock/toolkit';
+import { until } from '../../harness/async.ts';
+import { RedisServer } from '../../harness/redis-server.ts';
+import type { Spawned } from '../../harness/service.ts';
 import { shardKeys } from '../../src/inventory/keys.ts';
 import { loadSale } from '../../src/inventory/sale.ts';
 import type { RedisClient } from '../../src/redis/connection.ts';
@@ -18,9 +21,6 @@ import {
   Targets,
 } from '../faults/lib.ts';
 import { fencedCount } from '../faults/s4-fencing.ts';
-import { until } from '../support/async.ts';
-import { RedisServer } from '../support/redis-server.ts';
-import type { Spawned } from '../support/service.ts';
 import { checkInvariants } from './checks.ts';
 import { CommitLog } from './commit-log.ts';
 import type { Host } from './netns.ts';

@@ -4,7 +4,7 @@
 // by what dies with its client's session (etcd: the key's lease; ZooKeeper: the session id).
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { fourLetters } from '../support/zookeeper-server.ts';
+import { fourLetters } from '../../harness/zookeeper-server.ts';
 
 const run = promisify(execFile);
 

@@ -5,7 +5,7 @@
 // test process's exit, and by sweepLeftovers() after a hard kill.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { alive, atExit } from '../support/cleanup.ts';
+import { alive, atExit } from '../../harness/cleanup.ts';
 
 /** Namespaces `fsp-<pid>-<scenario>-<node>`, bridges `fpb<pid>-<scenario>`, veths `fpv<pid>-<scenario><k>`. */
 const NS_RE = /^fsp-(\d+)-/;

@@ -2,11 +2,11 @@
 // the namespaces through a forwarder on the bridge, its processes (each in a namespace of its own),
 // and the environment they share. close() removes all of it, also after a failure.
 import pg from 'pg';
+import type { Place } from '../../harness/child-server.ts';
+import { createTestDatabase, type TestDatabase } from '../../harness/postgres.ts';
+import { ADMIN_TOKEN, type Spawned } from '../../harness/service.ts';
 import { FAULT_ENV, Processes } from '../faults/lib.ts';
 import { FaultProxy } from '../faults/proxy.ts';
-import type { Place } from '../support/child-server.ts';
-import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
-import { ADMIN_TOKEN, type Spawned } from '../support/service.ts';
 import { type Host, Net } from './netns.ts';
 
 /** Postgres stays on the host's loopback (PGPORT or 5432); the namespaces reach it through a forwarder. */

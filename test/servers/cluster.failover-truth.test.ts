@@ -3,11 +3,10 @@
 // the stranded units answer 503 unavailable (not sold_out) and sell again once a replica is added.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { until } from '../support/async.ts';
-import { addReplica } from '../support/cluster-replica.ts';
-import { failoverUnderLoad, type TruthRun } from '../support/failover-truth.ts';
-import { type ClusterInfra, startClusterInfra } from '../support/redis-cluster.ts';
-import { rowIds, saleStatus } from '../support/reshard.ts';
+import { until } from '../../harness/async.ts';
+import { failoverUnderLoad, type TruthRun } from '../../harness/failover-truth.ts';
+import { type ClusterInfra, startClusterInfra } from '../../harness/redis-cluster.ts';
+import { rowIds, saleStatus } from '../../harness/reshard.ts';
 import {
   createSale,
   drained,
@@ -15,7 +14,8 @@ import {
   placeOrder,
   type Service,
   startService,
-} from '../support/service.ts';
+} from '../../harness/service.ts';
+import { addReplica } from '../support/cluster-replica.ts';
 
 const STOCK = 1000;
 

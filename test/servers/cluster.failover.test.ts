@@ -2,8 +2,8 @@
 // REDIS_WAIT_REPLICAS=1 no acknowledged order is lost (without it, the last ones may be: reported).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type ClusterInfra, startClusterInfra } from '../support/redis-cluster.ts';
-import { rowIds, saleStatus } from '../support/reshard.ts';
+import { type ClusterInfra, startClusterInfra } from '../../harness/redis-cluster.ts';
+import { rowIds, saleStatus } from '../../harness/reshard.ts';
 import {
   createSale,
   drained,
@@ -11,7 +11,7 @@ import {
   placeOrder,
   type Service,
   startService,
-} from '../support/service.ts';
+} from '../../harness/service.ts';
 
 // More buyers than units: the sale sells out, so a unit a failover put back on sale is sold again, and
 // a row for its first (lost) reservation would be an oversell.

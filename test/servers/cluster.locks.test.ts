@@ -5,14 +5,14 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LockClient } from '@flashsale/lock';
 import type { Cluster } from 'ioredis';
+import { track, until } from '../../harness/async.ts';
+import { RedisCluster } from '../../harness/redis-cluster.ts';
 import {
   assertWokenByUnlock,
   ForeignRedisson,
   redissonChannelName,
 } from '../../packages/lock/test/support/redisson.ts';
 import { clientOf } from '../../src/redis/connection.ts';
-import { track, until } from '../support/async.ts';
-import { RedisCluster } from '../support/redis-cluster.ts';
 
 /** A lease longer than the test may run: a wait that ends did not end by this lease lapsing. */
 const LONG = 600_000;

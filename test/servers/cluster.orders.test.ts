@@ -4,11 +4,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import calculateSlot from 'cluster-key-slot';
-import { closeBull, createOrderQueue, registeredQueues } from '../../src/orders/queue.ts';
-import { masterOf } from '../../src/redis/connection.ts';
-import { until } from '../support/async.ts';
-import { cancel, pay, rowUnits, settled } from '../support/lifecycle.ts';
-import { type ClusterInfra, startClusterInfra } from '../support/redis-cluster.ts';
+import { until } from '../../harness/async.ts';
+import { type ClusterInfra, startClusterInfra } from '../../harness/redis-cluster.ts';
 import {
   acceptedIds,
   assertConserved,
@@ -17,7 +14,7 @@ import {
   saleStatus,
   storm,
   tally,
-} from '../support/reshard.ts';
+} from '../../harness/reshard.ts';
 import {
   call,
   createSale,
@@ -25,7 +22,10 @@ import {
   placeOrder,
   type Service,
   startService,
-} from '../support/service.ts';
+} from '../../harness/service.ts';
+import { closeBull, createOrderQueue, registeredQueues } from '../../src/orders/queue.ts';
+import { masterOf } from '../../src/redis/connection.ts';
+import { cancel, pay, rowUnits, settled } from '../support/lifecycle.ts';
 
 describe('orders on a Redis Cluster', () => {
   let infra: ClusterInfra;

@@ -3,13 +3,8 @@
 // the service's fence), /readyz naming the service, and reserve.lua refusing an older token.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { shardKeys } from '../../src/inventory/keys.ts';
-import { ShardStatus } from '../../src/inventory/replies.ts';
-import { RESERVE } from '../../src/inventory/scripts.ts';
-import { ExternalShardLocks } from '../../src/inventory/shard-locks.ts';
-import { until } from '../support/async.ts';
-import { LOCK_SERVERS } from '../support/lock-servers.ts';
-import { scrape } from '../support/metrics.ts';
+import { until } from '../../harness/async.ts';
+import { LOCK_SERVERS } from '../../harness/lock-servers.ts';
 import {
   acceptedIds,
   assertConserved,
@@ -17,8 +12,13 @@ import {
   reshard,
   restock,
   storm,
-} from '../support/reshard.ts';
-import { call, createSale, type Service, startService } from '../support/service.ts';
+} from '../../harness/reshard.ts';
+import { call, createSale, type Service, startService } from '../../harness/service.ts';
+import { shardKeys } from '../../src/inventory/keys.ts';
+import { ShardStatus } from '../../src/inventory/replies.ts';
+import { RESERVE } from '../../src/inventory/scripts.ts';
+import { ExternalShardLocks } from '../../src/inventory/shard-locks.ts';
+import { scrape } from '../support/metrics.ts';
 import { orderStorm } from '../support/storm.ts';
 import { useInfra } from '../support/suite.ts';
 

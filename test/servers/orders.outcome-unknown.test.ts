@@ -3,10 +3,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { until } from '../support/async.ts';
-import { PgCluster } from '../support/pg-cluster.ts';
-import { RedisServer } from '../support/redis-server.ts';
-import { saleStatus } from '../support/reshard.ts';
+import { until } from '../../harness/async.ts';
+import { PgCluster } from '../../harness/pg-cluster.ts';
+import { RedisServer } from '../../harness/redis-server.ts';
+import { saleStatus } from '../../harness/reshard.ts';
 import {
   BASE_SERVICE_ENV,
   call,
@@ -15,7 +15,7 @@ import {
   placeOrder,
   type Service,
   startService,
-} from '../support/service.ts';
+} from '../../harness/service.ts';
 
 describe('an order whose withdrawal cannot be confirmed', () => {
   let postgres: PgCluster;

@@ -2,10 +2,9 @@
 // unavailable and none becomes a row; a withdrawn reservation a failover brings back is voided, not sold.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { parseOrderId } from '../../src/orders/attempt.ts';
-import { until } from '../support/async.ts';
-import { RedisServer } from '../support/redis-server.ts';
-import { reshard, saleStatus } from '../support/reshard.ts';
+import { until } from '../../harness/async.ts';
+import { RedisServer } from '../../harness/redis-server.ts';
+import { reshard, saleStatus } from '../../harness/reshard.ts';
 import {
   call,
   createSale,
@@ -15,7 +14,8 @@ import {
   type Service,
   startInfra,
   startService,
-} from '../support/service.ts';
+} from '../../harness/service.ts';
+import { parseOrderId } from '../../src/orders/attempt.ts';
 
 const STOCK = 40;
 

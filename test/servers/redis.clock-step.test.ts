@@ -5,10 +5,10 @@
 // step within a couple of seconds (it used to take up to 10).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { redisNow, until } from '../../harness/async.ts';
+import { RedisServer } from '../../harness/redis-server.ts';
 import { RedisClock } from '../../src/redis/clock.ts';
-import { redisNow, until } from '../support/async.ts';
 import { FakeClock } from '../support/fake-clock.ts';
-import { RedisServer } from '../support/redis-server.ts';
 
 describe("RedisClock when Redis' clock is stepped", () => {
   const fake = new FakeClock();

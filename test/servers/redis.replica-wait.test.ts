@@ -3,10 +3,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { commandStats } from '../../bench/lib/redis-info.ts';
+import { until } from '../../harness/async.ts';
+import { RedisServer } from '../../harness/redis-server.ts';
 import { liveReplicas, ReplicaHealth } from '../../src/redis/replica-health.ts';
 import { ReplicaWait } from '../../src/redis/replica-wait.ts';
-import { until } from '../support/async.ts';
-import { RedisServer } from '../support/redis-server.ts';
 
 describe('ReplicaWait: one marker + WAIT per master at a time, shared by everyone who asked before', () => {
   let master: RedisServer;

@@ -3,11 +3,11 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LockClient } from '@flashsale/lock';
+import { admin, call, createSale, drained, type Infra, type Service } from '../../harness/service.ts';
 import { SaleAdmin } from '../../src/inventory/admin.ts';
 import { shardKeys, shardStockKey } from '../../src/inventory/keys.ts';
 import { INVENTORY_SCRIPTS, SWITCH } from '../../src/inventory/scripts.ts';
 import { defineScripts } from '../../src/redis/lua.ts';
-import { admin, call, createSale, drained, type Infra, type Service } from './service.ts';
 
 export type Body = Record<string, unknown>;
 

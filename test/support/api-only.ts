@@ -1,11 +1,11 @@
 // An API process without the writer (boot + startApi only, as src/api.ts runs it): orders stay
 // `reserved` until a writer is started on the same runtime with startWriter().
 import type { AddressInfo } from 'node:net';
+import type { Infra } from '../../harness/service.ts';
 import { startApi } from '../../src/boot/api.ts';
 import { boot, type Runtime } from '../../src/boot/boot.ts';
 import { shutdown } from '../../src/boot/shutdown.ts';
 import { startWorker } from '../../src/boot/worker.ts';
-import type { Infra } from './service.ts';
 
 export interface ApiOnly {
   url: string;

@@ -2,10 +2,10 @@
 // snapshot of Redis and row counts before each test, and the checks that a refusal changed nothing.
 import assert from 'node:assert/strict';
 import { beforeEach } from 'node:test';
+import { call, createSale, type Reply, reply } from '../../harness/service.ts';
 import { type ApiOnly, startApiOnly } from './api-only.ts';
 import { handle } from './handle.ts';
 import { diffSnapshots, type RedisSnapshot, type SnapshotOptions, snapshotRedis } from './redis-snapshot.ts';
-import { call, createSale, type Reply, reply } from './service.ts';
 import { useInfra } from './suite.ts';
 
 export const MAX_ORDER_QUANTITY = 100;

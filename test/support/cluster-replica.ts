@@ -2,9 +2,9 @@
 // joined with redis-cli --cluster add-node --cluster-slave, in sync before it returns.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { until } from './async.ts';
-import { clusterPort, type RedisCluster, startNode } from './redis-cluster.ts';
-import type { RedisServer } from './redis-server.ts';
+import { until } from '../../harness/async.ts';
+import { clusterPort, type RedisCluster, startNode } from '../../harness/redis-cluster.ts';
+import type { RedisServer } from '../../harness/redis-server.ts';
 
 const run = promisify(execFile);
 

@@ -2,7 +2,7 @@
 // machine's clock is never touched): an offset file libfaketime reads at every call.
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { resourceDir } from './cleanup.ts';
+import { resourceDir } from '../../harness/cleanup.ts';
 
 const LIB = '/usr/lib/x86_64-linux-gnu';
 /**

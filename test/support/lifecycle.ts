@@ -2,9 +2,9 @@
 // reservation persisted, every fate recorded in Postgres, every returned unit back on sale).
 import assert from 'node:assert/strict';
 import type pg from 'pg';
+import { until } from '../../harness/async.ts';
+import { admin, call, type Reply } from '../../harness/service.ts';
 import type { RedisClient } from '../../src/redis/connection.ts';
-import { until } from './async.ts';
-import { admin, call, type Reply } from './service.ts';
 
 export const pay = (url: string, orderId: string, userId: string): Promise<Reply> =>
   call(url, 'POST', `/api/orders/${orderId}/pay`, { userId });

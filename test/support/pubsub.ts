@@ -2,8 +2,8 @@
 // sleeping (a marker on its own channel arrives after everything published before it).
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { until } from './async.ts';
-import type { RedisServer } from './redis-server.ts';
+import { until } from '../../harness/async.ts';
+import type { RedisServer } from '../../harness/redis-server.ts';
 
 /** Subscribers of `channel` (PUBSUB NUMSUB). */
 export async function numsub(redis: Redis, channel: string): Promise<number> {

@@ -2,7 +2,15 @@
 // the stock, one row per accepted order, nothing left reserved (run on every lock backend).
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { admin, call, createSale, drained, type Infra, placeOrder, type Service } from './service.ts';
+import {
+  admin,
+  call,
+  createSale,
+  drained,
+  type Infra,
+  placeOrder,
+  type Service,
+} from '../../harness/service.ts';
 
 export interface StormOptions {
   /**

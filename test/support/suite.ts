@@ -1,8 +1,14 @@
 // Suite lifecycles: private infrastructure (and the service on it) started before the enclosing suite
 // and stopped after it; handles returned at once, everything else started through setup() (ordered).
 import { after, before } from 'node:test';
+import {
+  type Infra,
+  NO_LOAD_SHEDDING,
+  type Service,
+  startInfra,
+  startService,
+} from '../../harness/service.ts';
 import { handle } from './handle.ts';
-import { type Infra, NO_LOAD_SHEDDING, type Service, startInfra, startService } from './service.ts';
 
 interface Stoppable {
   stop(): Promise<unknown>;

@@ -3,6 +3,9 @@
 import { afterEach, beforeEach } from 'node:test';
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
+import { until } from '../../harness/async.ts';
+import { createTestDatabase, type TestDatabase } from '../../harness/postgres.ts';
+import { RedisServer } from '../../harness/redis-server.ts';
 import { loadSection } from '../../src/config/load.ts';
 import { createDatabase, type Database } from '../../src/db/database.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
@@ -11,10 +14,7 @@ import { shardKeys, shardStockKey } from '../../src/inventory/keys.ts';
 import type { OrderRecord } from '../../src/orders/order.ts';
 import { type BatchStats, OrderWriter, type WriterOptions } from '../../src/orders/order-writer.ts';
 import { createOrderQueue, type OrderQueue } from '../../src/orders/queue.ts';
-import { until } from './async.ts';
 import { handle } from './handle.ts';
-import { createTestDatabase, type TestDatabase } from './postgres.ts';
-import { RedisServer } from './redis-server.ts';
 
 export const PRODUCT = 'P1';
 export const SHARDS = 4;

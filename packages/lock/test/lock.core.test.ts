@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
-import { repliesHandled, until } from '../../../test/support/async.ts';
-import { RedisServer } from '../../../test/support/redis-server.ts';
+import { repliesHandled, until } from '../../../harness/async.ts';
+import { RedisServer } from '../../../harness/redis-server.ts';
 import {
   LockAcquireTimeoutError,
   LockLostError,

@@ -5,7 +5,7 @@ import { availableParallelism } from 'node:os';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
-import { track, until, untilRedisPasses } from '../../../test/support/async.ts';
+import { track, until, untilRedisPasses } from '../../../harness/async.ts';
 import {
   FairLock,
   type LockClient,

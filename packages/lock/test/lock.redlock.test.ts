@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
-import { until } from '../../../test/support/async.ts';
-import { RedisServer } from '../../../test/support/redis-server.ts';
+import { until } from '../../../harness/async.ts';
+import { RedisServer } from '../../../harness/redis-server.ts';
 import {
   LockAcquireTimeoutError,
   LockClient,

@@ -3,7 +3,7 @@
 // answers LockUnavailableError and isConnectionError says so, for a plain command and inside a script.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { RedisServer } from '../../../test/support/redis-server.ts';
+import { RedisServer } from '../../../harness/redis-server.ts';
 import { LockClient, LockUnavailableError } from '../src/index.ts';
 import { isConnectionError } from '../src/toolkit.ts';
 import { unhandledRejections } from './support/lock.ts';

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { until } from '../../../test/support/async.ts';
+import { until } from '../../../harness/async.ts';
 import { type LockClientOptions, type LockHandle, LockUpgradeError, ReadWriteLock } from '../src/index.ts';
 import { rwKeys } from '../src/keys.ts';
 import { useLockServer } from './support/lock.ts';

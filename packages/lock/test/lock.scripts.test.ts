@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
-import { redisNow, until, untilRedisPasses } from '../../../test/support/async.ts';
+import { redisNow, until, untilRedisPasses } from '../../../harness/async.ts';
+import { RedisServer } from '../../../harness/redis-server.ts';
 import { Recorder } from '../../../test/support/pubsub.ts';
-import { RedisServer } from '../../../test/support/redis-server.ts';
 import {
   fairAcquireInput,
   fairAcquireScript,

@@ -9,7 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
-import { until } from '../../../test/support/async.ts';
+import { until } from '../../../harness/async.ts';
 import { type LockClient, type LockHandle, LockLostError, LockNotHeldError } from '../src/index.ts';
 import { useLockServer } from './support/lock.ts';
 

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import type { Redis } from 'ioredis';
-import { RedisServer } from '../../../test/support/redis-server.ts';
+import { RedisServer } from '../../../harness/redis-server.ts';
 import { FAMILY_SCRIPTS } from '../src/family-scripts.ts';
 import { LuaScriptError, loadLua, luaHeader, typedScript } from '../src/lua.ts';
 import { LOCK_SCRIPTS } from '../src/scripts.ts';

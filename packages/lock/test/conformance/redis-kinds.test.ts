@@ -1,7 +1,7 @@
 // The conformance suite against the Redis lock kinds: reentrant (LockClient), fair, the write side of
 // the read-write lock, and RedLock over three masters, each on private redis-servers.
 import { Redis } from 'ioredis';
-import { RedisServer } from '../../../../test/support/redis-server.ts';
+import { RedisServer } from '../../../../harness/redis-server.ts';
 import { REDIS_KINDS } from './kinds.ts';
 import { conformanceSuite } from './suite.ts';
 

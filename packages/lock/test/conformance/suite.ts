@@ -6,10 +6,10 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
+import { track, until } from '../../../../harness/async.ts';
+import { killAtExit } from '../../../../harness/cleanup.ts';
+import { RedisServer } from '../../../../harness/redis-server.ts';
 import { FaultProxy } from '../../../../test/faults/proxy.ts';
-import { track, until } from '../../../../test/support/async.ts';
-import { killAtExit } from '../../../../test/support/cleanup.ts';
-import { RedisServer } from '../../../../test/support/redis-server.ts';
 import { LockAcquireTimeoutError, LockError, type LockEvent, LockLostError } from '../../src/index.ts';
 import { type KindConfig, type KindName, type OpenLock, openKind } from './kinds.ts';
 

@@ -1,7 +1,7 @@
 // The conformance suite (../conformance/suite.ts) against the etcd and ZooKeeper backends, each on a
 // private server: the same assertions as the Redis lock kinds.
-import { EtcdServer } from '../../../../test/support/etcd-server.ts';
-import { ZooKeeperServer } from '../../../../test/support/zookeeper-server.ts';
+import { EtcdServer } from '../../../../harness/etcd-server.ts';
+import { ZooKeeperServer } from '../../../../harness/zookeeper-server.ts';
 import { conformanceSuite } from '../conformance/suite.ts';
 import { etcdDeleteAll, zkDeleteAll } from '../support/backend-admin.ts';
 

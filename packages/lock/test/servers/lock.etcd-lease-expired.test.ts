@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { EtcdServer } from '../../../../test/support/etcd-server.ts';
+import { EtcdServer } from '../../../../harness/etcd-server.ts';
 import { EtcdLock, LockUnavailableError } from '../../src/index.ts';
 
 const run = promisify(execFile);

@@ -1,6 +1,6 @@
 // The etcd lock backend (EtcdLock) against a private etcd: the shared session-lock suite (counter, FIFO,
 // re-entry, fencing, kill -9, lease loss, restart with waiters, abort).
-import { EtcdServer } from '../../../../test/support/etcd-server.ts';
+import { EtcdServer } from '../../../../harness/etcd-server.ts';
 import { EtcdLock } from '../../src/index.ts';
 import { asEtcdAdmin, etcdDeleteAll, etcdPrefix } from '../support/backend-admin.ts';
 import { sessionLockSuite, type TestLock } from '../support/session-lock-suite.ts';

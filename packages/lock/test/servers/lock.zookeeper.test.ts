@@ -2,8 +2,8 @@
 // (counter, FIFO, re-entry, fencing across a re-created parent, kill -9, session loss, restart, abort).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { until } from '../../../../test/support/async.ts';
-import { ZooKeeperServer } from '../../../../test/support/zookeeper-server.ts';
+import { until } from '../../../../harness/async.ts';
+import { ZooKeeperServer } from '../../../../harness/zookeeper-server.ts';
 import { LockAcquireTimeoutError, ZooKeeperLock } from '../../src/index.ts';
 import { asZkAdmin, zkChildren, zkDeleteAll, zkParent } from '../support/backend-admin.ts';
 import { sessionLockSuite, type TestLock } from '../support/session-lock-suite.ts';

@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { after, before } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
+import { RedisServer } from '../../../../harness/redis-server.ts';
 import { handle } from '../../../../test/support/handle.ts';
-import { RedisServer } from '../../../../test/support/redis-server.ts';
 import { LockClient, type LockClientOptions } from '../../src/index.ts';
 
 const unhandled: unknown[] = [];

@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
-import { until } from '../../../../test/support/async.ts';
-import { killAtExit } from '../../../../test/support/cleanup.ts';
+import { until } from '../../../../harness/async.ts';
+import { killAtExit } from '../../../../harness/cleanup.ts';
 import {
   LockAcquireTimeoutError,
   type LockEvent,

@@ -1,6 +1,6 @@
 // The lock services a shard lock can run on besides Redis (LOCK_BACKEND=etcd|zookeeper), each as a
 // private server and the environment that points a service at it; shared by tests and benchmarks.
-import type { LockBackendName } from '../../src/inventory/shard-locks.ts';
+import type { LockBackendName } from '../src/inventory/shard-locks.ts';
 import { EtcdServer } from './etcd-server.ts';
 import { ZooKeeperServer } from './zookeeper-server.ts';
 

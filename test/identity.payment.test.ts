@@ -10,6 +10,7 @@ import { call, createSale, placeOrder } from '../harness/service.ts';
 import { BuyerIdentity } from '../src/http/buyer-identity.ts';
 import { errorAnswer } from '../src/http/errors.ts';
 import { paymentSignature } from '../src/http/payment-signature.ts';
+import { compileTrust } from '../src/http/trust.ts';
 import { useService } from './support/suite.ts';
 
 const SECRET = 'payment-webhook-secret-0123456789abcdef';
@@ -88,7 +89,11 @@ describe('BUYER_AUTH=header', () => {
     const app = express();
     app.set('trust proxy', trustProxy);
     app.use(express.json());
-    const identity = new BuyerIdentity({ mode: 'header', isAdmin: () => false });
+    const identity = new BuyerIdentity({
+      mode: 'header',
+      isAdmin: () => false,
+      trusts: (address) => compileTrust(trustProxy)(address, 0),
+    });
     app.post('/who', identity.asBuyer, (req, res) => {
       res.json(req.body);
     });

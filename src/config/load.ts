@@ -29,6 +29,8 @@ export interface BuyerSection {
 export interface WaitingRoomSection {
   enabled: boolean;
   secret: string;
+  /** Streams each API process holds for waiting buyers (WAITING_ROOM_MAX_STREAMS). */
+  maxStreams: number;
 }
 
 /** The validated configuration of a process that serves the API (main, api). */
@@ -153,7 +155,7 @@ function buyerSection(
 
 /** The ticket key: required (32+ characters) outside a development run while the room is on. */
 function waitingRoomSection(
-  { enabled, secret }: ParsedSections['waitingRoom'],
+  { enabled, secret, maxStreams }: ParsedSections['waitingRoom'],
   dev: boolean,
 ): WaitingRoomSection {
   const chosen = secret ?? (dev || !enabled ? DEV_QUEUE_SECRET : '');
@@ -162,7 +164,7 @@ function waitingRoomSection(
       `QUEUE_SECRET must be a secret of at least ${MIN_QUEUE_SECRET} characters shared by every API process (or WAITING_ROOM=off, or FLASHSALE_DEV_RUN=1 for a local run)`,
     );
   }
-  return { enabled, secret: chosen };
+  return { enabled, secret: chosen, maxStreams };
 }
 
 /**

@@ -215,6 +215,12 @@ export const SECTIONS = {
      * 32 characters); required outside a development run while WAITING_ROOM is on (see load.ts).
      */
     secret: variable('QUEUE_SECRET', z.string().optional()),
+    /**
+     * Streams (`Accept: text/event-stream`) each API process holds for waiting buyers; past it a
+     * waiting buyer gets 429 queued and polls. Each is an open connection and a file descriptor: keep
+     * it under the process's open-file limit, with room for the other connections. 0: no streams.
+     */
+    maxStreams: variable('WAITING_ROOM_MAX_STREAMS', int(10_000, 0, 1_000_000)),
   },
   /** Admission control (src/http/admission.ts): the adaptive limit of orders in flight per process. */
   admission: {

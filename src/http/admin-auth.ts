@@ -2,15 +2,16 @@
 // equal length, so neither content nor length leaks through timing). 401 without a token, 403 wrong,
 // 429 once an address sent too many wrong tokens (then its tokens are not even compared).
 import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import type { Request, RequestHandler } from 'express';
+import type { RequestHandler } from 'express';
 import { TooManyAttemptsError } from './auth-errors.ts';
 import { HttpError } from './errors.ts';
 import type { FailedAttempts } from './failed-attempts.ts';
 
 /** The bearer token of the request's Authorization header; undefined without one. */
-export function bearerToken(req: Request): string | undefined {
-  const m = /^Bearer\s+(.+)$/i.exec((req.get('authorization') ?? '').trim());
+export function bearerToken(req: IncomingMessage): string | undefined {
+  const m = /^Bearer\s+(.+)$/i.exec((req.headers.authorization ?? '').trim());
   return m?.[1];
 }
 

@@ -167,7 +167,7 @@ export class AdmissionControl {
 
   /**
    * Why an order arriving now would be refused on arrival, or undefined if it would be admitted or
-   * may wait. Lets the HTTP server refuse before it reads or parses the request (the shed lane).
+   * may wait. Lets the HTTP server refuse before it reads or parses the request (the order door's shed check).
    */
   refusalOnArrival(): ShedReason | undefined {
     if (this.hasFreeSlot()) return undefined;

@@ -14,7 +14,6 @@ import type { PlaceOrder } from '../orders/place-order.ts';
 import type { RedisClient } from '../redis/connection.ts';
 import type { WaitingRoom } from '../waiting-room/room.ts';
 import type { ApiDoors } from './doors.ts';
-import type { OrderIntake } from './order-intake.ts';
 
 export interface AppDeps {
   redis: RedisClient;
@@ -28,8 +27,6 @@ export interface AppDeps {
   metrics: Metrics;
   logger: Logger;
   adminToken: string;
-  /** What POST /api/orders checks before the use case: validation, the order gate, memory refusals. */
-  intake: OrderIntake;
   /** The waiting room (WAITING_ROOM=on): its line is shown on GET /api/products/:productId. */
   room?: WaitingRoom | undefined;
   /** The order queue's failed jobs of a product, shown on GET /admin/products/:productId. */

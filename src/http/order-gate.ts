@@ -77,27 +77,33 @@ export class OrderGate {
 
   /**
    * `address`: the client's, asked only with a per-address limit (req.ip runs TRUST_PROXY's rules);
-   * `waitedMs`: how long ago the request was read (a first request's place is then).
+   * `waitedMs`: how long ago the request was read (a first request's place is then); `limited`:
+   * whether the rate limits count it (not an order the service places for a held buyer).
    */
   async enter(
     order: GateOrder,
     address: () => string | undefined,
     ticket?: string,
     waitedMs = 0,
+    limited = true,
   ): Promise<Entry> {
     const arrival = this.arrival(order, ticket, waitedMs);
     // A ticket goes along even here: if it placed an order, that order is its answer, not sold_out.
     if (this.o.isSoldOut(order.productId)) return { release: NOTHING, ticketId: arrival?.ticket?.id };
+    if (limited) this.rateLimit(order, address);
+    if (this.o.room && arrival) return this.wait(this.o.room, arrival, order.quantity);
+    const admitted = await this.admission.acquire();
+    if (typeof admitted === 'function') return { release: admitted };
+    throw this.shed(admitted, order.productId);
+  }
+
+  private rateLimit(order: GateOrder, address: () => string | undefined): void {
     const now = performance.now();
     if (this.addresses) {
       const from = address();
       if (from !== undefined) this.limit(this.addresses.take(from, now), 'address');
     }
     if (this.users) this.limit(this.users.take(order.userId, now), 'user');
-    if (this.o.room && arrival) return this.wait(this.o.room, arrival, order.quantity);
-    const admitted = await this.admission.acquire();
-    if (typeof admitted === 'function') return { release: admitted };
-    throw this.shed(admitted, order.productId);
   }
 
   /** The buyer's place by its ticket (InvalidTicketError when it is not genuine), or now. */
@@ -130,7 +136,7 @@ export class OrderGate {
 
   /**
    * The Retry-After (seconds) of the 429 busy an order arriving now would get from admission control,
-   * decided before its request is read: the shed lane answers it without parsing (see shed-lane.ts).
+   * decided before its request is read: the order door answers it without reading the body (order-door.ts).
    * Undefined: let it in. No error is built: under a herd this runs thousands of times a second.
    */
   refuseOnArrival(): number | undefined {

@@ -50,6 +50,11 @@ export class HeldBuyer {
     return this.arrival.productId;
   }
 
+  /** Units ordered (validated before it was held). */
+  get quantity(): number {
+    return (this.call.body as { quantity?: number }).quantity ?? 1;
+  }
+
   /** The stream's head and its first `queued` event, at once. */
   open(requestId: string, standing: Standing, now: number): void {
     this.res.writeHead(200, [

@@ -119,14 +119,13 @@ export class StreamHolder {
 
   /** Sold out: every stream told at once, from memory (a held stream's ticket never placed an order). */
   private soldOut(productId: string, buyers: Set<HeldBuyer>): void {
-    for (const b of buyers) {
-      if (b.placing) continue;
-      const quantity = (b.call.body as { quantity?: number }).quantity ?? 1;
-      this.finish(b, errorAnswer(new SoldOutError(productId, quantity, 0)), 'sold_out');
-    }
+    for (const b of buyers) if (!b.placing) this.tooFew(b, 0);
   }
 
-  /** Places the orders of the buyers the line has reached; tells the others where they stand. */
+  /**
+   * Places the orders of the buyers the line has reached; tells the others where they stand, or that
+   * too few units are left for them (the line's stock, read each tick, as a polling buyer is told).
+   */
   private advance(productId: string, buyers: Set<HeldBuyer>, now: number): void {
     const room = this.o.room;
     const line = room.known(productId);
@@ -134,9 +133,14 @@ export class StreamHolder {
     for (const b of buyers) {
       if (b.placing) continue;
       if (room.lets(line, b.arrival)) void this.place(b);
+      else if (line.available < b.quantity) this.tooFew(b, Math.max(0, line.available));
       else if (b.due(now)) this.event(b.progress(standing(room.queue(b.arrival, line).place), now));
       else this.event(b.keepAlive(now));
     }
+  }
+
+  private tooFew(b: HeldBuyer, available: number): void {
+    this.finish(b, errorAnswer(new SoldOutError(b.productId, b.quantity, available)), 'sold_out');
   }
 
   /** The buyer's turn: its order placed; still queued (no capacity this moment), it keeps waiting. */

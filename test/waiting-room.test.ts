@@ -6,7 +6,7 @@ import { createHash, createHmac } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { until } from '../harness/async.ts';
 import { admin, BASE_SERVICE_ENV, call, createSale, drained } from '../harness/service.ts';
-import { type Arrival, InvalidTicketError, TicketSigner, WaitingRoom } from '../src/waiting-room/index.ts';
+import { type Arrival, InvalidTicketError, TicketSigner } from '../src/waiting-room/index.ts';
 import { DRAIN_GRACE_MS } from '../src/waiting-room/line.ts';
 import { drawRank } from '../src/waiting-room/lottery.ts';
 import { TICKET_LIFETIME_MS } from '../src/waiting-room/ticket.ts';

@@ -1,7 +1,7 @@
 // Who the buyer is (BUYER_AUTH, DESIGN.md §4 "Buyer identity"): the `sub` of a verified JWT, the
 // X-Buyer-Id of a trusted proxy, or (none) the body's userId; and who may read an order.
 import type { IncomingMessage } from 'node:http';
-import type { Request, RequestHandler } from 'express';
+import type { RequestHandler } from 'express';
 import type { BuyerAuth } from '../config/security.ts';
 import { bearerToken } from './admin-auth.ts';
 import { BuyerMismatchError, UnauthenticatedError } from './auth-errors.ts';

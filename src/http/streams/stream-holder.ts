@@ -112,13 +112,13 @@ export class StreamHolder {
   private pass(): void {
     const now = performance.now();
     for (const [productId, buyers] of this.products) {
-      if (this.o.soldOut(productId)) this.soldOut(productId, buyers);
+      if (this.o.soldOut(productId)) this.soldOut(buyers);
       else this.advance(productId, buyers, now);
     }
   }
 
   /** Sold out: every stream told at once, from memory (a held stream's ticket never placed an order). */
-  private soldOut(productId: string, buyers: Set<HeldBuyer>): void {
+  private soldOut(buyers: Set<HeldBuyer>): void {
     for (const b of buyers) if (!b.placing) this.tooFew(b, 0);
   }
 

@@ -94,7 +94,7 @@ function checkHttp({ headersTimeoutMs, requestTimeoutMs }: HttpSection): void {
  * A development run: FLASHSALE_DEV_RUN=1 (`npm start`), never with NODE_ENV=production (compared
  * case-insensitively: `NODE_ENV=Production` is production too).
  */
-function isDevRun({ nodeEnv, devRun }: ModeSection): boolean {
+export function isDevRun({ nodeEnv, devRun }: ModeSection): boolean {
   return devRun && !isProduction(nodeEnv);
 }
 

@@ -1,5 +1,6 @@
 // Every setting, grouped into the section its component receives (config.redis, config.writer, ...):
 // each field names its environment variable, bounds and default here, and nowhere else (DESIGN.md §6).
+import { resolve } from 'node:path';
 import { z } from 'zod';
 import {
   clusterNodes,
@@ -76,6 +77,17 @@ export const SECTIONS = {
         .string()
         .optional()
         .transform((v) => v === '1'),
+    ),
+    /**
+     * Where a development run keeps the private redis-server and embedded PostgreSQL it starts when
+     * nothing answers at the default REDIS_URL / DATABASE_URL (src/boot/dev). Default `.dev` (git-ignored).
+     */
+    devDataDir: variable(
+      'FLASHSALE_DEV_DATA',
+      z
+        .string()
+        .default('.dev')
+        .transform((v) => resolve(v)),
     ),
   },
   admin: {

@@ -1,7 +1,7 @@
 // The commands by name: each checks its own arguments and options before anything is sent, and returns
 // the run that calls the admin API (so a usage error never needs the service or a token).
 
-import { type CommandLine, integer, onlyOptions, product, SALE_OPTIONS } from './args.ts';
+import { type CommandLine, integer, onlyOptions, product, SALE_OPTIONS, saleTime } from './args.ts';
 import { reshard, restock, salePut } from './changes.ts';
 import { CliError } from './cli-error.ts';
 import type { Context, Json } from './client.ts';
@@ -59,7 +59,7 @@ function productAndInteger(
   return [id, integer(name, raw)];
 }
 
-/** The PUT body of `sale put`: DESIGN.md §4's sale, times passed on for the service to check. */
+/** The PUT body of `sale put`: DESIGN.md §4's sale, each value checked as far as the CLI can tell. */
 function saleBody(o: CommandLine['sale']): Json {
   if (o.stock === undefined || o.shards === undefined) {
     throw new CliError('usage', 'sale put needs --stock <n> and --shards <n>');
@@ -71,8 +71,8 @@ function saleBody(o: CommandLine['sale']): Json {
     stock: integer('--stock', o.stock),
     shards: integer('--shards', o.shards),
     perUserLimit: optional(o['per-user-limit'], (v) => integer('--per-user-limit', v)),
-    startsAt: o['starts-at'],
-    endsAt: o['ends-at'],
+    startsAt: optional(o['starts-at'], (v) => saleTime('--starts-at', v)),
+    endsAt: optional(o['ends-at'], (v) => saleTime('--ends-at', v)),
     paymentTimeoutSec: optional(o['payment-timeout'], (v) => integer('--payment-timeout', v)),
     queue: lottery === undefined ? undefined : { lotterySeconds: lottery },
   };

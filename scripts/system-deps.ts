@@ -1,12 +1,16 @@
 // The system programs the repository's commands need, and which Debian package brings each:
-// `check` (npm test's pretest) names what is missing in one line before any test runs; `install`
+// `check` (npm test's pretest) names what is missing in one line before any test runs (and whether
+// the tests' PostgreSQL lets them in); `install`
 // (npm run setup) installs it with apt-get on Debian as root, and says what to do elsewhere.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import pg from 'pg';
 import { chromiumPath } from '../harness/browser.ts';
+import { ADMIN_PG_URL } from '../harness/cleanup.ts';
 import { findPgBin } from '../harness/pg-cluster.ts';
 import { ZK_SERVER } from '../harness/zookeeper-server.ts';
 import { findExecutable } from '../src/boot/dev/executable.ts';
+import { redactUrl } from '../src/config/redact.ts';
 import { PRELOAD } from '../test/support/fake-clock.ts';
 
 /** One program: its name as a person knows it, its Debian package, who needs it, and whether it is here. */
@@ -64,19 +68,37 @@ function aptInstall(packages: string[]): boolean {
 const missing = (by: Array<Need['by']>) => NEEDS.filter((n) => by.includes(n.by) && !n.found());
 const packagesOf = (needs: Need[]) => [...new Set(needs.map((n) => n.debian))].join(' ');
 
-function check(): number {
+/**
+ * Why the tests' PostgreSQL (TEST_PG_ADMIN_URL; they create a database per suite there) does not let
+ * them in, or undefined when it does.
+ */
+async function postgresProblem(): Promise<string | undefined> {
+  const client = new pg.Client({ connectionString: ADMIN_PG_URL, connectionTimeoutMillis: 5000 });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    return undefined;
+  } catch (err) {
+    const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    return `no PostgreSQL lets the tests in at ${redactUrl(ADMIN_PG_URL)} (${why}): start one that allows this role without a password from 127.0.0.1 (trust), or set TEST_PG_ADMIN_URL to a role that may create databases`;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+async function check(): Promise<number> {
   const absent = missing(['test']);
-  if (absent.length === 0) {
-    process.stdout.write(
-      `preflight: npm test has what it starts (${NEEDS.filter((n) => n.by === 'test')
-        .map((n) => n.name)
-        .join(', ')})\n`,
-    );
+  const problems = [
+    absent.length > 0 &&
+      `npm test needs ${absent.map((n) => n.name).join(', ')}, not found: run npm run setup (Debian, root), or install the Debian packages ${packagesOf(absent)} (or your system's equivalents; CHROMIUM_PATH and PG_BIN point at a browser and PostgreSQL elsewhere)`,
+    await postgresProblem(),
+  ].filter((p): p is string => typeof p === 'string');
+  if (problems.length === 0) {
+    const names = NEEDS.filter((n) => n.by === 'test').map((n) => n.name);
+    process.stdout.write(`preflight: npm test has what it starts (${names.join(', ')}) and its PostgreSQL\n`);
     return 0;
   }
-  process.stdout.write(
-    `preflight: npm test needs ${absent.map((n) => n.name).join(', ')}, not found: run npm run setup (Debian, root), or install the Debian packages ${packagesOf(absent)} (or your system's equivalents; CHROMIUM_PATH and PG_BIN point at a browser and PostgreSQL elsewhere)\n`,
-  );
+  process.stdout.write(`preflight: ${problems.join('; ')}\n`);
   return 1;
 }
 
@@ -102,4 +124,4 @@ function install(): number {
   return 1;
 }
 
-process.exitCode = process.argv[2] === 'install' ? install() : check();
+process.exitCode = process.argv[2] === 'install' ? install() : await check();

@@ -6,10 +6,11 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { freePort } from '../harness/redis-server.ts';
 
-function preflight(path: string) {
+function preflight(path: string, env: Record<string, string> = {}) {
   const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/system-deps.ts', 'check'], {
-    env: { ...process.env, PATH: path },
+    env: { ...process.env, PATH: path, ...env },
     encoding: 'utf8',
   });
   return { code: r.status, lines: r.stdout.split('\n').filter(Boolean), stderr: r.stderr };
@@ -45,7 +46,23 @@ describe('npm test preflight', () => {
     assert.deepEqual(r.lines.length, 1);
     assert.match(
       r.lines[0] as string,
-      /^preflight: npm test has what it starts \(redis-server, .*libfaketime\)$/,
+      /^preflight: npm test has what it starts \(redis-server, .*libfaketime\) and its PostgreSQL$/,
     );
+  });
+
+  it('says so when the tests’ PostgreSQL does not let them in, in the same one line', async () => {
+    const port = await freePort();
+    const url = `postgres://postgres:pw@127.0.0.1:${port}/postgres`;
+    const r = preflight(process.env.PATH ?? '', { TEST_PG_ADMIN_URL: url });
+    assert.equal(r.code, 1);
+    assert.equal(r.lines.length, 1, r.lines.join('\n'));
+    const line = r.lines[0] as string;
+    assert.ok(
+      line.startsWith(
+        `preflight: no PostgreSQL lets the tests in at postgres://postgres:***@127.0.0.1:${port}/postgres (ECONNREFUSED)`,
+      ),
+      line,
+    );
+    assert.match(line, /TEST_PG_ADMIN_URL/);
   });
 });

@@ -341,7 +341,8 @@ describe('flashsale CLI', () => {
   it('local errors: usage, bad numbers, unreachable service — exit 2, one line', async () => {
     const port = await freePort();
     const cases: Array<[string[], RegExp, Record<string, string | undefined>?]> = [
-      [['frobnicate', 'x'], /^error: usage: unknown command "frobnicate"/],
+      [['frobnicate', 'x'], /^error: usage: unknown command "frobnicate"; see flashsale --help\n$/],
+      [['stauts', 'cli-d'], /^error: usage: unknown command "stauts" \(did you mean status\?\)/],
       [['reshard', 'cli-d'], /^error: usage: reshard needs <productId> <shards>/],
       [['reshard', 'cli-d', '2.5'], /^error: invalid_request: shards must be an integer, got "2.5"/],
       [['reshard', 'cli-d', 'eight'], /^error: invalid_request: shards must be an integer/],

@@ -60,19 +60,21 @@ const QUOTED_OPTION = /'(-{1,2}[^'\s<=]+)/;
 function optionProblem(err: NodeJS.ErrnoException): string {
   const option = QUOTED_OPTION.exec(err.message)?.[1];
   if (option === undefined) return 'the options cannot be read';
-  if (err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return `unknown option ${option}${didYouMean(option)}`;
+  if (err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    return `unknown option ${option}${didYouMean(option.replace(/^-+/, ''), Object.keys(OPTIONS), '--')}`;
+  }
   const known = (OPTIONS as Record<string, { type: string }>)[option.replace(/^-+/, '')];
   return known?.type === 'boolean' ? `${option} takes no value` : `${option} needs a value`;
 }
 
-/** ` (did you mean --starts-at?)` when a known option is a slip of the keyboard away, else nothing. */
-function didYouMean(option: string): string {
-  const typed = option.replace(/^-+/, '');
-  const names = Object.keys(OPTIONS);
-  const best = closest(typed, names);
-  // Up to a third of the name wrong (two letters at least): --start-at, --stok, --jsno.
+/**
+ * ` (did you mean <prefix><name>?)` when one of `names` is a slip of the keyboard from `typed` (up to a
+ * third of it wrong, two letters at least: --start-at, --stok, stauts), else nothing.
+ */
+export function didYouMean(typed: string, names: readonly string[], prefix = ''): string {
+  const best = closest(typed, [...names]);
   return distance(typed, best) <= Math.max(2, Math.floor(typed.length / 3))
-    ? ` (did you mean --${best}?)`
+    ? ` (did you mean ${prefix}${best}?)`
     : '';
 }
 

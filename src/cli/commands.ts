@@ -1,7 +1,15 @@
 // The commands by name: each checks its own arguments and options before anything is sent, and returns
 // the run that calls the admin API (so a usage error never needs the service or a token).
 
-import { type CommandLine, integer, onlyOptions, product, SALE_OPTIONS, saleTime } from './args.ts';
+import {
+  type CommandLine,
+  didYouMean,
+  integer,
+  onlyOptions,
+  product,
+  SALE_OPTIONS,
+  saleTime,
+} from './args.ts';
 import { reshard, restock, salePut } from './changes.ts';
 import { CliError } from './cli-error.ts';
 import type { Context, Json } from './client.ts';
@@ -42,7 +50,10 @@ const COMMANDS: Record<string, Command> = {
 /** The run of a command line's command, its arguments checked. */
 export function command([name = '', ...args]: string[], options: CommandLine['sale']): Run {
   const parse = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
-  if (!parse) throw new CliError('usage', `unknown command "${name}" (see flashsale --help)`);
+  if (!parse) {
+    const hint = name === '' ? '' : didYouMean(name, Object.keys(COMMANDS));
+    throw new CliError('usage', `unknown command "${name}"${hint}; see flashsale --help`);
+  }
   return parse(args, options);
 }
 

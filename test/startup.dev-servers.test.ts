@@ -72,6 +72,27 @@ async function call(host: Host, method: string, path: string, body?: unknown, he
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
+/** Waits until the service in `host` is ready (a first start runs initdb: bounded generously, not timed). */
+async function ready(host: Host): Promise<void> {
+  await until(
+    'the service to answer',
+    async () => (await call(host, 'GET', '/readyz').catch(() => undefined))?.status === 200,
+    { timeoutMs: 240_000, everyMs: 200 },
+  );
+}
+
+async function orderStatus(host: Host, orderId: string): Promise<unknown> {
+  return (await call(host, 'GET', `/api/orders/${orderId}`)).body.status;
+}
+
+/** SIGTERM, exit 0, and nothing it started outlives it (the namespace is empty). */
+async function stop(run: Run, host: Host): Promise<void> {
+  signalGroup(run.proc, 'SIGTERM');
+  const exit = await withTimeout(run.closed, 60_000, 'the service to stop');
+  assert.equal(exit.code, 0, exit.stderr);
+  await until('the namespace to be empty', () => pidsIn(host).length === 0, { everyMs: 50 });
+}
+
 /** The processes still running in the namespace (the service and whatever it started). */
 function pidsIn(host: Host): string[] {
   return execFileSync('ip', ['netns', 'pids', host.ns], { encoding: 'utf8' }).split('\n').filter(Boolean);
@@ -92,22 +113,15 @@ describe('development run on a bare machine', { skip }, () => {
     const host = net.host('bare');
     const dir = dataDir();
     dirs.push(dir);
-    const run = startMain(host, dir, { FLASHSALE_DEV_RUN: '1' });
+    const first = startMain(host, dir, { FLASHSALE_DEV_RUN: '1' });
+    let orderId = '';
     try {
-      // The first start runs initdb: bounded generously, not timed.
-      await until(
-        'the service to answer',
-        async () => {
-          const r = await call(host, 'GET', '/readyz').catch(() => undefined);
-          return r?.status === 200;
-        },
-        { timeoutMs: 240_000, everyMs: 200 },
-      );
-      const lines = run
+      await ready(host);
+      const lines = first
         .out()
         .split('\n')
         .filter((l) => l.startsWith('flashsale: '));
-      assert.equal(lines.length, 2, run.out());
+      assert.equal(lines.length, 2, first.out());
       assert.match(
         lines[0] as string,
         /nothing answered at 127\.0\.0\.1:6379.*private redis-server.*data in .*\/redis/,
@@ -124,24 +138,29 @@ describe('development run on a bare machine', { skip }, () => {
         quantity: 2,
       });
       assert.equal(order.status, 202, JSON.stringify(order.body));
+      orderId = String(order.body.orderId);
       // Confirmed: its row is committed in the embedded PostgreSQL.
       await until(
         'the order to reach PostgreSQL',
-        async () => {
-          const r = await call(host, 'GET', `/api/orders/${order.body.orderId}`);
-          return r.body.status === 'confirmed';
+        async () => (await orderStatus(host, orderId)) === 'confirmed',
+        {
+          everyMs: 50,
         },
-        { everyMs: 50 },
       );
       assert.equal((await call(host, 'GET', '/api/products/bare')).body.available, 3);
     } finally {
-      signalGroup(run.proc, 'SIGTERM');
+      await stop(first, host);
     }
-    const exit = await withTimeout(run.closed, 60_000, 'the service to stop');
-    assert.equal(exit.code, 0, exit.stderr);
-    // Nothing it started outlives it.
-    await until('the namespace to be empty', () => pidsIn(host).length === 0, { everyMs: 50 });
+    // The next start finds the data it left (no initdb), the order and the stock as they were.
     assert.ok(existsSync(join(dir, 'postgres', 'PG_VERSION')), 'the cluster is kept for the next start');
+    const second = startMain(host, dir, { FLASHSALE_DEV_RUN: '1' });
+    try {
+      await ready(host);
+      assert.equal(await orderStatus(host, orderId), 'confirmed');
+      assert.equal((await call(host, 'GET', '/api/products/bare')).body.available, 3);
+    } finally {
+      await stop(second, host);
+    }
   });
 
   it('without redis-server on PATH, one line names what to install, and nothing starts', async () => {

@@ -61,10 +61,20 @@ export async function startEmbeddedPostgres(
     await server.start();
   } catch (err) {
     await server.stop().catch(() => {});
-    const why = (err instanceof Error ? err.message : log.filter(Boolean).at(-1)) ?? 'no reason given';
     throw new StartupError(
-      `the embedded PostgreSQL did not start at ${host}:${port} (data in ${dir}): ${why.split('\n')[0]}`,
+      `the embedded PostgreSQL did not start at ${host}:${port} (data in ${dir}): ${failure(err, log)}`,
     );
   }
   return () => server.stop();
+}
+
+/** Why the cluster did not start, in one line: initdb's or postgres' own words, and a hint for root. */
+function failure(err: unknown, log: string[]): string {
+  const text = (err instanceof Error ? err.message : log.filter(Boolean).at(-1)) ?? 'no reason given';
+  // The package wraps initdb's output: "Postgres init script failed (...). ERROR OUTPUT: <initdb's>".
+  const why = (text.split('ERROR OUTPUT:').at(-1) ?? text).trim().split('\n')[0] ?? text;
+  const root = process.getuid?.() === 0;
+  return root && /Permission denied/i.test(why)
+    ? `${why} (it runs as the OS user postgres, who must be able to enter every folder above it: set FLASHSALE_DEV_DATA to such a place, e.g. /tmp/flashsale-dev)`
+    : why;
 }

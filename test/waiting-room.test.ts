@@ -243,6 +243,7 @@ describe('waiting room over HTTP', () => {
     assert.equal(r.headers.get('queue-ticket'), r.body.ticket);
     assert.ok(Number(r.headers.get('retry-after')) >= 1);
     assert.ok((r.body.position as number) >= 40, JSON.stringify(r.body));
+    assert.match(String(r.body.message), /more buyers than it can serve right now: \d+ ahead of you/);
     assert.equal(r.body.available, 10);
     assert.ok((r.body.retryAfterMs as number) > 0);
     const ticket = String(r.body.ticket);
@@ -325,6 +326,10 @@ describe('waiting room over HTTP', () => {
     const r = await order('wr-draw', 'early-bird');
     assert.deepEqual([r.status, r.body.error], [429, 'queued'], JSON.stringify(r.body));
     assert.ok((r.body.retryAfterMs as number) > 500_000, 'come back once the window has closed');
+    // A lone early buyer is told why it waits: the window, not a crowd that is not there.
+    assert.equal(r.body.position, 0);
+    assert.match(String(r.body.message), /lottery window for \d+ s more/);
+    assert.doesNotMatch(String(r.body.message), /more buyers than it can serve/);
     const product = await call(svc.url, 'GET', '/api/products/wr-draw');
     const shown = (product.body.queue as { lottery: { seedSha256: string; seed?: string } }).lottery;
     assert.deepEqual([shown.seedSha256, shown.seed], [committed.seedSha256, undefined]);

@@ -1,13 +1,18 @@
 // Every setting, grouped into the section its component receives (config.redis, config.writer, ...):
 // each field names its environment variable, bounds and default here, and nowhere else (DESIGN.md §6).
+import { resolve } from 'node:path';
 import { z } from 'zod';
 import {
   clusterNodes,
   httpEndpoints,
   int,
+  intIn,
+  numberIn,
+  oneOf,
   processCount,
   rateLimit,
   trustProxy,
+  url,
   urlWith,
   type Variable,
   variable,
@@ -38,7 +43,7 @@ export const SECTIONS = {
   },
   postgres: {
     /** Postgres for orders and the audit log. Default `postgres://postgres@127.0.0.1:5432/postgres`. */
-    url: variable('DATABASE_URL', z.string().url().default('postgres://postgres@127.0.0.1:5432/postgres')),
+    url: variable('DATABASE_URL', url('postgres://postgres@127.0.0.1:5432/postgres')),
   },
   http: {
     /** HTTP port (API; the worker's /metrics). 0 picks a free port. Default 3000. */
@@ -63,7 +68,7 @@ export const SECTIONS = {
     /** Open connections per client address (TRUST_PROXY peers and loopback exempt); 0: no cap. Default 256. */
     maxConnectionsPerAddress: variable('HTTP_MAX_CONNECTIONS_PER_ADDRESS', int(256, 0, 100_000)),
     /** Serve GET /metrics on this port (and not on the API port). Unset: /metrics on the API port (PORT). */
-    metricsPort: variable('METRICS_PORT', z.coerce.number().int().min(0).max(65535).optional()),
+    metricsPort: variable('METRICS_PORT', intIn(0, 65535).optional()),
   },
   /** What kind of run this is: the secrets a process requires depend on it (load.ts). */
   mode: {
@@ -76,6 +81,17 @@ export const SECTIONS = {
         .string()
         .optional()
         .transform((v) => v === '1'),
+    ),
+    /**
+     * Where a development run keeps the private redis-server and embedded PostgreSQL it starts when
+     * nothing answers at the default REDIS_URL / DATABASE_URL (src/boot/dev). Default `.dev` (git-ignored).
+     */
+    devDataDir: variable(
+      'FLASHSALE_DEV_DATA',
+      z
+        .string()
+        .default('.dev')
+        .transform((v) => resolve(v)),
     ),
   },
   admin: {
@@ -91,7 +107,7 @@ export const SECTIONS = {
      * peer) or `none` (the body's userId, trusting every caller). Required outside a development
      * run; a development run defaults to `none` (load.ts).
      */
-    auth: variable('BUYER_AUTH', z.enum(BUYER_AUTH_MODES).optional()),
+    auth: variable('BUYER_AUTH', oneOf(BUYER_AUTH_MODES).optional()),
   },
   /** The keys of buyer JWTs (BUYER_AUTH=jwt): exactly one of secret and publicKeyPem (load.ts). */
   buyerJwt: {
@@ -117,7 +133,7 @@ export const SECTIONS = {
     /** pino level; `debug` logs every order. Default `info`. */
     level: variable(
       'LOG_LEVEL',
-      z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+      oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     ),
   },
   locks: {
@@ -125,7 +141,7 @@ export const SECTIONS = {
      * The lock service that guards the shard decrements: `redis` (the stock's own Redis, one round
      * trip per order), `etcd` or `zookeeper` (their fencing tokens checked by the shard script). Default redis.
      */
-    backend: variable('LOCK_BACKEND', z.enum(['redis', 'etcd', 'zookeeper']).default('redis')),
+    backend: variable('LOCK_BACKEND', oneOf(['redis', 'etcd', 'zookeeper']).default('redis')),
     /** etcd endpoints `http(s)://host:port,...` (LOCK_BACKEND=etcd). Default `http://127.0.0.1:2379`. */
     etcdEndpoints: variable('ETCD_ENDPOINTS', httpEndpoints('http://127.0.0.1:2379')),
     /** ZooKeeper connect string `host:port,...[/chroot]` (LOCK_BACKEND=zookeeper). Default `127.0.0.1:2181`. */
@@ -205,8 +221,7 @@ export const SECTIONS = {
     /** `on`: under excess demand, orders are answered 429 queued and admitted first come, first served; `off`: 429 busy. */
     enabled: variable(
       'WAITING_ROOM',
-      z
-        .enum(['on', 'off'])
+      oneOf(['on', 'off'])
         .default('on')
         .transform((v) => v === 'on'),
     ),
@@ -237,7 +252,7 @@ export const SECTIONS = {
     /** Mean event-loop delay above which nothing waits for a slot; 0: not watched. */
     maxLagMs: variable('ADMISSION_MAX_LAG_MS', int(100, 0, 60_000)),
     /** Event-loop utilization (0..1) at or above which a herd (refusals >= completions) cuts the limit; 0: not watched. */
-    maxUtilization: variable('ADMISSION_MAX_UTILIZATION', z.coerce.number().min(0).max(1).default(0.9)),
+    maxUtilization: variable('ADMISSION_MAX_UTILIZATION', numberIn(0.9, 0, 1)),
   },
 } satisfies Record<string, Record<string, Variable>>;
 

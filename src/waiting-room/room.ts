@@ -188,13 +188,17 @@ export class WaitingRoom {
     // In a lottery window nobody is served before the draw: come back once it has closed.
     const drawMs = line.drawing(now) ? (line.draw?.closesAt ?? now) - now : 0;
     const finite = Math.max(drawMs, Number.isFinite(etaMs) ? etaMs : UNKNOWN_ETA_MS);
-    return new QueuedError(arrival.productId, {
-      ticket,
-      position,
-      etaMs: finite,
-      retryAfterMs: Math.max(drawMs, this.retryAfter(finite)),
-      available: Number.isFinite(line.available) ? line.available : 0,
-    });
+    return new QueuedError(
+      arrival.productId,
+      {
+        ticket,
+        position,
+        etaMs: finite,
+        retryAfterMs: Math.max(drawMs, this.retryAfter(finite)),
+        available: Number.isFinite(line.available) ? line.available : 0,
+      },
+      drawMs,
+    );
   }
 
   /**

@@ -120,14 +120,14 @@ class OrderDoor {
       ticket: header(req, 'queue-ticket'),
       address: () => clientAddress(req, this.o.trust, this.o.nobodyTrusted),
       waitedMs: performance.now() - v.receivedAt,
+      streams: wantsStream(req) && this.o.streams?.hasRoom() === true,
     };
   }
 
   /** A waiting buyer who asked for a stream is held on it (false past the bound: it polls). */
   private held(v: Visit, call: OrderCall, answer: Answer): boolean {
-    const streams = this.o.streams;
-    if (!streams || !wantsStream(v.req)) return false;
-    return streams.hold(v.res, call, answer.body as unknown as Place, v.id);
+    if (!this.o.streams || !wantsStream(v.req)) return false;
+    return this.o.streams.hold(v.res, call, answer.body as unknown as Place, v.id);
   }
 
   /** The one place an answer is counted and logged. */

@@ -23,6 +23,8 @@ export interface OrderCall {
    * request of the buyer's, so the rate limits do not count it again.
    */
   held?: boolean;
+  /** The buyer asked for a stream and one can be held: told at once where it stands, not kept silently waiting. */
+  streams?: boolean;
 }
 
 /** What POST /api/orders answers, and the outcome it is counted by. */
@@ -67,7 +69,10 @@ export class OrderIntake {
       call.idempotencyKey === undefined
         ? undefined
         : parse(idempotencyKeyHeader, call.idempotencyKey, 'Idempotency-Key');
-    const entry = await this.o.gate.enter(order, call.address, call.ticket, call.waitedMs, !call.held);
+    const entry = await this.o.gate.enter(order, call.address, call.ticket, call.waitedMs, {
+      limited: !call.held,
+      patient: call.held === true || !call.streams,
+    });
     const key = idempotencyKey ?? (entry.ticketId === undefined ? undefined : `ticket:${entry.ticketId}`);
     const refused = this.o.orders.refusalFromMemory(order, key);
     if (refused) {

@@ -53,12 +53,17 @@ export class StreamHolder {
     return this.o.max;
   }
 
+  /** True while another stream can be held. */
+  hasRoom(): boolean {
+    return !this.closed && this.count < this.o.max;
+  }
+
   /**
    * Holds the buyer of `call` (answered 429 queued with `place`) on `res`: writes the stream's head and
    * first event. False when the bound is reached (the caller answers the 429 itself).
    */
   hold(res: ServerResponse, call: OrderCall, place: Place, requestId: string): boolean {
-    if (this.closed || this.count >= this.o.max) {
+    if (!this.hasRoom()) {
       this.o.onRefused?.();
       return false;
     }

@@ -37,7 +37,6 @@ export type ErrorCode =
   | 'unauthenticated'
   | 'invalid_signature'
   | 'buyer_mismatch'
-  | 'forbidden'
   | 'not_owner'
   | 'unknown_product'
   | 'unknown_order'

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { after, describe, it } from 'node:test';
 import express from 'express';
 import { call, createSale, placeOrder } from '../harness/service.ts';
+import { AdminBrake } from '../src/http/admin-brake.ts';
 import { BuyerIdentity } from '../src/http/buyer-identity.ts';
 import { errorAnswer } from '../src/http/errors.ts';
 import { paymentSignature } from '../src/http/payment-signature.ts';
@@ -88,7 +89,7 @@ describe('BUYER_AUTH=header', () => {
     const app = express();
     app.set('trust proxy', trustProxy);
     app.use(express.json());
-    const identity = new BuyerIdentity({ mode: 'header', isAdmin: () => false });
+    const identity = new BuyerIdentity({ mode: 'header', admin: new AdminBrake('not-the-token') });
     app.post('/who', identity.asBuyer, (req, res) => {
       res.json(req.body);
     });

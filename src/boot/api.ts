@@ -213,7 +213,9 @@ export async function startApi(rt: Runtime, extension?: ApiExtension): Promise<S
   const { maxOrderQuantity } = config.http;
   const orders = placeOrders(rt, path, limits, admin);
   const intake = new OrderIntake({ gate, orders, maxOrderQuantity });
-  const doors = apiDoors(config, redis);
+  const doors = apiDoors(config, redis, (braked) =>
+    metrics.adminTokenFailures.inc({ braked: String(braked) }),
+  );
   const app = createApp({
     redis,
     db,
@@ -225,7 +227,6 @@ export async function startApi(rt: Runtime, extension?: ApiExtension): Promise<S
     lockService: rt.lockService,
     metrics,
     logger,
-    adminToken: config.admin.token,
     room,
     failedJobsOf: (productId) => failedJobsOf(queues, productId),
     extend: extension && ((app) => extension(app, { redis, catalog, handOff, maxOrderQuantity })),

@@ -27,7 +27,6 @@ export interface AppDeps {
   changes: SaleChanges;
   metrics: Metrics;
   logger: Logger;
-  adminToken: string;
   /** What POST /api/orders checks before the use case: validation, the order gate, memory refusals. */
   intake: OrderIntake;
   /** The waiting room (WAITING_ROOM=on): its line is shown on GET /api/products/:productId. */

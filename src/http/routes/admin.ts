@@ -12,17 +12,14 @@ import { onlyMethods } from './allow.ts';
 import { liveRoutes } from './dashboard.ts';
 import { windowView } from './views.ts';
 
-type AdminDeps = Pick<
-  AppDeps,
-  'redis' | 'db' | 'changes' | 'metrics' | 'adminToken' | 'failedJobsOf' | 'room' | 'doors'
->;
+type AdminDeps = Pick<AppDeps, 'redis' | 'db' | 'changes' | 'metrics' | 'failedJobsOf' | 'room' | 'doors'>;
 
 const productParam = (req: Request) => parse(productIdSchema, req.params.productId, 'productId');
 
 export function adminRouter(deps: AdminDeps): Router {
   const { redis, db, metrics, failedJobsOf } = deps;
   const router = express.Router();
-  router.use(adminAuth(deps.adminToken, deps.doors.adminFailures), jsonBody());
+  router.use(adminAuth(deps.doors.adminBrake), jsonBody());
   router
     .route('/products/:productId')
     .put(putSale(deps))

@@ -33,6 +33,7 @@ export type ErrorCode =
   | LockErrorCode
   | 'invalid_request'
   | 'invalid_encoding'
+  | 'non_canonical_path'
   | 'unauthorized'
   | 'unauthenticated'
   | 'invalid_signature'

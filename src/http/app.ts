@@ -3,6 +3,7 @@
 import express, { type ErrorRequestHandler } from 'express';
 import { failure, send } from './answers.ts';
 import type { AppDeps } from './app-deps.ts';
+import { canonicalPaths } from './canonical-path.ts';
 import { HttpError } from './errors.ts';
 import { requestLog } from './request-log.ts';
 import { adminRouter } from './routes/admin.ts';
@@ -17,7 +18,10 @@ export function createApp(deps: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  app.set('case sensitive routing', true);
+  app.set('strict routing', true);
   app.use(requestLog(deps.logger));
+  app.use(canonicalPaths());
   // Orders first: the herd's requests then pass through no other router's routes.
   app.use(ordersRouter(deps));
   app.use(opsRouter(deps));

@@ -5,6 +5,7 @@ import { type ErrorCode, FlashsaleError, isCodedError } from '../errors.ts';
 const STATUS: Record<ErrorCode, number> = {
   invalid_request: 400,
   invalid_encoding: 400,
+  non_canonical_path: 400,
   unauthorized: 401,
   unauthenticated: 401,
   invalid_signature: 401,

@@ -7,7 +7,7 @@ import express, { type Router } from 'express';
 import { z } from 'zod';
 import { type LiveDeps, LiveView } from '../../ops/live.ts';
 import { parse, productId } from '../validation.ts';
-import { onlyMethods } from './allow.ts';
+import { exactRouter, onlyMethods } from './allow.ts';
 
 const PAGE_DIR = fileURLToPath(new URL('../dashboard/', import.meta.url));
 const resolveModule = createRequire(import.meta.url).resolve;
@@ -28,7 +28,7 @@ const sinceQuery = z
 
 /** GET /dashboard and its files (public: the page holds no data until given the admin token). */
 export function dashboardPage(): Router {
-  const router = express.Router();
+  const router = exactRouter();
   const noSniff = (res: express.Response) => {
     res.set('X-Content-Type-Options', 'nosniff');
     res.set('Content-Security-Policy', CSP);
@@ -54,7 +54,7 @@ export function dashboardPage(): Router {
 /** GET /products/:productId/live?since=<epoch ms>, mounted on the admin router (token checked there). */
 export function liveRoutes(deps: LiveDeps): Router {
   const live = new LiveView(deps);
-  const router = express.Router();
+  const router = exactRouter();
   router
     .route('/products/:productId/live')
     .get(async (req, res) => {

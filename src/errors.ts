@@ -44,6 +44,7 @@ export type ErrorCode =
   | 'not_found'
   | 'method_not_allowed'
   | 'request_timeout'
+  | 'body_timeout'
   | 'sold_out'
   | 'not_started'
   | 'sale_ended'

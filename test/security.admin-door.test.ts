@@ -58,6 +58,7 @@ describe('admin token and buyer auth rules (loadConfig)', () => {
     refuses({ ...base, BUYER_AUTH: 'header' }, /TRUST_PROXY/);
     refuses({ ...base, BUYER_AUTH: 'none', PAYMENT_WEBHOOK_SECRET: 'short' }, /PAYMENT_WEBHOOK_SECRET/);
     refuses({ ...base, BUYER_AUTH: 'none', HTTP_HEADERS_TIMEOUT_MS: '30000' }, /HTTP_HEADERS_TIMEOUT_MS/);
+    refuses({ ...base, BUYER_AUTH: 'none', HTTP_BODY_TIMEOUT_MS: '30000' }, /HTTP_BODY_TIMEOUT_MS/);
     const jwt = loadConfig({ ...base, BUYER_AUTH: 'jwt', BUYER_JWT_SECRET: 'x'.repeat(32) });
     assert.equal(jwt.buyer.auth, 'jwt');
     assert.equal(loadConfig({ ...base, BUYER_AUTH: 'header', TRUST_PROXY: '10.0.0.2' }).buyer.auth, 'header');

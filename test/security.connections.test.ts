@@ -20,6 +20,7 @@ const { svc } = useService({
   // On every interface, so that a client can come from an address that is not loopback.
   HOST: '0.0.0.0',
   HTTP_HEADERS_TIMEOUT_MS: '500',
+  HTTP_BODY_TIMEOUT_MS: '2000',
   HTTP_REQUEST_TIMEOUT_MS: '5000',
   HTTP_CONNECTIONS_CHECK_MS: '100',
   HTTP_MAX_CONNECTIONS_PER_ADDRESS: '4',

@@ -7,6 +7,7 @@ import { LockClient } from '@flashsale/lock';
 import { SaleChanges } from '../admin/sale-changes.ts';
 import { ApiCluster } from '../api-cluster.ts';
 import { type ApiExtension, createApp } from '../http/app.ts';
+import { MAX_BODY_BYTES } from '../http/body-limits.ts';
 import type { BuyerIdentity } from '../http/buyer-identity.ts';
 import { answerClientErrors } from '../http/client-errors.ts';
 import { capConnectionsPerAddress } from '../http/connection-cap.ts';
@@ -232,6 +233,7 @@ export async function startApi(rt: Runtime, extension?: ApiExtension): Promise<S
     extend: extension && ((app) => extension(app, { redis, catalog, handOff, maxOrderQuantity })),
     doors,
     metricsElsewhere: config.http.metricsPort !== undefined,
+    bodyLimits: { maxBytes: MAX_BODY_BYTES, timeoutMs: config.http.bodyTimeoutMs },
   });
   // X-Forwarded-For is believed only from TRUST_PROXY's addresses (req.ip for the per-address limit).
   app.set('trust proxy', config.http.trustProxy);

@@ -13,6 +13,7 @@ import type { OrderPayments } from '../orders/payments.ts';
 import type { PlaceOrder } from '../orders/place-order.ts';
 import type { RedisClient } from '../redis/connection.ts';
 import type { WaitingRoom } from '../waiting-room/room.ts';
+import type { BodyLimits } from './body-limits.ts';
 import type { ApiDoors } from './doors.ts';
 import type { OrderIntake } from './order-intake.ts';
 
@@ -39,6 +40,8 @@ export interface AppDeps {
   extend?: (app: express.Router) => void;
   /** Buyer identity, the payer of /pay and the brake on wrong admin tokens (doors.ts). */
   doors: ApiDoors;
+  /** Limits on every request's body (body-limits.ts): its size, and its own timeout. */
+  bodyLimits: BodyLimits;
   /** True when /metrics has a port of its own (METRICS_PORT): not served on the API port then. */
   metricsElsewhere?: boolean;
 }

@@ -16,6 +16,7 @@ const STATUS: Record<ErrorCode, number> = {
   not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,
+  body_timeout: 408,
   sold_out: 409,
   not_started: 409,
   sale_ended: 409,

@@ -38,7 +38,6 @@ export type ErrorCode =
   | 'unauthenticated'
   | 'invalid_signature'
   | 'buyer_mismatch'
-  | 'not_owner'
   | 'unknown_product'
   | 'unknown_order'
   | 'not_found'

@@ -10,7 +10,6 @@ const STATUS: Record<ErrorCode, number> = {
   unauthenticated: 401,
   invalid_signature: 401,
   buyer_mismatch: 403,
-  not_owner: 403,
   unknown_product: 404,
   unknown_order: 404,
   not_found: 404,

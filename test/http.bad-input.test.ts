@@ -389,6 +389,23 @@ describe('transport-level refusals', () => {
       });
       assertRefused(r, 415, 'unsupported_media_type', charset);
     }
+    // Other Unicode encodings too, their bytes as they say (the contract takes UTF-8 only), on every
+    // route that reads a body.
+    const routes: Array<[string, string, object]> = [
+      ['POST', '/api/orders', { productId: 'live', userId: 'u-cs' }],
+      ['POST', `/api/orders/${existingOrderId()}/cancel`, { userId: 'u-cs' }],
+      ['PUT', '/admin/products/live', { stock: 1, shards: 1 }],
+    ];
+    for (const [method, path, body] of routes) {
+      for (const charset of ['utf-16le', 'utf-16', 'UTF-16BE', 'utf-32']) {
+        const bytes = new Uint8Array(Buffer.from(JSON.stringify(body), 'utf16le'));
+        const r = await raw(method, path, bytes, {
+          'content-type': `application/json; charset=${charset}`,
+          ...(path.startsWith('/admin') ? admin : {}),
+        });
+        assertRefused(r, 415, 'unsupported_media_type', `${method} ${path} ${charset}`);
+      }
+    }
     await assertUnchanged('charset');
   });
 

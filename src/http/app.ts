@@ -4,9 +4,9 @@ import express, { type ErrorRequestHandler } from 'express';
 import { failure, send } from './answers.ts';
 import type { AppDeps } from './app-deps.ts';
 import { type BodyLimits, guardBody } from './body-limits.ts';
-import { canonicalPaths } from './canonical-path.ts';
 import { HttpError } from './errors.ts';
 import { requestLog } from './request-log.ts';
+import { checkTarget } from './request-target.ts';
 import { adminRouter } from './routes/admin.ts';
 import { dashboardPage } from './routes/dashboard.ts';
 import { opsRouter } from './routes/ops.ts';
@@ -30,7 +30,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.set('strict routing', true);
   app.use(requestLog(deps.logger));
   app.use(guardBodies(deps.bodyLimits));
-  app.use(canonicalPaths());
+  app.use(checkTarget());
   // Orders first: the herd's requests then pass through no other router's routes.
   app.use(ordersRouter(deps));
   app.use(opsRouter(deps));

@@ -15,7 +15,7 @@ export class MethodNotAllowedError extends HttpError {
 
 /**
  * A router matching paths as written: `/API/ORDERS` or `/healthz/` are not the routes, so what a route
- * runs never depends on a path's spelling (canonical-path.ts refuses the other spellings before).
+ * runs never depends on a path's spelling (request-target.ts refuses the other spellings before).
  */
 export function exactRouter(): Router {
   return express.Router({ caseSensitive: true, strict: true });

@@ -26,6 +26,10 @@ const sinceQuery = z
   .transform(Number)
   .optional();
 
+const onlyGet = onlyMethods('GET');
+const readOnly: express.RequestHandler = (req, res, next) =>
+  req.method === 'GET' || req.method === 'HEAD' ? next() : onlyGet(req, res, next);
+
 /** GET /dashboard and its files (public: the page holds no data until given the admin token). */
 export function dashboardPage(): Router {
   const router = exactRouter();
@@ -42,12 +46,16 @@ export function dashboardPage(): Router {
     })
     .all(onlyMethods('GET'));
   for (const [name, file] of Object.entries(UPLOT)) {
-    router.get(`/dashboard/${name}`, (_req, res) => {
-      noSniff(res);
-      res.sendFile(file);
-    });
+    router
+      .route(`/dashboard/${name}`)
+      .get((_req, res) => {
+        noSniff(res);
+        res.sendFile(file);
+      })
+      .all(onlyMethods('GET'));
   }
-  router.use('/dashboard', express.static(PAGE_DIR, { index: false, setHeaders: noSniff }));
+  // The page's own files answer like the routes above: GET and HEAD, 405 for any other method.
+  router.use('/dashboard', readOnly, express.static(PAGE_DIR, { index: false, setHeaders: noSniff }));
   return router;
 }
 

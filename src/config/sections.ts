@@ -69,6 +69,11 @@ export const SECTIONS = {
     maxConnectionsPerAddress: variable('HTTP_MAX_CONNECTIONS_PER_ADDRESS', int(256, 0, 100_000)),
     /** Serve GET /metrics on this port (and not on the API port). Unset: /metrics on the API port (PORT). */
     metricsPort: variable('METRICS_PORT', z.coerce.number().int().min(0).max(65535).optional()),
+    /**
+     * Address METRICS_PORT binds to (e.g. `127.0.0.1` or a private interface, so that /metrics is
+     * not on the API's public address). Unset: HOST.
+     */
+    metricsHost: variable('METRICS_HOST', z.string().min(1).optional()),
   },
   /** What kind of run this is: the secrets a process requires depend on it (load.ts). */
   mode: {

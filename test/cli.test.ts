@@ -264,7 +264,7 @@ describe('flashsale CLI', () => {
     assert.match(refused.err, errorLine, refused.err);
     assert.match(
       refused.err,
-      /^error: forbidden: wrong admin token .*ADMIN_TOKEN is not set, so the CLI sent the development token/,
+      /^error: unauthorized: admin endpoints need .*ADMIN_TOKEN is not set, so the CLI sent the development token/,
     );
   });
 
@@ -323,7 +323,7 @@ describe('flashsale CLI', () => {
         /^error: insufficient_stock: cannot remove 6 units from "cli-d": only 5 available/,
       ],
       [['sale', 'put', 'cli-d', '--stock', '5', '--shards', '2000'], /^error: invalid_request: --shards: /],
-      [['status', 'cli-d'], /^error: forbidden: wrong admin token/, { ADMIN_TOKEN: 'not-the-token' }],
+      [['status', 'cli-d'], /^error: unauthorized: admin endpoints need /, { ADMIN_TOKEN: 'not-the-token' }],
     ];
     for (const [args, pattern, env] of cases) {
       const r = await cli(args, env);

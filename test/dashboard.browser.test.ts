@@ -112,7 +112,7 @@ describe('GET /dashboard in headless Chromium', () => {
     await signIn(page, 'not-the-token');
     await page.waitForSelector('#error:not([hidden])');
     const error = await page.$eval('#error', (el) => el.textContent ?? '');
-    assert.match(error, /403 forbidden/);
+    assert.match(error, /401 unauthorized/);
     const shown = await pageNumbers(page);
     assert.equal(shown.viewShown, false);
     assert.equal(shown.available, null, 'no stock figure was filled in');

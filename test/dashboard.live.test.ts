@@ -40,8 +40,8 @@ describe('GET /admin/products/:id/live', () => {
     await createSale(svc.url, 'live-auth', { stock: 5, shards: 1 });
     assert.equal((await live(svc.url, 'live-auth', {})).status, 401);
     const wrong = await live(svc.url, 'live-auth', { authorization: 'Bearer nope' });
-    assert.equal(wrong.status, 403);
-    assert.equal(wrong.body.error, 'forbidden');
+    assert.equal(wrong.status, 401);
+    assert.equal(wrong.body.error, 'unauthorized');
     assert.equal(wrong.body.sale, undefined);
     const badSince = await live(svc.url, 'live-auth', admin, '?since=yesterday');
     assert.equal(badSince.status, 400);

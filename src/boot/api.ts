@@ -7,6 +7,7 @@ import { LockClient } from '@flashsale/lock';
 import { SaleChanges } from '../admin/sale-changes.ts';
 import { ApiCluster } from '../api-cluster.ts';
 import { type ApiExtension, createApp } from '../http/app.ts';
+import { type BodyLimits, MAX_BODY_BYTES } from '../http/body-limits.ts';
 import { answerClientErrors } from '../http/client-errors.ts';
 import { capConnectionsPerAddress } from '../http/connection-cap.ts';
 import { type ApiDoors, apiDoors } from '../http/doors.ts';
@@ -152,6 +153,7 @@ function orderGate(
 
 /** What the order door decides with. */
 interface DoorParts {
+  bodyLimits: BodyLimits;
   gate: OrderGate;
   intake: OrderIntake;
   doors: ApiDoors;
@@ -187,9 +189,10 @@ function streamHolder(rt: Runtime, room: WaitingRoom | undefined, catalog: Catal
 function withDoor(
   rt: Runtime,
   app: ReturnType<typeof createApp>,
-  { gate, intake, doors, streams }: DoorParts,
+  { gate, intake, doors, streams, bodyLimits }: DoorParts,
 ) {
   return withOrderDoor(app, {
+    bodyLimits,
     gate,
     intake,
     identity: doors.identity,
@@ -242,7 +245,10 @@ export async function startApi(rt: Runtime, extension?: ApiExtension): Promise<S
   const { maxOrderQuantity } = config.http;
   const orders = placeOrders(rt, path, limits, admin);
   const intake = new OrderIntake({ gate, orders, maxOrderQuantity });
-  const doors = apiDoors(config, redis);
+  const bodyLimits = { maxBytes: MAX_BODY_BYTES, timeoutMs: config.http.bodyTimeoutMs };
+  const doors = apiDoors(config, redis, (braked) =>
+    metrics.adminTokenFailures.inc({ braked: String(braked) }),
+  );
   const app = createApp({
     redis,
     db,
@@ -253,12 +259,12 @@ export async function startApi(rt: Runtime, extension?: ApiExtension): Promise<S
     lockService: rt.lockService,
     metrics,
     logger,
-    adminToken: config.admin.token,
     room,
     failedJobsOf: (productId) => failedJobsOf(queues, productId),
     extend: extension && ((app) => extension(app, { redis, catalog, handOff, maxOrderQuantity })),
     doors,
     metricsElsewhere: config.http.metricsPort !== undefined,
+    bodyLimits,
   });
   // X-Forwarded-For is believed only from TRUST_PROXY's addresses (req.ip for the per-address limit).
   app.set('trust proxy', doors.trust);
@@ -269,7 +275,7 @@ export async function startApi(rt: Runtime, extension?: ApiExtension): Promise<S
   }
   if (config.http.metricsPort !== undefined) await startMetricsServer(rt);
   const streams = streamHolder(rt, room, catalog, intake);
-  const server = await listen(rt, app, { gate, intake, doors, streams });
+  const server = await listen(rt, app, { gate, intake, doors, streams, bodyLimits });
   // Closers run last-pushed first: stop the server (finishing in-flight requests) before the lock
   // client, hand-off, queue and subscriber those requests use.
   rt.closers.push(

@@ -115,10 +115,15 @@ function checkRedis(redis: ParsedSections['redis'], env: Env): void {
   }
 }
 
-function checkHttp({ headersTimeoutMs, requestTimeoutMs }: HttpSection): void {
+function checkHttp({ headersTimeoutMs, bodyTimeoutMs, requestTimeoutMs }: HttpSection): void {
   if (headersTimeoutMs >= requestTimeoutMs) {
     throw new ConfigError(
       `HTTP_HEADERS_TIMEOUT_MS (${headersTimeoutMs}) must be below HTTP_REQUEST_TIMEOUT_MS (${requestTimeoutMs})`,
+    );
+  }
+  if (bodyTimeoutMs >= requestTimeoutMs) {
+    throw new ConfigError(
+      `HTTP_BODY_TIMEOUT_MS (${bodyTimeoutMs}) must be below HTTP_REQUEST_TIMEOUT_MS (${requestTimeoutMs})`,
     );
   }
 }

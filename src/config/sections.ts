@@ -63,12 +63,22 @@ export const SECTIONS = {
     headersTimeoutMs: variable('HTTP_HEADERS_TIMEOUT_MS', int(12_000, 100, 60_000)),
     /** Longest a client may take to send a whole request; above headersTimeoutMs (load.ts). Default 30000. */
     requestTimeoutMs: variable('HTTP_REQUEST_TIMEOUT_MS', int(30_000, 200, 600_000)),
+    /**
+     * Longest a request's body may take to arrive once its headers have (a trickled body is cut with
+     * 408 and the connection closed); below requestTimeoutMs (load.ts). Default 5000, 100..600000.
+     */
+    bodyTimeoutMs: variable('HTTP_BODY_TIMEOUT_MS', int(5000, 100, 600_000)),
     /** How often the server looks for connections past those timeouts. Default 1000, 50..30000. */
     connectionsCheckMs: variable('HTTP_CONNECTIONS_CHECK_MS', int(1000, 50, 30_000)),
     /** Open connections per client address (TRUST_PROXY peers and loopback exempt); 0: no cap. Default 256. */
     maxConnectionsPerAddress: variable('HTTP_MAX_CONNECTIONS_PER_ADDRESS', int(256, 0, 100_000)),
     /** Serve GET /metrics on this port (and not on the API port). Unset: /metrics on the API port (PORT). */
     metricsPort: variable('METRICS_PORT', intIn(0, 65535).optional()),
+    /**
+     * Address METRICS_PORT binds to (e.g. `127.0.0.1` or a private interface, so that /metrics is
+     * not on the API's public address). Unset: HOST.
+     */
+    metricsHost: variable('METRICS_HOST', z.string().min(1).optional()),
   },
   /** What kind of run this is: the secrets a process requires depend on it (load.ts). */
   mode: {

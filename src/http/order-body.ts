@@ -1,12 +1,10 @@
 // The body of POST /api/orders as the contract allows it: JSON in UTF-8, of a declared length or
-// chunked, as is or gzip/deflate/br; one over the limit is refused from its Content-Length at once.
+// chunked, as is or gzip/deflate/br (its size and time are guarded by body-limits.ts, before).
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { jsonBody } from './body.ts';
 import { HttpError } from './errors.ts';
 
-/** The largest body an order may have (express.json's limit on the other routes too). */
-const MAX_BODY_BYTES = 16 * 1024;
 const JSON_UTF8 = /^application\/json\s*(?:;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
 const NOT_JSON = 'body is not valid JSON';
 
@@ -19,8 +17,8 @@ export type ReadBody = { body: unknown } | undefined;
 /**
  * Reads an order's body. Plain UTF-8 JSON of a declared length (what every client sends) is read
  * here, without express's reader and its per-request parsing of the headers; anything else goes
- * through that reader, so both answer the same. Throws the refusal: 413 payload_too_large (at once
- * when Content-Length says so, before a byte is read), 415, 400 invalid_request / invalid_encoding.
+ * through that reader, so both answer the same. Throws the refusal: 413 payload_too_large (a
+ * decoded body over the limit), 415, 400 invalid_request / invalid_encoding.
  *
  * @example
  * const read = await readOrderBody(req, res);
@@ -28,17 +26,11 @@ export type ReadBody = { body: unknown } | undefined;
  */
 export async function readOrderBody(req: IncomingMessage, res: ServerResponse): Promise<ReadBody> {
   const length = Number(req.headers['content-length'] ?? Number.NaN);
-  if (length > MAX_BODY_BYTES) throw tooLarge();
   if (plainJson(req, length)) {
     const bytes = await readAll(req);
     return bytes && { body: decode(bytes) };
   }
   return parsed(req, res);
-}
-
-/** The refusal of a body over the limit; the door closes its connection rather than read on. */
-function tooLarge(): HttpError {
-  return new HttpError('payload_too_large', `body larger than ${MAX_BODY_BYTES / 1024} kB`);
 }
 
 /** A body the plain reader takes: a JSON type in UTF-8, of a declared length, not compressed. */

@@ -6,6 +6,7 @@ import type { Logger } from '../log.ts';
 import type { OrderOutcome } from '../metrics.ts';
 import type { Place } from '../waiting-room/index.ts';
 import { send } from './answers.ts';
+import { type BodyLimits, guardBody } from './body-limits.ts';
 import { busyAnswer } from './busy-answers.ts';
 import type { BuyerIdentity } from './buyer-identity.ts';
 import type { Answer } from './errors.ts';
@@ -30,6 +31,8 @@ export interface OrderDoorOptions {
   logger: Logger;
   /** Waiting buyers' streams (WAITING_ROOM on, WAITING_ROOM_MAX_STREAMS > 0). */
   streams?: StreamHolder | undefined;
+  /** The body's limit and timeout (body-limits.ts): over it, refused at once and the connection closed. */
+  bodyLimits: BodyLimits;
 }
 
 /** What the door knows of a request while it decides it. */
@@ -61,9 +64,6 @@ export function isOrderPost(req: IncomingMessage): boolean {
 
 const ORDERS_PATH = /^\/api\/orders\/?(?:\?|$)/i;
 
-/** Answers whose body was not (all) read: the connection closes rather than read the rest. */
-const UNREAD = new Set([408, 413]);
-
 class OrderDoor {
   constructor(private readonly o: OrderDoorOptions) {}
 
@@ -87,6 +87,10 @@ class OrderDoor {
   }
 
   private async decide(v: Visit): Promise<void> {
+    if (!guardBody(v.req, v.res, this.o.bodyLimits)) {
+      this.answered(v, 'invalid', 413);
+      return;
+    }
     let read: ReadBody | 'refused' = 'refused';
     let call: OrderCall | undefined;
     const { answer, outcome } = await this.o.intake.answer(
@@ -97,13 +101,12 @@ class OrderDoor {
       },
       (err) => this.o.logger.child({ reqId: v.id }).error({ err, path: v.req.url }, 'unexpected error'),
     );
-    // The client went away mid-body: there is nobody to answer.
-    if (read === undefined) return;
+    // The client went away mid-body, or its body was refused as it came (guardBody answered it).
+    if (read === undefined || v.res.headersSent) return;
     if (outcome === 'queued' && call && this.held(v, call, answer)) {
       this.answered(v, outcome, 200);
       return;
     }
-    if (UNREAD.has(answer.status)) v.res.shouldKeepAlive = false;
     writeAtTurnEnd(v.res, (r) => send(r, answer, v.id));
     this.answered(v, outcome, answer.status);
   }

@@ -1,6 +1,7 @@
 // The admin endpoints under /admin, behind the bearer token (checked before a body is read): sale
 // changes through the audited use case (SaleChanges), and the sale's status, reconcile and live view.
-import express, { type Request, type Router } from 'express';
+import type express from 'express';
+import type { Request, Router } from 'express';
 import { saleSummary } from '../../admin/sale-changes.ts';
 import { reconcile, saleStatus } from '../../inventory/status.ts';
 import { adminActor } from '../admin-actor.ts';
@@ -8,21 +9,18 @@ import { adminAuth } from '../admin-auth.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { jsonBody } from '../body.ts';
 import { parse, productId as productIdSchema, reshardBody, restockBody, saleBody } from '../validation.ts';
-import { onlyMethods } from './allow.ts';
+import { exactRouter, onlyMethods } from './allow.ts';
 import { liveRoutes } from './dashboard.ts';
 import { windowView } from './views.ts';
 
-type AdminDeps = Pick<
-  AppDeps,
-  'redis' | 'db' | 'changes' | 'metrics' | 'adminToken' | 'failedJobsOf' | 'room' | 'doors'
->;
+type AdminDeps = Pick<AppDeps, 'redis' | 'db' | 'changes' | 'metrics' | 'failedJobsOf' | 'room' | 'doors'>;
 
 const productParam = (req: Request) => parse(productIdSchema, req.params.productId, 'productId');
 
 export function adminRouter(deps: AdminDeps): Router {
   const { redis, db, metrics, failedJobsOf } = deps;
-  const router = express.Router();
-  router.use(adminAuth(deps.adminToken, deps.doors.adminFailures), jsonBody());
+  const router = exactRouter();
+  router.use(adminAuth(deps.doors.adminBrake), jsonBody());
   router
     .route('/products/:productId')
     .put(putSale(deps))

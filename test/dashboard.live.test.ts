@@ -128,13 +128,15 @@ describe('GET /admin/products/:id/live', () => {
     const queue = createOrderQueue(infra.env.REDIS_URL as string);
     let reads = 0;
     const view = new LiveView({
-      redis: svc.rt.redis,
-      db: svc.rt.db,
-      metrics: svc.rt.metrics,
-      failedJobsOf: (productId) => {
-        reads += 1;
-        return failedJobsOf(queue, productId);
+      views: {
+        redis: svc.rt.redis,
+        db: svc.rt.db,
+        failedJobsOf: (productId) => {
+          reads += 1;
+          return failedJobsOf(queue, productId);
+        },
       },
+      metrics: svc.rt.metrics,
     });
     try {
       const answers = await Promise.all(Array.from({ length: 20 }, () => view.product('live-c')));

@@ -219,10 +219,14 @@ export class WaitingRoom {
     };
   }
 
-  /** One product's line for the dashboard, or undefined when nobody waits in it. */
-  async stats(productId: string): Promise<LineStats | undefined> {
-    const line = await this.line(productId);
-    return line.active ? this.statsOf(line) : undefined;
+  /**
+   * One product's line for the dashboard: view() as the product page shows it, with its pace and ETA;
+   * undefined when nobody waits in it.
+   */
+  async stats(productId: string): Promise<(QueueView & LineStats) | undefined> {
+    const view = await this.view(productId);
+    const line = this.known(productId);
+    return view && line?.active ? { ...this.statsOf(line), ...view } : undefined;
   }
 
   /** Every line in use here, summed (waiting, rate) or at its worst (lag, ETA), for the metrics. */

@@ -11,7 +11,8 @@ export async function status(ctx: Context, productId: string): Promise<number> {
   // total == available + returning + sold, and sold == reserved + confirmed + paid (DESIGN.md §5).
   const lines = [
     ['product', String(r.productId ?? productId)],
-    ['generation', `${r.generation}${lastChange(r)}`],
+    ['generation', String(r.generation)],
+    ['last change', lastChange(r)],
     ['total', String(r.total)],
     ['available', String(r.available)],
     ['returning', String(r.returning)],

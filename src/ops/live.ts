@@ -21,6 +21,8 @@ export interface SalePoint {
   reserved: number;
   confirmed: number;
   paid: number;
+  /** Units of expired or cancelled orders given back so far: sold + returned is every unit ever sold. */
+  returned: number;
   /** Orders waiting to be paid, and orders expired and cancelled so far (the product's, every process's). */
   awaitingPayment: number;
   expired: number;
@@ -200,6 +202,7 @@ function record(history: SalePoint[], s: SaleStatus): void {
     reserved: s.reserved,
     confirmed: s.confirmed,
     paid: s.paid,
+    returned: s.returned,
     awaitingPayment: s.awaitingPayment,
     expired: s.orders.expired,
     cancelled: s.orders.cancelled,

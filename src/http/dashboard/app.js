@@ -147,11 +147,16 @@ function renderSettings(s) {
   if (el.dataset.key === key) return;
   el.dataset.key = key;
   el.replaceChildren(
-    ...rows.flatMap(([label, value]) => {
+    ...rows.flatMap(([label, text, iso]) => {
       const dt = document.createElement('dt');
       const dd = document.createElement('dd');
       dt.textContent = label;
-      dd.textContent = value;
+      const value = iso ? document.createElement('time') : dd;
+      value.textContent = text;
+      if (iso) {
+        value.dateTime = iso;
+        dd.append(value);
+      }
       return [dt, dd];
     }),
   );

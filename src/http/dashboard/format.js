@@ -19,23 +19,29 @@ export function fmtAxis(n) {
   return fmt(n, abs < 10 ? 2 : 0);
 }
 
-/** An ISO time as this browser's local date and time, with the zone. */
+const TIME = {
+  day: 'numeric',
+  month: 'short',
+  year: 'numeric',
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+  timeZoneName: 'short',
+};
+
+/** An ISO time as this browser's local date and time, with the zone ("1 Dec 2026, 21:14:05 UTC"). */
 export function fmtTime(iso) {
-  return new Date(iso).toLocaleString('en-GB', {
-    dateStyle: 'medium',
-    timeStyle: 'medium',
-    timeZoneName: 'short',
-  });
+  return new Date(iso).toLocaleString('en-GB', TIME);
 }
 
 const plural = (n, word) => `${fmt(n)} ${word}${n === 1 ? '' : 's'}`;
 
-/** The sale's settings as [label, value] pairs, each named even when not set. */
+/** The sale's settings as [label, text, ISO time when it is one] rows, each named even when not set. */
 export function settingRows(s) {
   const lottery = s.queue?.lottery;
   return [
-    ['opens', s.startsAt === undefined ? 'at once (no start time)' : fmtTime(s.startsAt)],
-    ['closes', s.endsAt === undefined ? 'never (no end time)' : fmtTime(s.endsAt)],
+    ['opens', s.startsAt === undefined ? 'at once (no start time)' : fmtTime(s.startsAt), s.startsAt],
+    ['closes', s.endsAt === undefined ? 'never (no end time)' : fmtTime(s.endsAt), s.endsAt],
     [
       'payment',
       s.paymentTimeoutSec === undefined ? 'none needed' : `within ${plural(s.paymentTimeoutSec, 'second')}`,

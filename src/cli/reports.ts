@@ -57,11 +57,13 @@ function orderFates(r: Json): string {
   return `awaiting payment ${r.awaitingPayment ?? 0}, paid ${o.paid ?? 0}, expired ${o.expired ?? 0}, cancelled ${o.cancelled ?? 0}`;
 }
 
-/** The newest generation change, as " (resharded by the service's consolidation at …)". */
+/** The newest generation change: "resharded (generation 3, 4 shards) by the service's … at <ISO>". */
 function lastChange(r: Json): string {
   const last = (Array.isArray(r.changes) ? (r.changes as Json[]) : [])[0];
-  if (!last) return '';
-  return ` (${last.kind} by ${CAUSES[String(last.by)] ?? String(last.by)} at ${last.at})`;
+  if (!last) return 'none recorded';
+  const shards = `${last.shards} shard${last.shards === 1 ? '' : 's'}`;
+  const by = CAUSES[String(last.by)] ?? String(last.by);
+  return `${last.kind} (generation ${last.generation}, ${shards}) by ${by} at ${last.at}`;
 }
 
 const CAUSES: Record<string, string> = {

@@ -3,7 +3,7 @@
 // under a burst of orders every figure (sold, the shard table's sums, the order fates) converges on
 // GET /admin/products/:id; the service's own changes (sold-out consolidation, expired units coming
 // back) are named as such. Saves a screenshot taken under load (DASHBOARD_SCREENSHOT, default
-// .bench/dashboard.png; docs/dashboard.png is one of these).
+// .bench/dashboard.png) and one of those changes (-changes.png); docs/dashboard*.png are such.
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -136,7 +136,7 @@ describe('GET /dashboard in headless Chromium', () => {
     });
     const busy = await shownOnce(
       'a few seconds of live orders on the charts',
-      (s) => loadDone || ((s.acceptedRate ?? 0) > 0 && s.points >= 5),
+      (s) => loadDone || ((s.acceptedRate ?? 0) > 0 && s.points >= 10),
       page,
       60_000,
     );
@@ -197,6 +197,7 @@ describe('GET /dashboard in headless Chromium', () => {
     assert.deepEqual(causes, ['returns', 'consolidation', 'admin'], JSON.stringify(shown.changes));
     // The paid units were sold by shards of earlier generations: the table says so, and adds up.
     assert.deepEqual([shown.sold, shown.earlierSold, shown.paid], [3, 3, 1]);
+    await page.screenshot({ path: SCREENSHOT.replace(/\.png$/, '-changes.png'), fullPage: true });
     assert.deepEqual(pageErrors, []);
   });
 });

@@ -16,7 +16,7 @@ export function fmtAxis(n) {
   if (abs >= 1e6) return `${fmt(n / 1e6, 1)}M`;
   if (abs >= 1e4) return `${fmt(n / 1e3, 0)}k`;
   if (abs >= 1e3) return `${fmt(n / 1e3, 1)}k`;
-  return fmt(n, abs < 10 ? 2 : 0);
+  return fmt(n, abs < 10 ? 2 : 1);
 }
 
 const TIME = {

@@ -23,10 +23,11 @@ export interface SaleViewDeps {
 }
 
 export async function saleView(deps: SaleViewDeps, productId: string): Promise<SaleView> {
-  const [status, failedJobs, queue] = await Promise.all([
+  const [status, failedJobs] = await Promise.all([
     saleStatus(deps.redis, deps.db, productId),
     deps.failedJobsOf(productId),
-    deps.queueView?.(productId),
   ]);
+  // Only for a sale that exists (saleStatus throws UnknownProductError): the room would start a line.
+  const queue = await deps.queueView?.(productId);
   return { ...status, failedJobs, ...(queue && { queue }) };
 }

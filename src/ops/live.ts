@@ -1,5 +1,6 @@
-// The live view of one product behind the dashboard (GET /admin/products/:id/live): the sale's status
-// as GET /admin/products/:id reads it, the order queue, and this process's rates (sampler.ts). Kept
+// The live view of one product behind the dashboard (GET /admin/products/:id/live): GET
+// /admin/products/:id's answer (sale-view.ts) and its history, the waiting room's line as the product
+// page shows it, the order queue, and this process's rates (sampler.ts). Kept
 // cheap for any number of viewers: each product's status is read from Redis/Postgres at most once
 // per second and concurrent polls share that read; the queue likewise, for all products at once.
 import os from 'node:os';

@@ -125,11 +125,14 @@ describe('BUYER_AUTH=jwt', () => {
     assert.deepEqual(Object.keys(own.body).sort(), [
       'orderId',
       'payBy',
+      'paymentDueAt',
       'productId',
       'quantity',
       'status',
       'userId',
     ]);
+    // The deadline as ISO 8601 (as the sale's startsAt), the same instant as payBy's epoch ms.
+    assert.equal(own.body.paymentDueAt, new Date(own.body.payBy as number).toISOString());
     const full = await call(svc.url, 'GET', path, undefined, admin);
     assert.equal(full.status, 200);
     for (const field of ['shardKey', 'token', 'generation', 'reservedAt'])

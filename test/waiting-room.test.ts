@@ -338,6 +338,44 @@ describe('waiting room over HTTP', () => {
     await until('the lottery to be gone', async () => (await order('wr-draw', 'early-bird')).status === 202);
   });
 
+  it('the dashboard shows the line as the product page does; a sold-out product keeps nobody waiting', async () => {
+    await createSale(svc.url, 'wr-dash', { stock: 2, shards: 1 });
+    const other = await crowd('wr-dash', LONG_LINE);
+    const lines = async () => {
+      const [live, page, status] = await Promise.all([
+        call(svc.url, 'GET', '/admin/products/wr-dash/live', undefined, admin),
+        call(svc.url, 'GET', '/api/products/wr-dash'),
+        call(svc.url, 'GET', '/admin/products/wr-dash', undefined, admin),
+      ]);
+      const waiting = (v: unknown) => (v as { waiting?: number } | null | undefined)?.waiting ?? 0;
+      return {
+        dashboard: waiting(live.body.waitingRoom),
+        page: waiting(page.body.queue),
+        admin: waiting(status.body.queue),
+      };
+    };
+    const before = await lines();
+    for (const [where, n] of Object.entries(before)) assert.ok(n >= LONG_LINE / 2, `${where}: ${n} waiting`);
+    const r = await call(svc.url, 'POST', '/admin/products/wr-dash/restock', { delta: -2 }, admin);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    await until('the service to learn of the sell-out', async () => {
+      const late = await order('wr-dash', 'late');
+      return late.body.error === 'sold_out';
+    });
+    // Its line rests unreported from now on: no figure may stay frozen at the crowd (or grow a lag).
+    let last = {};
+    await until(
+      'no waiting figure for the sold-out product',
+      async () => {
+        const now = await lines();
+        last = now;
+        return now.dashboard === 0 && now.page === 0 && now.admin === 0;
+      },
+      { describe: () => JSON.stringify(last) },
+    );
+    other.room.stop();
+  });
+
   it('sold out while buyers wait: every waiting ticket gets 409 sold_out', async () => {
     await createSale(svc.url, 'wr-gone', { stock: 3, shards: 1 });
     const other = await crowd('wr-gone', LONG_LINE);

@@ -2,10 +2,10 @@
 import type { Router } from 'express';
 import { UnknownProductError } from '../../inventory/errors.ts';
 import { availableStock } from '../../inventory/sale.ts';
+import { windowView } from '../../inventory/settings.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { parse, productId as productIdSchema } from '../validation.ts';
 import { exactRouter, onlyMethods } from './allow.ts';
-import { windowView } from './views.ts';
 
 export function productsRouter(deps: Pick<AppDeps, 'redis' | 'catalog' | 'room'>): Router {
   const { redis, catalog, room } = deps;

@@ -110,6 +110,8 @@ describe('streaming admission past the bound', () => {
     const other = await crowd(bounded.infra.client, url, 'st-bound');
     const first = await streamOrder(url, { productId: 'st-bound', userId: 'first' });
     assert.equal(first.status, 200);
+    const ready = await call(url, 'GET', '/readyz');
+    assert.deepEqual([ready.status, ready.body.streams], [200, { held: 1, max: 1 }]);
     const second = await streamOrder(url, { productId: 'st-bound', userId: 'second' });
     assert.deepEqual([second.status, second.json?.error], [429, 'queued'], JSON.stringify(second.json));
     const ticket = String(second.json?.ticket);

@@ -249,7 +249,9 @@ export async function startApi(rt: Runtime, extension?: ApiExtension): Promise<S
   const doors = apiDoors(config, redis, (braked) =>
     metrics.adminTokenFailures.inc({ braked: String(braked) }),
   );
+  const streams = streamHolder(rt, room, catalog, intake);
   const app = createApp({
+    streams,
     redis,
     db,
     catalog,
@@ -274,7 +276,6 @@ export async function startApi(rt: Runtime, extension?: ApiExtension): Promise<S
     );
   }
   if (config.http.metricsPort !== undefined) await startMetricsServer(rt);
-  const streams = streamHolder(rt, room, catalog, intake);
   const server = await listen(rt, app, { gate, intake, doors, streams, bodyLimits });
   // Closers run last-pushed first: stop the server (finishing in-flight requests) before the lock
   // client, hand-off, queue and subscriber those requests use.

@@ -27,6 +27,8 @@ export interface AppDeps {
   changes: SaleChanges;
   metrics: Metrics;
   logger: Logger;
+  /** Waiting buyers' streams held by this process (shown by /readyz and the dashboard). */
+  streams?: { readonly size: number; readonly max: number } | undefined;
   /** The waiting room (WAITING_ROOM=on): its line is shown on GET /api/products/:productId. */
   room?: WaitingRoom | undefined;
   /** The order queue's failed jobs of a product, shown on GET /admin/products/:productId. */

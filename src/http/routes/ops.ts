@@ -1,12 +1,12 @@
 // Ops endpoints: GET /healthz (the process is up), /readyz (Redis, Postgres and the lock service
-// reachable) and /metrics (Prometheus).
+// reachable; the waiting buyers' streams held) and /metrics (Prometheus).
 import type { Router } from 'express';
 import { checkDatabase } from '../../db/database.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { exactRouter, onlyMethods } from './allow.ts';
 
 export function opsRouter(
-  deps: Pick<AppDeps, 'redis' | 'db' | 'metrics' | 'lockService' | 'metricsElsewhere'>,
+  deps: Pick<AppDeps, 'redis' | 'db' | 'metrics' | 'lockService' | 'metricsElsewhere' | 'streams'>,
 ): Router {
   const { redis, db, metrics, lockService } = deps;
   const router = exactRouter();
@@ -25,7 +25,12 @@ export function opsRouter(
         postgres: p.status === 'fulfilled',
       };
       if (lockService) body[lockService.backend] = l.status === 'fulfilled';
-      res.status(Object.values(body).every(Boolean) ? 200 : 503).json(body);
+      const ready = Object.values(body).every(Boolean);
+      // Streams held say how full this process is; they do not make it unready (past the bound, buyers poll).
+      const { streams } = deps;
+      res
+        .status(ready ? 200 : 503)
+        .json(streams ? { ...body, streams: { held: streams.size, max: streams.max } } : body);
     })
     .all(onlyMethods('GET'));
   // With METRICS_PORT, /metrics is served there only (src/boot/metrics-server.ts), not to the API's clients.

@@ -51,6 +51,8 @@ export interface LiveProduct {
   queue: QueueView;
   /** The waiting room's line of the product as its public view shows it, with pace and ETA; null when the room is off or nobody waits. */
   waitingRoom: (LineView & LineStats) | null;
+  /** Waiting buyers held on event streams by this process, and its bound; null without streams. */
+  streams: { held: number; max: number } | null;
   /**
    * REDIS_WAIT_REPLICAS: Redis masters short of replicas (their shards are skipped) and the units
    * orders last found stranded on them, as this process sees them.
@@ -101,6 +103,8 @@ export interface LiveDeps {
   metrics: Metrics;
   /** The waiting room's line of a product (WAITING_ROOM=on): WaitingRoom.stats. */
   waitingLine?: (productId: string) => Promise<(LineView & LineStats) | undefined>;
+  /** This process's held streams (StreamHolder), when streaming admission is on. */
+  streams?: { readonly size: number; readonly max: number } | undefined;
 }
 
 export class LiveView {
@@ -132,6 +136,7 @@ export class LiveView {
       sale: { ...sale, soldOut: sale.available === 0 && sale.pending === null },
       queue,
       waitingRoom: line ?? null,
+      streams: this.deps.streams ? { held: this.deps.streams.size, max: this.deps.streams.max } : null,
       replicas,
       now: now && { ...now, persistedPerSecond: latest?.persistedPerSecond ?? null },
       rates: this.sampler.history(since),

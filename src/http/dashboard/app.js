@@ -125,7 +125,7 @@ function render(live) {
   if (s.pending) setText('pending', `${s.pending.action} since ${fmtTime(s.pending.since)}`);
   renderShards(s);
   renderChanges(s.changes);
-  renderLine(live.waitingRoom);
+  renderLine(live.waitingRoom, live.streams);
   renderReplicas(live.replicas);
 
   append(state.rates, live.rates);
@@ -175,9 +175,9 @@ function renderReplicas(r) {
 }
 
 /** The waiting room's line of the product, as its public view shows it: shown while buyers wait. */
-function renderLine(line) {
+function renderLine(line, streams) {
   $('line-card').hidden = !line;
-  if (line) setText('line', lineText(line));
+  if (line) setText('line', lineText(line, streams));
 }
 
 /** Per second between the first and last sale reads of the last `seconds`, for one figure. */

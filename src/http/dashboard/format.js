@@ -88,10 +88,12 @@ export function lastChangeText(change) {
 }
 
 /** The waiting room's line (GET /api/products/:id's `queue`, with pace and ETA). */
-export function lineText(line) {
+export function lineText(line, streams) {
   const draw = line.lottery && !line.lottery.seed ? ` · lottery drawn ${fmtTime(line.lottery.closesAt)}` : '';
+  // Streams are this process's (each a connection held open), not the product's across processes.
+  const held = streams ? ` · ${fmt(streams.held)} of ${fmt(streams.max)} streams held here` : '';
   return (
     `${fmt(line.waiting)} waiting · ${fmt(line.admittedPerSecond, 1)}/s let in · ` +
-    `serving lag ${fmtMs(line.servingLagMs)} · ETA ${fmtMs(line.etaMs)}${draw}`
+    `serving lag ${fmtMs(line.servingLagMs)} · ETA ${fmtMs(line.etaMs)}${draw}${held}`
   );
 }

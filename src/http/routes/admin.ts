@@ -15,7 +15,10 @@ import { parse, productId as productIdSchema, reshardBody, restockBody, saleBody
 import { exactRouter, onlyMethods } from './allow.ts';
 import { liveRoutes } from './dashboard.ts';
 
-type AdminDeps = Pick<AppDeps, 'redis' | 'db' | 'changes' | 'metrics' | 'failedJobsOf' | 'room' | 'doors'>;
+type AdminDeps = Pick<
+  AppDeps,
+  'redis' | 'db' | 'changes' | 'metrics' | 'failedJobsOf' | 'room' | 'doors' | 'streams'
+>;
 
 const productParam = (req: Request) => parse(productIdSchema, req.params.productId, 'productId');
 
@@ -47,7 +50,7 @@ export function adminRouter(deps: AdminDeps): Router {
     })
     .all(onlyMethods('GET'));
   const waitingLine = room && ((productId: string) => room.stats(productId));
-  router.use(liveRoutes({ views, metrics, waitingLine }));
+  router.use(liveRoutes({ views, metrics, waitingLine, streams: deps.streams }));
   return router;
 }
 

@@ -1,7 +1,7 @@
-// The system programs the repository's commands need, and which Debian package brings each:
-// `check` (npm test's pretest) names what is missing in one line before any test runs (and whether
-// the tests' PostgreSQL lets them in); `install`
-// (npm run setup) installs it with apt-get on Debian as root, and says what to do elsewhere.
+// The system programs the repository's commands need, and which Debian package brings each: `check`
+// (npm test's pretest) names what is missing, and whether the tests' PostgreSQL lets them in, in one
+// line before any test runs; `install` (npm run setup) installs it with apt-get on Debian as root
+// (and starts Debian's PostgreSQL cluster if it is down), and says what to do elsewhere.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import pg from 'pg';
@@ -102,10 +102,31 @@ async function check(): Promise<number> {
   return 1;
 }
 
-function install(): number {
+/**
+ * Debian's PostgreSQL cluster started when it is installed but down (a container has no systemd to
+ * start it), as root: the tests' PostgreSQL (the same step .ci/run took). Says what it did, if anything.
+ */
+async function startDebianPostgres(): Promise<void> {
+  if (process.getuid?.() !== 0 || findExecutable('pg_lsclusters') === undefined) return;
+  if ((await postgresProblem()) === undefined) return;
+  // "15 main 5432 down postgres ..." per cluster: start the first one that is down.
+  const down = execFileSync('pg_lsclusters', ['--no-header'], { encoding: 'utf8' })
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/))
+    .find((cols) => cols[3] === 'down');
+  if (!down) return;
+  const [version, cluster] = down as [string, string];
+  process.stdout.write(`setup: starting PostgreSQL ${version}/${cluster} (pg_ctlcluster)\n`);
+  execFileSync('pg_ctlcluster', ['--skip-systemctl-redirect', version, cluster, 'start'], {
+    stdio: 'inherit',
+  });
+}
+
+async function install(): Promise<number> {
   const absent = missing(['test', 'ci']);
   if (absent.length === 0) {
     process.stdout.write('setup: every system program the tests and CI use is installed\n');
+    await startDebianPostgres();
     return 0;
   }
   const packages = packagesOf(absent);
@@ -116,6 +137,7 @@ function install(): number {
         ? `setup: installed ${packages}\n`
         : `setup: still missing ${still.map((n) => n.name).join(', ')}\n`,
     );
+    await startDebianPostgres();
     return still.length === 0 ? 0 : 1;
   }
   process.stdout.write(
@@ -124,4 +146,4 @@ function install(): number {
   return 1;
 }
 
-process.exitCode = process.argv[2] === 'install' ? install() : await check();
+process.exitCode = process.argv[2] === 'install' ? await install() : await check();

@@ -322,7 +322,10 @@ describe('flashsale CLI', () => {
         ['restock', 'cli-d', '-6'],
         /^error: insufficient_stock: cannot remove 6 units from "cli-d": only 5 available/,
       ],
-      [['sale', 'put', 'cli-d', '--stock', '5', '--shards', '2000'], /^error: invalid_request: --shards: /],
+      [
+        ['sale', 'put', 'cli-d', '--stock', '5', '--shards', '2000'],
+        /^error: invalid_request: --shards: must be an integer from 1 to 1024\n$/,
+      ],
       [['status', 'cli-d'], /^error: unauthorized: admin endpoints need /, { ADMIN_TOKEN: 'not-the-token' }],
     ];
     for (const [args, pattern, env] of cases) {

@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { freePort } from '../harness/redis-server.ts';
 
-function preflight(path: string, env: Record<string, string> = {}) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/system-deps.ts', 'check'], {
+function preflight(path: string, env: Record<string, string> = {}, mode = 'check') {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/system-deps.ts', mode], {
     env: { ...process.env, PATH: path, ...env },
     encoding: 'utf8',
   });
@@ -35,6 +35,19 @@ describe('npm test preflight', () => {
       assert.match(line, /npm run setup/);
       assert.match(line, /redis-server redis-tools etcd-server etcd-client/);
       assert.equal(r.stderr, '');
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
+  });
+
+  it('npm run setup where apt-get is not to be had says what to install, and fails', () => {
+    const empty = mkdtempSync(join(os.tmpdir(), 'flashsale-empty-path-'));
+    try {
+      const r = preflight(empty, {}, 'install');
+      assert.equal(r.code, 1, r.stderr);
+      assert.deepEqual(r.lines, [
+        'setup: cannot install here (needs apt-get as root): on Debian run sudo apt-get install --no-install-recommends redis-server redis-tools etcd-server etcd-client prometheus docker-compose iproute2; elsewhere install redis, etcd, ZooKeeper, Chromium, PostgreSQL and libfaketime with your package manager',
+      ]);
     } finally {
       rmSync(empty, { recursive: true, force: true });
     }

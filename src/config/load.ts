@@ -98,7 +98,7 @@ function secretsHint(problems: string[], mode: ModeSection | undefined): string 
   if (!problems.some((p) => /^(ADMIN_TOKEN|QUEUE_SECRET|BUYER_AUTH) must be set/.test(p))) return undefined;
   return mode && isProduction(mode.nodeEnv)
     ? 'Production needs ADMIN_TOKEN, QUEUE_SECRET (or WAITING_ROOM=off) and BUYER_AUTH, whatever FLASHSALE_DEV_RUN says'
-    : 'A local run needs none of them with FLASHSALE_DEV_RUN=1 (npm start sets it)';
+    : 'A local run (FLASHSALE_DEV_RUN=1, which npm start sets) needs no such secret';
 }
 
 function checkAdmission({ minLimit, initialLimit, maxLimit }: ParsedSections['admission']): void {

@@ -9,7 +9,11 @@ export const productId = z.string().regex(PRODUCT_ID_PATTERN, 'must match ^[A-Za
 export const userId = z
   .string()
   .regex(/^[A-Za-z0-9_.:@-]{1,128}$/, 'must be 1-128 characters of [A-Za-z0-9_.:@-]');
-const count = (min: number, max: number) => z.number().int().min(min).max(max);
+/** A whole number in min..max; a bad one is told the range in words (`must be an integer from 1 to 1024`). */
+const count = (min: number, max: number) => {
+  const error = `must be an integer from ${min} to ${max}`;
+  return z.number({ error }).int({ error }).min(min, { error }).max(max, { error });
+};
 /** An admin change's free-text note, kept in its audit row: no control characters (Postgres refuses NUL). */
 const note = z
   .string()

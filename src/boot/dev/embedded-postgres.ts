@@ -49,8 +49,9 @@ export async function startEmbeddedPostgres(
     persistent: true,
     // PostgreSQL refuses to run as root: the package runs it as `postgres` (made when missing).
     createPostgresUser: process.getuid?.() === 0,
-    // The later --auth wins over the package's own: the default URL carries no password.
-    initdbFlags: ['--auth=trust', '--encoding=UTF8'],
+    // The later --auth wins over the package's own: the default URL carries no password. UTF8 with
+    // the C locale whatever the machine's LANG (an ISO-8859 one would refuse UTF8).
+    initdbFlags: ['--auth=trust', '--encoding=UTF8', '--locale=C'],
     // No Unix socket: its directory may belong to a system PostgreSQL that happens to be stopped.
     postgresFlags: ['-c', `listen_addresses=${host}`, '-c', 'unix_socket_directories='],
     onLog: keep,

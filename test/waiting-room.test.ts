@@ -6,10 +6,11 @@ import { createHash, createHmac } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { until } from '../harness/async.ts';
 import { admin, BASE_SERVICE_ENV, call, createSale, drained } from '../harness/service.ts';
-import { type Arrival, InvalidTicketError, TicketSigner, WaitingRoom } from '../src/waiting-room/index.ts';
+import { type Arrival, InvalidTicketError, TicketSigner } from '../src/waiting-room/index.ts';
 import { DRAIN_GRACE_MS } from '../src/waiting-room/line.ts';
 import { drawRank } from '../src/waiting-room/lottery.ts';
 import { TICKET_LIFETIME_MS } from '../src/waiting-room/ticket.ts';
+import { crowd as crowdAhead, standInRoom } from './support/crowd.ts';
 import { diffSnapshots, snapshotRedis } from './support/redis-snapshot.ts';
 import { useService } from './support/suite.ts';
 
@@ -23,26 +24,8 @@ const LINES_TICK = { exclude: (key: string) => key.startsWith('queue:{') };
  */
 const LONG_LINE = 2_000_000;
 
-/** A stand-in for one API process's admission control: the capacity a test hands out. */
-class Capacity {
-  completed = 0;
-  limit = 0;
-  running = 0;
-}
-
 /** A waiting room as an API process runs it, on the test's clock and capacity. */
-function room(now: { ms: number }, available = 100) {
-  const capacity = new Capacity();
-  const r = new WaitingRoom({
-    redis: infra.client,
-    now: () => now.ms,
-    signer: new TicketSigner(SECRET),
-    available: async () => available,
-    soldOut: () => false,
-  });
-  r.start(capacity);
-  return { room: r, capacity };
-}
+const room = (now: { ms: number }) => standInRoom(infra.client, SECRET, now);
 
 describe('waiting-room tickets', () => {
   const signer = new TicketSigner(SECRET);
@@ -245,21 +228,8 @@ describe('waiting-room lottery', () => {
 });
 
 describe('waiting room over HTTP', () => {
-  /** Another API process whose line holds `buyers`: the service's own line turns active from it. */
-  async function crowd(productId: string, buyers: number) {
-    const now = { ms: Date.now() };
-    const other = room(now);
-    const line = await other.room.line(productId);
-    for (let i = 0; i < buyers; i++) line.arrive({ userId: `crowd-${i}`, firstSeen: now.ms });
-    await other.room.tick();
-    // The service reads its line once a tick: wait until it shows the crowd.
-    await until('the service to see the line', async () => {
-      const product = await call(svc.url, 'GET', `/api/products/${productId}`);
-      // The service lets some in meanwhile: its idle slots move the line on too.
-      return ((product.body.queue as { waiting?: number } | undefined)?.waiting ?? 0) >= buyers / 2;
-    });
-    return other;
-  }
+  const crowd = (productId: string, buyers: number) =>
+    crowdAhead(infra.client, SECRET, svc.url, productId, buyers);
 
   const order = (productId: string, userId: string, headers: Record<string, string> = {}) =>
     call(svc.url, 'POST', '/api/orders', { productId, userId }, headers);

@@ -22,6 +22,8 @@ export interface ApiDoors {
   identity: BuyerIdentity;
   /** Middleware of POST /api/orders/:id/pay: the provider's signature, or else the buyer. */
   payer: RequestHandler;
+  /** True when the buyer marks an order paid (no PAYMENT_WEBHOOK_SECRET): the shop page offers it. */
+  buyerPays: boolean;
   adminFailures?: FailedAttempts | undefined;
 }
 
@@ -35,6 +37,7 @@ export function apiDoors({ admin, buyer, buyerJwt, payments }: DoorSections, red
   return {
     identity,
     payer,
+    buyerPays: payments.webhookSecret === undefined,
     adminFailures: admin.failedAttempts && new FailedAttempts(admin.failedAttempts),
   };
 }

@@ -55,3 +55,10 @@ export async function crowd(
   });
   return other;
 }
+
+/** The stand-in process serves `buyers` of its line (it reports them as orders completed, at its next tick). */
+export async function advance(other: StandInRoom, productId: string, buyers: number): Promise<void> {
+  await other.room.line(productId); // a line unused for a while is dropped: this one is in use
+  other.capacity.completed += buyers;
+  await other.room.tick();
+}

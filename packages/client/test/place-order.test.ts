@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { BASE_SERVICE_ENV, createSale, drained } from '../../../harness/service.ts';
-import { crowd } from '../../../test/support/crowd.ts';
+import { advance, crowd } from '../../../test/support/crowd.ts';
 import { useService } from '../../../test/support/suite.ts';
 import { ApiError, FlashsaleClient, type Progress, UnreachableError } from '../src/index.ts';
 
@@ -12,8 +12,6 @@ const { infra, svc } = useService();
 const SECRET = BASE_SERVICE_ENV.QUEUE_SECRET as string;
 /** More buyers ahead than the service's own idle capacity drains while a test watches. */
 const LONG_LINE = 2_000_000;
-/** Buyers ahead that the service's idle capacity lets in within seconds. */
-const SHORT_LINE = 5000;
 
 const buyer = (userId: string, stream = false) => new FlashsaleClient({ baseUrl: svc.url, userId, stream });
 
@@ -111,15 +109,19 @@ describe('placeOrder: waiting', () => {
 
   it('a queued buyer keeps its ticket and place while the line moves, and is served once', async () => {
     await createSale(svc.url, 'c-line', { stock: 5, shards: 1 });
-    // A line the service's own idle capacity serves in seconds: the buyer's place falls as it does.
-    const other = await crowd(infra.client, SECRET, svc.url, 'c-line', SHORT_LINE);
+    const other = await crowd(infra.client, SECRET, svc.url, 'c-line', LONG_LINE);
     const positions: number[] = [];
-    const onProgress = (p: Progress) => p.phase === 'queued' && positions.push(p.position);
+    // The other process serves half the line when the buyer is first told its place, the rest at the next.
+    const onProgress = (p: Progress) => {
+      if (p.phase !== 'queued') return;
+      positions.push(p.position);
+      void advance(other, 'c-line', positions.length === 1 ? LONG_LINE / 2 : LONG_LINE);
+    };
     const result = await buyer('grace').placeOrder({ productId: 'c-line' }, { onProgress });
     other.room.stop();
     assert.equal(result.outcome, 'ordered');
     assert.ok(positions.length >= 2, JSON.stringify(positions));
-    assert.ok(positions.at(-1)! < positions[0]!, `the position fell: ${positions}`);
+    assert.ok((positions.at(-1) ?? Infinity) < (positions[0] ?? 0), `the position fell: ${positions}`);
     assert.equal((await drained(svc.url, 'c-line')).sold, 1);
   });
 

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { redisNow } from '../harness/async.ts';
 import { ordered } from '../harness/buyers.ts';
-import { call, createSale, placeOrder } from '../harness/service.ts';
+import { call, createSale } from '../harness/service.ts';
 import { cancel, history, pay, rowUnits, settled } from './support/lifecycle.ts';
 import { useService } from './support/suite.ts';
 

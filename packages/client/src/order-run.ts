@@ -40,7 +40,7 @@ export class OrderRun {
     for (;;) {
       this.o.signal?.throwIfAborted();
       const answer = await this.attempt();
-      const first = answer ? this.step(answer) : this.failed('network', 0);
+      const first = typeof answer === 'string' ? this.failed(answer, 0) : this.step(answer);
       const step = 'settle' in first ? await this.settle(first.settle) : first;
       if ('done' in step) return step.done;
       if (step.progress) this.o.onProgress?.(step.progress);
@@ -48,11 +48,12 @@ export class OrderRun {
     }
   }
 
-  /** One POST: its JSON answer (or a stream's result); undefined when no answer came. */
-  private async attempt(): Promise<Answer | undefined> {
+  /** One POST: its JSON answer (or a stream's result), or why no answer came. */
+  private async attempt(): Promise<Answer | 'network' | 'stream_closed'> {
     const headers: Record<string, string> = { 'idempotency-key': this.o.idempotencyKey };
     if (this.ticket) headers['queue-ticket'] = this.ticket;
-    if (this.o.stream) headers.accept = 'text/event-stream, application/json';
+    // Exactly the contract's header; the service answers JSON whenever the order is decided at once.
+    if (this.o.stream) headers.accept = 'text/event-stream';
     try {
       const res = await this.t.send({
         method: 'POST',
@@ -63,12 +64,16 @@ export class OrderRun {
       });
       if (!isEventStream(res)) return await read(res);
       const result = await readEvents(res, (place) => this.queued(place, true));
-      return result && { status: result.status, headers: undefined, body: { ...result.body } };
+      this.o.signal?.throwIfAborted(); // an abort ends the stream too: not a stream to come back to
+      if (!result) this.lastFailure = 'the event stream ended before its result';
+      return result
+        ? { status: result.status, headers: undefined, body: { ...result.body } }
+        : 'stream_closed';
     } catch (err) {
       if (this.o.signal?.aborted) throw this.o.signal.reason;
       if (err instanceof ProtocolError) throw err;
       this.lastFailure = String(err);
-      return undefined;
+      return 'network';
     }
   }
 

@@ -102,6 +102,8 @@ export class OrderRun {
         retryAfterMs(answer.headers),
         answer,
       );
+    // 408: the request did not reach the service whole (a stalled link): nothing was done.
+    if (answer.status === 408) return this.failed('timeout', retryAfterMs(answer.headers), answer);
     if (answer.status === 503 && b.error === 'outcome_unknown' && typeof b.orderId === 'string')
       return { settle: b.orderId };
     // 503 unavailable (nothing sold), or a 5xx of a proxy in front: the key makes sending again safe.

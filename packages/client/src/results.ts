@@ -22,6 +22,7 @@ export type RetryReason =
   | 'busy'
   | 'rate_limited'
   | 'unavailable'
+  | 'timeout'
   | 'network'
   | 'in_progress'
   | 'stream_closed';

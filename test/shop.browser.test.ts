@@ -1,21 +1,23 @@
 // The buyers' waiting page in a real headless Chromium, ordering through the client's browser build:
-// a countdown that turns into an order, a queued buyer whose place falls, a sold-out ending; with the
-// dashboard's CSP and no script error. Saves a screenshot of each (SHOP_SCREENSHOTS, default .bench/;
-// docs/shop-*.png are these).
+// a countdown that turns into an order, a queued buyer whose place falls, a sold-out ending, and a
+// deployment that asks for a token; with the dashboard's CSP and no script error. Saves a screenshot
+// of the first three (SHOP_SCREENSHOTS, default .bench/; docs/shop-*.png are these).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { SignJWT } from 'jose';
 import type { Page } from 'puppeteer-core';
 import { until } from '../harness/async.ts';
 import { type HeadlessBrowser, launchBrowser } from '../harness/browser.ts';
-import { BASE_SERVICE_ENV, createSale, drained, placeOrder } from '../harness/service.ts';
+import { admin, BASE_SERVICE_ENV, call, createSale, drained, placeOrder } from '../harness/service.ts';
 import { advance, crowd } from './support/crowd.ts';
 import { useService } from './support/suite.ts';
 
 const SHOTS = process.env.SHOP_SCREENSHOTS || '.bench';
 const SECRET = BASE_SERVICE_ENV.QUEUE_SECRET as string;
+const JWT_SECRET = 'shop-test-jwt-secret-0123456789abcdef';
 /** Buyers ahead of the page's buyer, more than the service's own idle capacity lets in meanwhile. */
 const LONG_LINE = 2_000_000;
 
@@ -54,36 +56,38 @@ function once(page: Page, what: string, ready: (s: Shown) => boolean, everyMs = 
   );
 }
 
+let chrome: HeadlessBrowser | undefined;
+const pageErrors: string[] = [];
+
+before(() => {
+  // The page imports the client's browser build (dist/browser.js), as a deployment serves it.
+  execFileSync('npm', ['run', 'build', '-w', '@flashsale/client'], { stdio: 'ignore' });
+  mkdirSync(SHOTS, { recursive: true });
+});
+before(async () => {
+  chrome = await launchBrowser();
+});
+after(async () => {
+  await chrome?.close();
+  assert.deepEqual(pageErrors, []);
+});
+
+/** A buyer on the page: opens it, types its identity into `field` and joins with the keyboard. */
+async function joinAt(url: string, productId: string, field: 'user' | 'token', value: string): Promise<Page> {
+  const page = await (chrome as HeadlessBrowser).browser.newPage();
+  page.on('pageerror', (err) => pageErrors.push(String(err)));
+  const res = await page.goto(`${url}/shop/${productId}`);
+  assert.match(res?.headers()['content-security-policy'] ?? '', /default-src 'self'/);
+  await page.waitForSelector(`#join:not([hidden]) #${field}`);
+  await page.focus(`#${field}`);
+  await page.keyboard.type(value);
+  await page.keyboard.press('Enter');
+  return page;
+}
+
 describe('GET /shop/:productId in headless Chromium', () => {
   const { infra, svc } = useService();
-  let chrome: HeadlessBrowser | undefined;
-  const pageErrors: string[] = [];
-
-  before(() => {
-    // The page imports the client's browser build (dist/browser.js), as a deployment serves it.
-    execFileSync('npm', ['run', 'build', '-w', '@flashsale/client'], { stdio: 'ignore' });
-    mkdirSync(SHOTS, { recursive: true });
-  });
-  before(async () => {
-    chrome = await launchBrowser();
-  });
-  after(async () => {
-    await chrome?.close();
-    assert.deepEqual(pageErrors, []);
-  });
-
-  /** A buyer on the page: opens it, types a user id and joins with the keyboard. */
-  async function joinSale(productId: string, userId: string): Promise<Page> {
-    const page = await (chrome as HeadlessBrowser).browser.newPage();
-    page.on('pageerror', (err) => pageErrors.push(String(err)));
-    const res = await page.goto(`${svc.url}/shop/${productId}`);
-    assert.match(res?.headers()['content-security-policy'] ?? '', /default-src 'self'/);
-    await page.waitForSelector('#join:not([hidden]) #user');
-    await page.focus('#user');
-    await page.keyboard.type(userId);
-    await page.keyboard.press('Enter');
-    return page;
-  }
+  const joinSale = (productId: string, userId: string) => joinAt(svc.url, productId, 'user', userId);
 
   it('a countdown to the opening turns into an order with its payment deadline', async () => {
     const startsAt = new Date(Date.now() + 4000).toISOString();
@@ -143,6 +147,25 @@ describe('GET /shop/:productId in headless Chromium', () => {
     assert.equal(end.over, 'Sold out');
     assert.equal(end.stock, 'Sold out');
     await page.screenshot({ path: join(SHOTS, 'shop-sold-out.png') });
+    await page.close();
+  });
+});
+
+describe('GET /shop/:productId under BUYER_AUTH=jwt', () => {
+  const { svc } = useService({ BUYER_AUTH: 'jwt', BUYER_JWT_SECRET: JWT_SECRET });
+
+  it('asks for a sign-in token, not a user id, and orders as the token’s buyer', async () => {
+    await createSale(svc.url, 'shop-jwt', { stock: 2, shards: 1 });
+    const jwt = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('dora')
+      .setExpirationTime('10m')
+      .sign(new TextEncoder().encode(JWT_SECRET));
+    const page = await joinAt(svc.url, 'shop-jwt', 'token', jwt);
+    assert.equal(await page.$eval('#user-field', (el) => (el as HTMLElement).hidden), true);
+    const end = await once(page, 'the order', (s) => s.panel === 'ordered');
+    const order = await call(svc.url, 'GET', `/api/orders/${end.orderId}`, undefined, admin);
+    assert.equal(order.body.userId, 'dora');
     await page.close();
   });
 });

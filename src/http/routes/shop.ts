@@ -1,10 +1,11 @@
 // The buyers' waiting page: GET /shop/:productId serves a static page (src/http/shop/) that orders
 // through @flashsale/client's browser build, served beside it; it asks for the buyer's identity as BUYER_AUTH says.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import express, { type Router } from 'express';
+import { UnavailableError } from '../../errors.ts';
 import type { ApiDoors } from '../doors.ts';
 import { parse, productId } from '../validation.ts';
 import { onlyMethods } from './allow.ts';
@@ -35,6 +36,9 @@ export function shopPage(doors: Pick<ApiDoors, 'identity' | 'buyerPays'>): Route
   const router = express.Router();
   router.use('/shop/assets', express.static(PAGE_DIR, { index: false, setHeaders: secure }));
   router.get('/shop/assets/client.js', (_req, res) => {
+    // A development run from the sources before any build: say what to run, not a bare 404.
+    if (!existsSync(join(CLIENT_DIST, 'browser.js')))
+      throw new UnavailableError('the client build (npm run build -w @flashsale/client)');
     secure(res);
     res.sendFile('browser.js', { root: CLIENT_DIST });
   });

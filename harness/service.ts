@@ -237,7 +237,8 @@ export async function call(
  * after retryAfterMs; one answered 429 busy (a lock wait past LOCK_WAIT_MS
  * on a busy machine, or admission control where a test turns it on) is sent again after a jittered,
  * growing pause, up to `tries` times; returns the final answer. A busy order touched nothing, so
- * sending it again is safe.
+ * sending it again is safe. For tests that assert the raw answer (a 503, a 409 of a kind); a buyer that
+ * only wants its order follows the whole protocol through the client (harness/buyers.ts).
  */
 export async function placeOrder(
   url: string,

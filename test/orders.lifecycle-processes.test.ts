@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { until } from '../harness/async.ts';
+import { ordered } from '../harness/buyers.ts';
 import { call, createSale, placeOrder, type Spawned, spawnService } from '../harness/service.ts';
 import { history, pay, rowUnits, settled } from './support/lifecycle.ts';
 import { useInfra } from './support/suite.ts';
@@ -11,11 +12,6 @@ import { useInfra } from './support/suite.ts';
 const { infra } = useInfra();
 const ENV = { EXPIRY_INTERVAL_MS: '50', SWEEP_AGE_MS: '1000', SWEEP_INTERVAL_MS: '200' };
 
-async function accepted(url: string, productId: string, userId: string, quantity = 1): Promise<string> {
-  const r = await placeOrder(url, { productId, userId, quantity });
-  assert.equal(r.status, 202, JSON.stringify(r.body));
-  return r.body.orderId as string;
-}
 const statusOf = async (url: string, orderId: string) =>
   (await call(url, 'GET', `/api/orders/${orderId}`)).body.status as string;
 const saleHash = async (productId: string) => infra.client.hgetall(`sale:{${productId}}`);
@@ -38,7 +34,7 @@ describe('several processes', () => {
   it('a sold-out product gets units back by expiry and every process sells them again', async () => {
     const P = 'back-1';
     await createSale(api1.url, P, { stock: 4, shards: 2, paymentTimeoutSec: 1 });
-    const unpaid = [await accepted(api1.url, P, 'a1', 2), await accepted(api2.url, P, 'a2', 2)];
+    const unpaid = [await ordered(api1.url, P, 'a1', 2), await ordered(api2.url, P, 'a2', 2)];
     // Both processes find it sold out (and remember it: their in-process flag).
     for (const api of [api1, api2]) {
       for (let i = 0; i < 2; i++) {
@@ -71,8 +67,8 @@ describe('several processes', () => {
     const P = 'wkill-1';
     await createSale(api1.url, P, { stock: 6, shards: 1, paymentTimeoutSec: 1 });
     await worker.kill();
-    const ids = [await accepted(api1.url, P, 'c1', 2), await accepted(api2.url, P, 'c2', 1)];
-    const paid = await accepted(api1.url, P, 'c3', 3);
+    const ids = [await ordered(api1.url, P, 'c1', 2), await ordered(api2.url, P, 'c2', 1)];
+    const paid = await ordered(api1.url, P, 'c3', 3);
     assert.equal((await pay(api1.url, paid, 'c3')).status, 200);
     // No writer: the orders are reservations only, and still expire (the API processes sweep).
     for (const id of ids) {
@@ -98,7 +94,7 @@ describe('several processes', () => {
   it('expiry while every API process is killed (kill -9): the worker expires, exactly once', async () => {
     const P = 'akill-1';
     await createSale(api1.url, P, { stock: 5, shards: 1, paymentTimeoutSec: 1 });
-    const ids = [await accepted(api1.url, P, 'd1', 2), await accepted(api2.url, P, 'd2', 3)];
+    const ids = [await ordered(api1.url, P, 'd1', 2), await ordered(api2.url, P, 'd2', 3)];
     await Promise.all([api1.kill(), api2.kill()]);
     await until(
       'the worker to expire both and put 5 units back',
@@ -114,6 +110,6 @@ describe('several processes', () => {
     assert.deepEqual(s.orders, { paid: 0, expired: 2, cancelled: 0 });
     for (const id of ids) assert.equal(await statusOf(api2.url, id), 'expired');
     // Sold again through the new processes.
-    await accepted(api2.url, P, 'd3', 5);
+    await ordered(api2.url, P, 'd3', 5);
   });
 });

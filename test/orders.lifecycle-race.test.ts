@@ -5,17 +5,15 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { redisNow } from '../harness/async.ts';
-import { call, createSale, placeOrder } from '../harness/service.ts';
+import { ordered } from '../harness/buyers.ts';
+import { call, createSale } from '../harness/service.ts';
 import { cancel, history, pay, rowUnits, settled } from './support/lifecycle.ts';
 import { useService } from './support/suite.ts';
 
 const { infra, svc } = useService({ EXPIRY_INTERVAL_MS: '20' });
 
-const order = async (productId: string, userId: string, quantity = 1) => {
-  const r = await placeOrder(svc.url, { productId, userId, quantity });
-  assert.equal(r.status, 202, JSON.stringify(r.body));
-  return r.body.orderId as string;
-};
+const order = (productId: string, userId: string, quantity = 1) =>
+  ordered(svc.url, productId, userId, quantity);
 
 describe('pay against expiry at the deadline', () => {
   it('200 orders paid at their deadline while the sweep expires them: exactly one fate each', async (t) => {

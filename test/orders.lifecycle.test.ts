@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { redisNow, until } from '../harness/async.ts';
+import { ordered } from '../harness/buyers.ts';
 import { admin, call, createSale, placeOrder } from '../harness/service.ts';
 import { cancel, history, pay, rowUnits, settled } from './support/lifecycle.ts';
 import { diffSnapshots, snapshotRedis } from './support/redis-snapshot.ts';
@@ -11,11 +12,8 @@ import { useService } from './support/suite.ts';
 
 const { infra, svc } = useService({ EXPIRY_INTERVAL_MS: '50', LOG_LEVEL: 'error' });
 
-const order = async (productId: string, userId: string, quantity = 1) => {
-  const r = await placeOrder(svc.url, { productId, userId, quantity });
-  assert.equal(r.status, 202, JSON.stringify(r.body));
-  return r.body.orderId as string;
-};
+const order = (productId: string, userId: string, quantity = 1) =>
+  ordered(svc.url, productId, userId, quantity);
 const statusOf = async (orderId: string) =>
   (await call(svc.url, 'GET', `/api/orders/${orderId}`)).body.status as string;
 const available = async (productId: string) =>

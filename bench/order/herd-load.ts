@@ -1,15 +1,16 @@
 // The crowd of the bench's herd phase: buyers whose first orders are spread evenly over a window,
-// each then following the order protocol as a well-behaved client: 429 queued → come back after
-// retryAfterMs with its Queue-Ticket; 429 busy or rate_limited → back off (exponential, jittered,
-// never sooner than Retry-After); 409 or 202 → done; give up once the next try would come later than
-// giveUpMs after the first. Every try keeps the buyer's Idempotency-Key.
+// each then following the order protocol through @flashsale/client (polling: 429 queued → come back
+// after retryAfterMs with its Queue-Ticket; 429 busy or rate_limited → back off, exponential, jittered,
+// never sooner than Retry-After; 409 or 202 → done), given up giveUpMs after its first request.
+// Every try keeps the buyer's Idempotency-Key.
 //
 // One undici Pool (as open-load.ts: the generator's own CPU is taken from the service it measures),
 // every latency counted from when the buyer sent the request, so time waiting for a free socket here
 // counts too. Each buyer's first-request time and fate are kept for the fairness figures.
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Pool } from 'undici';
+import { FlashsaleClient, type Progress } from '@flashsale/client';
+import { Pool, fetch as undiciFetch } from 'undici';
 
 export interface HerdLoadOptions {
   url: string;
@@ -58,27 +59,16 @@ export interface HerdLoadResult {
   timeline: Array<Record<string, number>>;
 }
 
-/** Longest back-off between two tries after busy, s (as loadtest/lib.js retryDelay). */
-const BACKOFF_CAP_S = 30;
-
-/** Seconds to wait after the n-th (0-based) busy: Retry-After doubled per retry, plus up to half again. */
-function backoff(retryAfter: unknown, n: number): number {
-  const floor = Math.max(1, Number(retryAfter) || 1);
-  return Math.min(BACKOFF_CAP_S, floor * 2 ** n) * (1 + Math.random() * 0.5);
-}
-
-/** What a buyer does after an answer: stop with a fate, or wait so long (ms) and try again. */
-type Next = { fate: Fate } | { waitMs: number; ticket?: string };
-
-function next(status: number, body: Record<string, unknown>, retryAfter: unknown, busy: number): Next {
-  if (status === 202) return { fate: 'accepted' };
-  if (status === 409 && body.error === 'sold_out') return { fate: 'sold_out' };
-  if (status === 429 && body.error === 'queued' && typeof body.ticket === 'string') {
-    return { waitMs: Number(body.retryAfterMs) || 1000, ticket: body.ticket };
-  }
-  if (status === 429) return { waitMs: backoff(retryAfter, busy) * 1000 };
-  return { fate: 'error' };
-}
+/** The answer a progress report stands for, keyed as `answers` is. */
+const ANSWER_OF: Record<string, string> = {
+  queued: '429 queued',
+  waiting_for_start: '409 not_started',
+  'retrying:busy': '429 busy',
+  'retrying:rate_limited': '429 rate_limited',
+  'retrying:unavailable': '503 unavailable',
+  'retrying:timeout': '408 request_timeout',
+  'retrying:in_progress': '409 request_in_progress',
+};
 
 /** Runs the herd until every buyer has its fate. */
 export async function herdLoad(o: HerdLoadOptions): Promise<HerdLoadResult> {
@@ -106,8 +96,6 @@ export async function herdLoad(o: HerdLoadOptions): Promise<HerdLoadResult> {
     const due = start + (i * o.spreadMs) / o.buyers;
     await sleep(Math.max(0, due - performance.now()));
     const userId = `${o.userPrefix}-${i}`;
-    const body = JSON.stringify({ productId: o.productId, userId, quantity: 1 });
-    const headers: Record<string, string> = { 'content-type': 'application/json', 'idempotency-key': userId };
     const rec: BuyerRecord = {
       firstAt: performance.now(),
       lastSentAt: 0,
@@ -116,32 +104,46 @@ export async function herdLoad(o: HerdLoadOptions): Promise<HerdLoadResult> {
       fate: 'error',
     };
     maxSendLagMs = Math.max(maxSendLagMs, rec.firstAt - due);
-    for (let busy = 0; ; ) {
+    const tally = (key: string) => {
+      answers[key] = (answers[key] ?? 0) + 1;
+      count(key, rec.requests === 1);
+    };
+    // Every request through the pool, its latency counted from its send; one without an answer is
+    // counted by its error code (the client sends it again under the same key).
+    const viaPool = async (input: string | URL | Request, init?: RequestInit) => {
       const sent = performance.now();
       rec.lastSentAt = sent;
       rec.requests += 1;
-      let step: Next;
       try {
-        const res = await pool.request({ path: '/api/orders', method: 'POST', headers, body });
-        const answer = (await res.body.json().catch(() => ({}))) as Record<string, unknown>;
+        const res = await undiciFetch(input as string, { ...(init as object), dispatcher: pool });
         latencies.push(performance.now() - sent);
-        const key = res.statusCode === 202 ? '202' : `${res.statusCode} ${String(answer.error)}`;
-        answers[key] = (answers[key] ?? 0) + 1;
-        count(key, rec.requests === 1);
-        step = next(res.statusCode, answer, res.headers['retry-after'], busy);
+        return res as unknown as Response;
       } catch (err) {
         const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
         const code = e.cause?.code ?? e.code ?? e.message;
         errors[code] = (errors[code] ?? 0) + 1;
-        step = { fate: 'error' };
+        throw err;
       }
-      rec.doneAt = performance.now();
-      if ('fate' in step) return { ...rec, fate: step.fate };
-      if (step.ticket) headers['queue-ticket'] = step.ticket;
-      else busy += 1;
-      if (performance.now() + step.waitMs - rec.firstAt > o.giveUpMs) return { ...rec, fate: 'gave_up' };
-      await sleep(step.waitMs);
-    }
+    };
+    const client = new FlashsaleClient({ baseUrl: o.url, userId, fetch: viaPool, stream: false });
+    const onProgress = (p: Progress) => {
+      const key = ANSWER_OF[p.phase === 'retrying' ? `retrying:${p.reason}` : p.phase];
+      if (key) tally(key);
+    };
+    const signal = AbortSignal.timeout(o.giveUpMs);
+    const fate = await client
+      .placeOrder({ productId: o.productId, quantity: 1 }, { signal, onProgress, idempotencyKey: userId })
+      .then((r): Fate => {
+        tally(r.outcome === 'ordered' ? '202' : `409 ${r.outcome}`);
+        return r.outcome === 'ordered' ? 'accepted' : r.outcome === 'sold_out' ? 'sold_out' : 'error';
+      })
+      .catch((err: Error & { code?: string }): Fate => {
+        if (signal.aborted) return 'gave_up';
+        errors[`client ${err.code ?? err.name}`] = (errors[`client ${err.code ?? err.name}`] ?? 0) + 1;
+        return 'error';
+      });
+    rec.doneAt = performance.now();
+    return { ...rec, fate };
   };
 
   const buyers = await Promise.all(Array.from({ length: o.buyers }, (_, i) => buyer(i)));

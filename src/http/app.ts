@@ -1,5 +1,5 @@
 // The HTTP surface of DESIGN.md §4, composed of one router per area: ops, orders, products, admin
-// (behind the bearer token) and the dashboard page; then 404 for unknown paths, and one error answer.
+// (behind the bearer token), the dashboard and the buyers' waiting page; then 404 for unknown paths, and one error answer.
 import express, { type ErrorRequestHandler } from 'express';
 import { failure, send } from './answers.ts';
 import type { AppDeps } from './app-deps.ts';
@@ -12,6 +12,7 @@ import { dashboardPage } from './routes/dashboard.ts';
 import { opsRouter } from './routes/ops.ts';
 import { ordersRouter } from './routes/orders.ts';
 import { productsRouter } from './routes/products.ts';
+import { shopPage } from './routes/shop.ts';
 
 export type { ApiExtension, ApiParts, AppDeps } from './app-deps.ts';
 
@@ -37,6 +38,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.use(productsRouter(deps));
   app.use('/admin', adminRouter(deps));
   app.use(dashboardPage());
+  app.use(shopPage(deps.doors));
   deps.extend?.(app);
   app.use((req, _res, next) => next(new HttpError('not_found', `no route ${req.method} ${req.path}`)));
   const onError: ErrorRequestHandler = (err, req, res, _next) => {

@@ -28,6 +28,8 @@ export interface ApiDoors {
   adminBrake: AdminBrake;
   /** TRUST_PROXY, compiled: express's `trust proxy fn` and the order door's client address. */
   trust: Trust;
+  /** True when the buyer marks an order paid (no PAYMENT_WEBHOOK_SECRET): the shop page offers it. */
+  buyerPays: boolean;
 }
 
 /** `onAdminFailure` hears every wrong admin token, and whether its address is braked (metrics). */
@@ -50,5 +52,5 @@ export function apiDoors(
     payments.webhookSecret === undefined
       ? identity.asBuyer
       : requirePaymentSignature(payments.webhookSecret, redis);
-  return { identity, payer, adminBrake, trust };
+  return { identity, payer, adminBrake, trust, buyerPays: payments.webhookSecret === undefined };
 }

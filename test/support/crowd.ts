@@ -50,3 +50,14 @@ export async function crowd(redis: RedisClient, url: string, productId: string, 
   });
   return other;
 }
+
+/** The stand-in process serves `buyers` of its line (it reports them as orders completed, at its next tick). */
+export async function advance(
+  other: Awaited<ReturnType<typeof standInRoom>>,
+  productId: string,
+  buyers: number,
+): Promise<void> {
+  await other.room.line(productId); // a line unused for a while is dropped: this one is in use
+  other.capacity.completed += buyers;
+  await other.room.tick();
+}

@@ -47,9 +47,11 @@ describe('loadConfig: sections and defaults', () => {
       maxOrderQuantity: 100,
       headersTimeoutMs: 12_000,
       requestTimeoutMs: 30_000,
+      bodyTimeoutMs: 5000,
       connectionsCheckMs: 1000,
       maxConnectionsPerAddress: 256,
       metricsPort: undefined,
+      metricsHost: undefined,
     });
     assert.deepEqual(c.mode, { nodeEnv: 'development', devRun: false, devDataDir: resolve('.dev') });
     assert.deepEqual(c.admin, {

@@ -77,9 +77,11 @@ describe('PAYMENT_WEBHOOK_SECRET', () => {
 
   it('the signature is checked over the body sent, whatever the path spelling: other spellings are refused, an empty-body signature never pays', async () => {
     await createSale(svc.url, 'spelled', { stock: 3, shards: 1, paymentTimeoutSec: 3600 });
-    const placed = await placeOrder(svc.url, { productId: 'spelled', userId: 'alice' });
+    // A buyer of its own: a signature covers the timestamp and body only, so another test's call
+    // for alice within the same second would have the same signature, already used for its order.
+    const placed = await placeOrder(svc.url, { productId: 'spelled', userId: 'spelling-buyer' });
     const id = placed.body.orderId as string;
-    const body = JSON.stringify({ userId: 'alice' });
+    const body = JSON.stringify({ userId: 'spelling-buyer' });
     const spellings = [
       `/API/ORDERS/${id}/PAY`,
       `/api/orders/${id}/PAY`,

@@ -264,7 +264,18 @@ describe('loadConfig: the admin token', () => {
 
 describe('loadConfig: the waiting room', () => {
   test('on by default, with QUEUE_SECRET as its ticket key', () => {
-    assert.deepEqual(loadConfig(base).waitingRoom, { enabled: true, secret: QUEUE_SECRET });
+    assert.deepEqual(loadConfig(base).waitingRoom, {
+      enabled: true,
+      secret: QUEUE_SECRET,
+      maxStreams: 10_000,
+    });
+  });
+
+  test('WAITING_ROOM_MAX_STREAMS: a count of streams each process holds, 0 for none', () => {
+    assert.equal(loadConfig({ ...base, WAITING_ROOM_MAX_STREAMS: '0' }).waitingRoom.maxStreams, 0);
+    assert.equal(loadConfig({ ...base, WAITING_ROOM_MAX_STREAMS: '250' }).waitingRoom.maxStreams, 250);
+    assertRefused({ ...base, WAITING_ROOM_MAX_STREAMS: 'many' }, 'WAITING_ROOM_MAX_STREAMS');
+    assertRefused({ ...base, WAITING_ROOM_MAX_STREAMS: '-1' }, 'WAITING_ROOM_MAX_STREAMS');
   });
 
   test('QUEUE_SECRET missing or short outside a development run: refused', () => {

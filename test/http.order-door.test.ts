@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { connect } from 'node:net';
 import { describe, it } from 'node:test';
-import { createSale } from '../harness/service.ts';
+import { createSale, drained } from '../harness/service.ts';
 import { scrape } from './support/metrics.ts';
 import { useService } from './support/suite.ts';
 
@@ -158,16 +158,25 @@ describe('the order door reads every body alike', () => {
     assert.match(text, /connection: close/i);
   });
 
-  it('owns every spelling express would route to POST /api/orders', async () => {
+  it('takes orders at their one spelling; any other is refused with a 4xx and orders nothing', async () => {
     await createSale(svc.url, 'door-spelling', { stock: 5, shards: 1 });
-    for (const path of ['/api/orders/', '/API/Orders', '/api/orders?x=1']) {
-      const res = await fetch(`${svc.url}${path}`, {
+    const order = (path: string, userId: string) =>
+      fetch(`${svc.url}${path}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ productId: 'door-spelling', userId: `u${path.length}` }),
+        body: JSON.stringify({ productId: 'door-spelling', userId }),
       });
-      assert.equal(res.status, 202, `${path}: ${await res.text()}`);
+    assert.equal((await order('/api/orders?via=query', 'canonical')).status, 202);
+    for (const [path, code] of [
+      ['/api/orders/', 'non_canonical_path'],
+      ['/API/Orders', 'not_found'],
+      ['/api/%6Frders', 'non_canonical_path'],
+    ] as const) {
+      const res = await order(path, `u-${code}`);
+      const body = (await res.json()) as { error: string };
+      assert.deepEqual([res.status >= 400 && res.status < 500, body.error], [true, code], path);
     }
+    assert.equal((await drained(svc.url, 'door-spelling')).sold, 1);
   });
 });
 

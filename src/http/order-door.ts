@@ -9,11 +9,12 @@ import { send } from './answers.ts';
 import { type BodyLimits, guardBody } from './body-limits.ts';
 import { busyAnswer } from './busy-answers.ts';
 import type { BuyerIdentity } from './buyer-identity.ts';
-import type { Answer } from './errors.ts';
+import { type Answer, errorAnswer } from './errors.ts';
 import { type ReadBody, readOrderBody } from './order-body.ts';
 import type { OrderGate } from './order-gate.ts';
 import type { OrderCall, OrderIntake } from './order-intake.ts';
 import { logAnswer, requestId } from './request-log.ts';
+import { targetRefusal } from './request-target.ts';
 import type { StreamHolder } from './streams/stream-holder.ts';
 import { clientAddress, type Trust } from './trust.ts';
 import { writeAtTurnEnd } from './turn-end.ts';
@@ -57,12 +58,14 @@ export function withOrderDoor(app: RequestListener, o: OrderDoorOptions): Reques
   };
 }
 
-/** POST /api/orders as express would route it: any case, a trailing slash, a query string. */
+/**
+ * POST /api/orders, spelled as the service spells it (a query string allowed): any other spelling
+ * goes to express, whose target check and case-sensitive routers refuse it (request-target.ts).
+ */
 export function isOrderPost(req: IncomingMessage): boolean {
-  return req.method === 'POST' && ORDERS_PATH.test(req.url ?? '');
+  const url = req.url;
+  return req.method === 'POST' && (url === '/api/orders' || url?.startsWith('/api/orders?') === true);
 }
-
-const ORDERS_PATH = /^\/api\/orders\/?(?:\?|$)/i;
 
 class OrderDoor {
   constructor(private readonly o: OrderDoorOptions) {}
@@ -73,6 +76,13 @@ class OrderDoor {
    */
   enter(req: IncomingMessage, res: ServerResponse): void {
     const visit = { req, res, id: requestId(header(req, 'x-request-id')), receivedAt: performance.now() };
+    // The one check of the target a canonical path still needs: HTTP/1.1 without Host.
+    const misaddressed = targetRefusal(req);
+    if (misaddressed) {
+      writeAtTurnEnd(res, (r) => send(r, errorAnswer(misaddressed), visit.id));
+      this.answered(visit, 'invalid', 400);
+      return;
+    }
     const retryAfter = this.o.gate.refuseOnArrival();
     if (retryAfter === undefined) {
       void this.decide(visit);

@@ -1,19 +1,19 @@
 // The public order endpoints after an order is placed: GET /api/orders/:orderId, pay and cancel.
 // POST /api/orders itself is the order door's (order-door.ts): express sees only its other methods.
-import express, { type Router } from 'express';
+import type { Router } from 'express';
 import { orderStatus } from '../../orders/order-status.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { jsonBody } from '../body.ts';
 import { visibleOrder } from '../order-views.ts';
 import { fateBody, parse } from '../validation.ts';
-import { onlyMethods } from './allow.ts';
+import { exactRouter, onlyMethods } from './allow.ts';
 
 type OrdersDeps = Pick<AppDeps, 'redis' | 'db' | 'payments' | 'doors'>;
 
 export function ordersRouter(deps: OrdersDeps): Router {
   const { redis, db, payments } = deps;
   const { identity, payer } = deps.doors;
-  const router = express.Router();
+  const router = exactRouter();
   router.route('/api/orders').all(onlyMethods('POST'));
   router
     .route('/api/orders/:orderId')

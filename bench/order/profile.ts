@@ -1,9 +1,7 @@
 // Reads a V8 .cpuprofile (node --cpu-prof) and ranks functions by self time, optionally only over the
 // samples taken inside a window given in CLOCK_MONOTONIC microseconds (process.hrtime.bigint() / 1000
 // in any process on the machine: V8 stamps profiles with the same clock).
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { categoryOf, type Frame } from './profile-categories.ts';
 
 interface ProfileNode {
@@ -174,58 +172,4 @@ function interesting(url: string, name: string): boolean {
   if (url.includes('/ioredis/built/Pipeline.js') && name === 'exec') return true;
   if (url.includes('/express/lib/response.js') && name === 'json') return true;
   return false;
-}
-
-/** The bench's API entry point (bench/order/bench-api.ts: the API plus the /bench routes), from the repository root. */
-export const BENCH_API = 'bench/order/bench-api.ts';
-
-/**
- * Runs the bench's API entry (as `entry`) under `node --cpu-prof` (Node refuses --cpu-prof in NODE_OPTIONS, so
- * harness/service.ts's spawnService cannot); resolves once /healthz answers. The profile is written into
- * `dir` when the process exits (stop() sends SIGTERM: the service shuts down and exits normally).
- */
-export async function spawnProfiled(
-  entry: 'api' | 'main',
-  env: Record<string, string>,
-  port: number,
-  dir: string,
-  cwd: string,
-): Promise<{ url: string; pid: number | undefined; stop(): Promise<void> }> {
-  const proc = spawn(
-    process.execPath,
-    ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--import', 'tsx', BENCH_API, entry],
-    {
-      cwd,
-      env: { ...process.env, ...env, PORT: String(port) },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
-  );
-  let err = '';
-  proc.stderr?.on('data', (d: Buffer) => {
-    err += d.toString();
-  });
-  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (proc.exitCode !== null) throw new Error(`${entry} exited at start: ${err}`);
-    try {
-      if ((await fetch(`${url}/healthz`)).ok) break;
-    } catch {
-      // not up yet
-    }
-    if (Date.now() > deadline) {
-      proc.kill('SIGKILL');
-      throw new Error(`${entry} did not start: ${err}`);
-    }
-    await sleep(50);
-  }
-  return {
-    url,
-    pid: proc.pid,
-    async stop() {
-      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
-      await exited;
-    },
-  };
 }

@@ -21,6 +21,14 @@ export interface BenchOptions {
   cluster: boolean;
   overload: { seconds: number; connections: number; workers: number[]; timeoutMs: number };
   reshard: { seconds: number; firstMs: number; everyMs: number; cycles: number[][] };
+  herd: HerdOptions;
+}
+
+export interface HerdOptions {
+  /** BENCH_HERD_CAPACITY_SECONDS: the closed-model capacity run before the herd (default 5). */
+  capacitySeconds: number;
+  /** BENCH_HERD_CONNECTIONS: the buyers' undici pool (default 400). */
+  connections: number;
 }
 
 export function readOptions(): BenchOptions {
@@ -51,6 +59,10 @@ export function readOptions(): BenchOptions {
         [12, 6, 16, 8],
         [16, 8, 12, 6],
       ],
+    },
+    herd: {
+      capacitySeconds: envNumber('BENCH_HERD_CAPACITY_SECONDS', 5),
+      connections: envNumber('BENCH_HERD_CONNECTIONS', 400),
     },
   };
 }

@@ -1,6 +1,7 @@
 // Phase 6, herd (BENCH_ONLY=herd): a sale with more buyers than capacity, WAITING_ROOM=on and off
 // back to back (bench/order/herd.ts), reported against issue 24's targets.
-import { reportHerd, herdPhase as runHerd } from './herd.ts';
+import { runHerd } from './herd.ts';
+import { reportHerd } from './herd-report.ts';
 import type { Phase } from './phase.ts';
 
 export const herdPhase: Phase = {

@@ -10,6 +10,7 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
+import { failureCode } from './open-load.ts';
 
 export interface HerdLoadOptions {
   url: string;
@@ -80,6 +81,80 @@ function next(status: number, body: Record<string, unknown>, retryAfter: unknown
   return { fate: 'error' };
 }
 
+/** The run's pool, clock and tallies, shared by its buyers. */
+interface Herd {
+  o: HerdLoadOptions;
+  pool: Pool;
+  start: number;
+  latencies: number[];
+  answers: Record<string, number>;
+  errors: Record<string, number>;
+  timeline: Array<Record<string, number>>;
+  maxSendLagMs: number;
+}
+
+/** Counts an answer in the second of the run it came in (and whether it was a buyer's first). */
+function count(h: Herd, key: string, first: boolean): void {
+  const second = Math.max(0, Math.floor((performance.now() - h.start) / 1000));
+  for (let i = h.timeline.length; i <= second; i++) h.timeline.push({});
+  const bin = h.timeline[second] as Record<string, number>;
+  bin[key] = (bin[key] ?? 0) + 1;
+  if (first) bin.first = (bin.first ?? 0) + 1;
+}
+
+/** One request of a buyer; what it does next. */
+async function attempt(
+  h: Herd,
+  rec: BuyerRecord,
+  headers: Record<string, string>,
+  body: string,
+  busy: number,
+): Promise<Next> {
+  const sent = performance.now();
+  rec.lastSentAt = sent;
+  rec.requests += 1;
+  try {
+    const res = await h.pool.request({ path: '/api/orders', method: 'POST', headers, body });
+    const answer = (await res.body.json().catch(() => ({}))) as Record<string, unknown>;
+    h.latencies.push(performance.now() - sent);
+    const key = res.statusCode === 202 ? '202' : `${res.statusCode} ${String(answer.error)}`;
+    h.answers[key] = (h.answers[key] ?? 0) + 1;
+    count(h, key, rec.requests === 1);
+    return next(res.statusCode, answer, res.headers['retry-after'], busy);
+  } catch (err) {
+    const code = failureCode(err);
+    h.errors[code] = (h.errors[code] ?? 0) + 1;
+    return { fate: 'error' };
+  }
+}
+
+/** Buyer i: first request at its due time, then as the answers say until a fate or giving up. */
+async function buyer(h: Herd, i: number): Promise<BuyerRecord> {
+  const { o } = h;
+  const due = h.start + (i * o.spreadMs) / o.buyers;
+  await sleep(Math.max(0, due - performance.now()));
+  const userId = `${o.userPrefix}-${i}`;
+  const body = JSON.stringify({ productId: o.productId, userId, quantity: 1 });
+  const headers: Record<string, string> = { 'content-type': 'application/json', 'idempotency-key': userId };
+  const rec: BuyerRecord = {
+    firstAt: performance.now(),
+    lastSentAt: 0,
+    doneAt: 0,
+    requests: 0,
+    fate: 'error',
+  };
+  h.maxSendLagMs = Math.max(h.maxSendLagMs, rec.firstAt - due);
+  for (let busy = 0; ; ) {
+    const step = await attempt(h, rec, headers, body, busy);
+    rec.doneAt = performance.now();
+    if ('fate' in step) return { ...rec, fate: step.fate };
+    if (step.ticket) headers['queue-ticket'] = step.ticket;
+    else busy += 1;
+    if (performance.now() + step.waitMs - rec.firstAt > o.giveUpMs) return { ...rec, fate: 'gave_up' };
+    await sleep(step.waitMs);
+  }
+}
+
 /** Runs the herd until every buyer has its fate. */
 export async function herdLoad(o: HerdLoadOptions): Promise<HerdLoadResult> {
   const pool = new Pool(o.url, {
@@ -88,72 +163,26 @@ export async function herdLoad(o: HerdLoadOptions): Promise<HerdLoadResult> {
     bodyTimeout: o.timeoutMs,
     keepAliveTimeout: 60_000,
   });
-  const latencies: number[] = [];
-  const answers: Record<string, number> = {};
-  const errors: Record<string, number> = {};
-  let maxSendLagMs = 0;
-  const start = performance.now() + 50;
-  const timeline: Array<Record<string, number>> = [];
-  const count = (key: string, first: boolean) => {
-    const second = Math.max(0, Math.floor((performance.now() - start) / 1000));
-    for (let i = timeline.length; i <= second; i++) timeline.push({});
-    const bin = timeline[second] as Record<string, number>;
-    bin[key] = (bin[key] ?? 0) + 1;
-    if (first) bin.first = (bin.first ?? 0) + 1;
+  const h: Herd = {
+    o,
+    pool,
+    start: performance.now() + 50,
+    latencies: [],
+    answers: {},
+    errors: {},
+    timeline: [],
+    maxSendLagMs: 0,
   };
-
-  const buyer = async (i: number): Promise<BuyerRecord> => {
-    const due = start + (i * o.spreadMs) / o.buyers;
-    await sleep(Math.max(0, due - performance.now()));
-    const userId = `${o.userPrefix}-${i}`;
-    const body = JSON.stringify({ productId: o.productId, userId, quantity: 1 });
-    const headers: Record<string, string> = { 'content-type': 'application/json', 'idempotency-key': userId };
-    const rec: BuyerRecord = {
-      firstAt: performance.now(),
-      lastSentAt: 0,
-      doneAt: 0,
-      requests: 0,
-      fate: 'error',
-    };
-    maxSendLagMs = Math.max(maxSendLagMs, rec.firstAt - due);
-    for (let busy = 0; ; ) {
-      const sent = performance.now();
-      rec.lastSentAt = sent;
-      rec.requests += 1;
-      let step: Next;
-      try {
-        const res = await pool.request({ path: '/api/orders', method: 'POST', headers, body });
-        const answer = (await res.body.json().catch(() => ({}))) as Record<string, unknown>;
-        latencies.push(performance.now() - sent);
-        const key = res.statusCode === 202 ? '202' : `${res.statusCode} ${String(answer.error)}`;
-        answers[key] = (answers[key] ?? 0) + 1;
-        count(key, rec.requests === 1);
-        step = next(res.statusCode, answer, res.headers['retry-after'], busy);
-      } catch (err) {
-        const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
-        const code = e.cause?.code ?? e.code ?? e.message;
-        errors[code] = (errors[code] ?? 0) + 1;
-        step = { fate: 'error' };
-      }
-      rec.doneAt = performance.now();
-      if ('fate' in step) return { ...rec, fate: step.fate };
-      if (step.ticket) headers['queue-ticket'] = step.ticket;
-      else busy += 1;
-      if (performance.now() + step.waitMs - rec.firstAt > o.giveUpMs) return { ...rec, fate: 'gave_up' };
-      await sleep(step.waitMs);
-    }
-  };
-
-  const buyers = await Promise.all(Array.from({ length: o.buyers }, (_, i) => buyer(i)));
+  const buyers = await Promise.all(Array.from({ length: o.buyers }, (_, i) => buyer(h, i)));
   await pool.close();
   return {
     buyers,
-    latencies: Float64Array.from(latencies),
-    answers,
-    errors,
-    unknown: Object.values(errors).reduce((a, b) => a + b, 0),
-    accepted: answers['202'] ?? 0,
-    maxSendLagMs,
-    timeline,
+    latencies: Float64Array.from(h.latencies),
+    answers: h.answers,
+    errors: h.errors,
+    unknown: Object.values(h.errors).reduce((a, b) => a + b, 0),
+    accepted: h.answers['202'] ?? 0,
+    maxSendLagMs: h.maxSendLagMs,
+    timeline: h.timeline,
   };
 }

@@ -9,8 +9,8 @@
 // counts too. Each buyer's first-request time and fate are kept for the fairness figures.
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Pool } from 'undici';
-import { failureCode } from './open-load.ts';
+import type { Pool } from 'undici';
+import { failureCode, orderPool } from './open-load.ts';
 
 export interface HerdLoadOptions {
   url: string;
@@ -157,12 +157,7 @@ async function buyer(h: Herd, i: number): Promise<BuyerRecord> {
 
 /** Runs the herd until every buyer has its fate. */
 export async function herdLoad(o: HerdLoadOptions): Promise<HerdLoadResult> {
-  const pool = new Pool(o.url, {
-    connections: o.connections,
-    headersTimeout: o.timeoutMs,
-    bodyTimeout: o.timeoutMs,
-    keepAliveTimeout: 60_000,
-  });
+  const pool = orderPool(o.url, o.connections, o.timeoutMs);
   const h: Herd = {
     o,
     pool,

@@ -6,9 +6,9 @@
 // first 1.05 x S buyers by first-request time), requests per buyer, p99 of every answer from its send,
 // how long after its poll was due each waiting buyer learnt the sell-out, and the invariants.
 import { performance } from 'node:perf_hooks';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { call, type Spawned } from '../../harness/service.ts';
+import { sampleEvery } from '../lib/sampler.ts';
 import { summarize } from '../lib/stats.ts';
 import { num } from '../lib/table.ts';
 import { answerCost } from './answer-cost.ts';
@@ -68,25 +68,13 @@ function figures(load: HerdLoadResult, stock: number) {
 
 /** Samples the API's admission limit (flashsale_admission_limit) every 500 ms until stopped. */
 function sampleLimit(url: string): { stop(): Promise<number[]> } {
-  const samples: number[] = [];
-  let stopped = false;
-  const loop = (async () => {
-    while (!stopped) {
-      const text = await fetch(`${url}/metrics`)
-        .then((r) => r.text())
-        .catch(() => '');
-      const m = /^flashsale_admission_limit(?:\{[^}]*\})? (\S+)$/m.exec(text);
-      if (m) samples.push(Number(m[1]));
-      await sleep(500);
-    }
-  })();
-  return {
-    async stop() {
-      stopped = true;
-      await loop;
-      return samples;
-    },
-  };
+  return sampleEvery(500, async () => {
+    const text = await fetch(`${url}/metrics`)
+      .then((r) => r.text())
+      .catch(() => '');
+    const m = /^flashsale_admission_limit(?:\{[^}]*\})? (\S+)$/m.exec(text);
+    return m ? Number(m[1]) : undefined;
+  });
 }
 
 /** Closed-model orders/s of `api` (as the overload phase's capacity), after the writer drained. */

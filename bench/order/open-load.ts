@@ -75,6 +75,16 @@ function countAnswer(c: Counts, status: number, retryAfter: unknown, scheduled: 
   }
 }
 
+/** The undici pool a load sends its orders through; the timeouts count from when a request went out on a socket, as a client's read timeout does. */
+export function orderPool(url: string, connections: number, timeoutMs: number): Pool {
+  return new Pool(url, {
+    connections,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    keepAliveTimeout: 60_000,
+  });
+}
+
 /** A failed request's code: a reset arrives as undici's socket error with the system error as cause. */
 export function failureCode(err: unknown): string {
   const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
@@ -116,16 +126,7 @@ async function schedule(
 
 /** Runs the schedule to its end and waits for every answer (or timeout). */
 export async function openLoad(o: OpenLoadOptions): Promise<OpenLoadResult> {
-  // The timeouts count from when the request went out on a socket, as a client's read timeout does.
-  const pools = o.urls.map(
-    (url) =>
-      new Pool(url, {
-        connections: o.connections,
-        headersTimeout: o.timeoutMs,
-        bodyTimeout: o.timeoutMs,
-        keepAliveTimeout: 60_000,
-      }),
-  );
+  const pools = o.urls.map((url) => orderPool(url, o.connections, o.timeoutMs));
   const c: Counts = {
     latencies: [],
     statuses: {},

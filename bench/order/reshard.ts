@@ -126,18 +126,12 @@ export interface Arm {
   reshards: number;
 }
 
-export interface CallRow {
+export interface CallRow extends Omit<ReshardCall, 'start' | 'end'> {
   slice: string;
   /** ms from the start of its window to the call being sent. */
   atMs: number;
   /** Duration of the call, ms. */
   ms: number;
-  from: number;
-  to: number;
-  status: number;
-  generation?: number;
-  error?: string;
-  lateMs: number;
   /** Orders whose [sent, answered] overlapped the call's window (to AFTER_MS after its answer). */
   orders: number;
   /** Longest latency among them (ms); NaN when none. */

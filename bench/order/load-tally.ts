@@ -1,7 +1,48 @@
 // The counts of one fixed-time load (bench/order/load.ts) as autocannon reports its requests and
 // answers: the window's latencies and rates, every real order's status, and the tail's answers.
 import type autocannon from 'autocannon';
-import type { LoadOptions, LoadProgress, LoadResult } from './load.ts';
+
+/** Every answered real order, in order of answer: performance.now() ms at send and answer. */
+export interface Timeline {
+  start: Float64Array;
+  end: Float64Array;
+  status: Uint16Array;
+}
+
+export interface LoadProgress {
+  /** 2xx answers to real orders so far (live, for the writer sampler). */
+  accepted: number;
+}
+
+export interface LoadResult {
+  /** Length of the measured window, s. */
+  seconds: number;
+  /** Answers with the expected status inside the window. */
+  ok: number;
+  okPerSecond: number;
+  /** Latencies (ms) of every answer inside the window, any status. */
+  latencies: Float64Array;
+  /** Statuses of all answers to real orders (window and tail). */
+  statuses: Record<string, number>;
+  /** 2xx answers to real orders (window and tail): what the client knows was accepted. */
+  accepted: number;
+  /** Answers inside the window with another status than expected. */
+  unexpected: number;
+  /** Connection errors and timeouts (autocannon). */
+  errors: number;
+  timeouts: number;
+  /** Real orders sent / answered; unknown = sent - answered (outcome unknown to the client). */
+  realSent: number;
+  realAnswered: number;
+  unknown: number;
+  /** Answers to the tail (no route) requests. */
+  tailAnswered: number;
+  /** Only with LoadOptions.timeline. */
+  timeline?: Timeline;
+}
+
+/** What the tally needs of the load's options. */
+type Options = { seconds: number; expectStatus: number; timeline?: boolean };
 
 export class LoadTally {
   readonly progress: LoadProgress = { accepted: 0 };
@@ -17,7 +58,7 @@ export class LoadTally {
   private readonly timeline = { start: [] as number[], end: [] as number[], status: [] as number[] };
 
   constructor(
-    private readonly o: LoadOptions,
+    private readonly o: Options,
     private readonly deadline: number,
   ) {}
 

@@ -15,7 +15,9 @@
 // other events timed in this process (e.g. an admin call's window).
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
-import { LoadTally } from './load-tally.ts';
+import { type LoadProgress, type LoadResult, LoadTally } from './load-tally.ts';
+
+export type { LoadProgress, LoadResult, Timeline } from './load-tally.ts';
 
 /** No route: the app answers 404 without touching Redis. */
 export const TAIL_PATH = '/bench-tail-no-route';
@@ -40,45 +42,6 @@ export interface LoadOptions {
   maxTailSeconds?: number;
   /** Record (start, end, status) of every answered real order: LoadResult.timeline. */
   timeline?: boolean;
-}
-
-/** Every answered real order, in order of answer: performance.now() ms at send and answer. */
-export interface Timeline {
-  start: Float64Array;
-  end: Float64Array;
-  status: Uint16Array;
-}
-
-export interface LoadProgress {
-  /** 2xx answers to real orders so far (live, for the writer sampler). */
-  accepted: number;
-}
-
-export interface LoadResult {
-  /** Length of the measured window, s. */
-  seconds: number;
-  /** Answers with the expected status inside the window. */
-  ok: number;
-  okPerSecond: number;
-  /** Latencies (ms) of every answer inside the window, any status. */
-  latencies: Float64Array;
-  /** Statuses of all answers to real orders (window and tail). */
-  statuses: Record<string, number>;
-  /** 2xx answers to real orders (window and tail): what the client knows was accepted. */
-  accepted: number;
-  /** Answers inside the window with another status than expected. */
-  unexpected: number;
-  /** Connection errors and timeouts (autocannon). */
-  errors: number;
-  timeouts: number;
-  /** Real orders sent / answered; unknown = sent - answered (outcome unknown to the client). */
-  realSent: number;
-  realAnswered: number;
-  unknown: number;
-  /** Answers to the tail (no route) requests. */
-  tailAnswered: number;
-  /** Only with LoadOptions.timeline. */
-  timeline?: Timeline;
 }
 
 export interface RunningLoad {

@@ -5,11 +5,17 @@ import { type Check, num, printChecks } from '../lib/table.ts';
 import { atLeast, info, printReported } from './judge.ts';
 import { type BenchOptions, TARGETS } from './options.ts';
 import type { PhaseReport } from './phase.ts';
-import { commandChecks } from './phase-commands.ts';
+import { type CommandSample, commandChecks } from './phase-commands.ts';
 import { dashboardCheck } from './phase-dashboard.ts';
-import { reportReshard, reshardJson } from './phase-reshard.ts';
+import { type LiveReshard, reportReshard, reshardJson } from './phase-reshard.ts';
+import type { ScenarioResult } from './scenario.ts';
 import { cpuModel } from './scenario-tables.ts';
-import type { SuiteResult } from './suite.ts';
+
+export interface SuiteResult {
+  results: ScenarioResult[];
+  commands: CommandSample;
+  reshard: LiveReshard;
+}
 
 type Rate = (key: string) => number;
 

@@ -5,19 +5,13 @@ import { num } from '../lib/table.ts';
 import type { BenchRun } from './bench-run.ts';
 import { BIG_STOCK, SOLD_OUT_STOCK } from './options.ts';
 import type { Phase } from './phase.ts';
-import { type CommandSample, sampleCommands } from './phase-commands.ts';
+import { sampleCommands } from './phase-commands.ts';
 import { dashboardSlices } from './phase-dashboard.ts';
-import { type LiveReshard, liveReshard } from './phase-reshard.ts';
+import { liveReshard } from './phase-reshard.ts';
 import { realPath, repeatInterleaved, roundProduct, sellOut, warmUp } from './rounds.ts';
 import { runScenario, type ScenarioResult } from './scenario.ts';
 import { metric } from './service-metrics.ts';
-import { reportSuite } from './suite-report.ts';
-
-export interface SuiteResult {
-  results: ScenarioResult[];
-  commands: CommandSample;
-  reshard: LiveReshard;
-}
+import { reportSuite, type SuiteResult } from './suite-report.ts';
 
 /** Products of the repeated scenarios (the first round's; later rounds get roundProduct's). */
 const REPEATED = ['bench-b', 'bench-benq', 'bench-c1', 'bench-c8'];

@@ -1,4 +1,5 @@
-// Types of contract.js for the TypeScript side (local/); the k6 side checks contract.js itself.
+// Types of contract.js for the TypeScript side (local/): the outcome of an answer and its
+// classifier; the k6 side checks contract.js itself.
 
 export type Outcome = 'accepted' | 'sold_out' | 'queued' | 'busy' | 'rate_limited' | 'unexpected';
 

@@ -1,4 +1,5 @@
-// Small, dependency-free statistics for benchmarks: percentiles over raw samples and rates.
+// Small, dependency-free statistics for benchmarks: percentiles and summaries over raw samples,
+// ratios, counts summed, and the median and range of repeated figures.
 
 export interface Summary {
   count: number;

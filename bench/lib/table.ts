@@ -1,4 +1,5 @@
-// Plain-text tables and number formatting for benchmark reports (no colours: output goes to logs).
+// Plain-text tables and number formatting for benchmark reports (no colours: output goes to logs),
+// and the PASS/MISS table of figures against their targets.
 
 export interface Column<Row> {
   header: string;

@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { admin, call } from '../../harness/service.ts';
 import { shardKeys } from '../../src/inventory/keys.ts';
+import { sampleEvery } from '../lib/sampler.ts';
 
 export interface Violation {
   scenario: string;
@@ -128,23 +129,11 @@ export function sampleWriter(
   rows: (productId: string) => Promise<number>,
   intervalMs = 100,
 ): { stop(): Promise<WriterSample[]> } {
-  const samples: WriterSample[] = [];
-  let stopped = false;
-  const loop = (async () => {
-    while (!stopped) {
-      const a = accepted();
-      const n = await rows(productId);
-      samples.push({ t: performance.now(), accepted: a, rows: n });
-      await sleep(intervalMs);
-    }
-  })();
-  return {
-    async stop() {
-      stopped = true;
-      await loop;
-      return samples;
-    },
-  };
+  return sampleEvery(intervalMs, async () => {
+    const a = accepted();
+    const n = await rows(productId);
+    return { t: performance.now(), accepted: a, rows: n };
+  });
 }
 
 export interface WriterStats {

@@ -6,7 +6,7 @@ import type { HerdLoadResult } from './herd-load.ts';
 /** What a timeline is printed from (a HerdRun). */
 export interface TimelineRun {
   variant: string;
-  room: 'on' | 'off';
+  mode: 'stream' | 'poll' | 'off';
   load: Pick<HerdLoadResult, 'timeline'>;
 }
 
@@ -33,10 +33,10 @@ function untilSoldOut(timeline: Array<Record<string, number>>): Second[] {
 
 /** One table per run with the room on: answers per second, the buyers' first requests among them. */
 export function printTimelines(runs: TimelineRun[]): void {
-  for (const r of runs.filter((run) => run.room === 'on')) {
+  for (const r of runs.filter((run) => run.mode !== 'off')) {
     const rows = untilSoldOut(r.load.timeline);
     printTable(
-      `Herd timeline, ${r.variant} room=on: answers by the second they came (from the first send)`,
+      `Herd timeline, ${r.variant} ${r.mode}: answers by the second they came (from the first send)`,
       [
         { header: 's', value: (row: Second) => row.at },
         { header: 'first requests', value: (row: Second) => num(row.counts.first ?? 0) },

@@ -15,6 +15,9 @@
 // other events timed in this process (e.g. an admin call's window).
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
+import { type LoadProgress, type LoadResult, LoadTally } from './load-tally.ts';
+
+export type { LoadProgress, LoadResult, Timeline } from './load-tally.ts';
 
 /** No route: the app answers 404 without touching Redis. */
 export const TAIL_PATH = '/bench-tail-no-route';
@@ -41,45 +44,6 @@ export interface LoadOptions {
   timeline?: boolean;
 }
 
-/** Every answered real order, in order of answer: performance.now() ms at send and answer. */
-export interface Timeline {
-  start: Float64Array;
-  end: Float64Array;
-  status: Uint16Array;
-}
-
-export interface LoadProgress {
-  /** 2xx answers to real orders so far (live, for the writer sampler). */
-  accepted: number;
-}
-
-export interface LoadResult {
-  /** Length of the measured window, s. */
-  seconds: number;
-  /** Answers with the expected status inside the window. */
-  ok: number;
-  okPerSecond: number;
-  /** Latencies (ms) of every answer inside the window, any status. */
-  latencies: Float64Array;
-  /** Statuses of all answers to real orders (window and tail). */
-  statuses: Record<string, number>;
-  /** 2xx answers to real orders (window and tail): what the client knows was accepted. */
-  accepted: number;
-  /** Answers inside the window with another status than expected. */
-  unexpected: number;
-  /** Connection errors and timeouts (autocannon). */
-  errors: number;
-  timeouts: number;
-  /** Real orders sent / answered; unknown = sent - answered (outcome unknown to the client). */
-  realSent: number;
-  realAnswered: number;
-  unknown: number;
-  /** Answers to the tail (no route) requests. */
-  tailAnswered: number;
-  /** Only with LoadOptions.timeline. */
-  timeline?: Timeline;
-}
-
 export interface RunningLoad {
   progress: LoadProgress;
   /** performance.now() at the start and end of the measured window. */
@@ -88,127 +52,75 @@ export interface RunningLoad {
   done: Promise<LoadResult>;
 }
 
+/** One autocannon instance on `target`, every request a distinct order until the tail begins. */
+function instance(
+  o: LoadOptions,
+  tally: LoadTally,
+  target: LoadTarget,
+  index: number,
+  connections: number,
+): { inst: autocannon.Instance; done: Promise<autocannon.Result> } {
+  let n = 0;
+  // userIds allow [A-Za-z0-9_.:@-] only.
+  const prefix = `${o.userPrefix.replace(/[^A-Za-z0-9_.:@-]/g, '_')}-${index}-`;
+  const real = `{"productId":"${o.productId}","quantity":1,"userId":"${prefix}`;
+  const setupRequest = (req: autocannon.Request) => {
+    n += 1;
+    if (tally.inTail) {
+      req.path = TAIL_PATH;
+      // Never an empty body: autocannon keeps the last Content-Length in the request's headers (its
+      // builder writes it into the shared object), so a request without a body would announce the
+      // previous order's length and swallow the next request.
+      req.body = '{}';
+    } else {
+      tally.realSent += 1;
+      req.body = `${real}${n}"}`;
+    }
+    return req;
+  };
+  let settle: (err: Error | null, result: autocannon.Result) => void = () => {};
+  const done = new Promise<autocannon.Result>((resolve, reject) => {
+    settle = (err, result) => (err ? reject(err) : resolve(result));
+  });
+  const inst = autocannon(
+    {
+      url: target.url,
+      connections,
+      pipelining: 1,
+      duration: o.seconds + (o.maxTailSeconds ?? 15),
+      headers: { 'content-type': 'application/json' },
+      requests: [{ method: 'POST', path: target.path, setupRequest }],
+    },
+    (err, result) => settle(err, result),
+  );
+  inst.on('response', (_client, statusCode, _bytes, responseTime) =>
+    tally.answer(statusCode, responseTime, performance.now()),
+  );
+  return { inst, done };
+}
+
 export function startLoad(o: LoadOptions): RunningLoad {
-  const maxTailSeconds = o.maxTailSeconds ?? 15;
-  const progress: LoadProgress = { accepted: 0 };
   const startedAt = performance.now();
   const deadline = startedAt + o.seconds * 1000;
-  let inTail = false;
-  const instances: autocannon.Instance[] = [];
+  const tally = new LoadTally(o, deadline);
+  const perInstance = Math.max(1, Math.floor(o.connections / o.targets.length));
+  const runs = o.targets.map((target, i) => instance(o, tally, target, i, perInstance));
   let poll: NodeJS.Timeout | undefined;
   const tailTimer = setTimeout(() => {
-    inTail = true;
+    tally.inTail = true;
     // No order is sent from now on: stop as soon as every one sent has its answer.
     poll = setInterval(() => {
-      if (realAnswered >= realSent) {
+      if (tally.realAnswered >= tally.realSent) {
         clearInterval(poll);
-        for (const inst of instances) inst.stop();
+        for (const r of runs) r.inst.stop();
       }
     }, 10);
   }, o.seconds * 1000);
-
-  const latencies: number[] = [];
-  const statuses: Record<string, number> = {};
-  let ok = 0;
-  let unexpected = 0;
-  let realSent = 0;
-  let realAnswered = 0;
-  let tailAnswered = 0;
-  const tStart: number[] = [];
-  const tEnd: number[] = [];
-  const tStatus: number[] = [];
-  const perInstance = Math.max(1, Math.floor(o.connections / o.targets.length));
-
-  const runs = o.targets.map((target, instance) => {
-    let n = 0;
-    // userIds allow [A-Za-z0-9_.:@-] only.
-    const prefix = `${o.userPrefix.replace(/[^A-Za-z0-9_.:@-]/g, '_')}-${instance}-`;
-    const real = `{"productId":"${o.productId}","quantity":1,"userId":"${prefix}`;
-    return new Promise<autocannon.Result>((resolve, reject) => {
-      const inst = autocannon(
-        {
-          url: target.url,
-          connections: perInstance,
-          pipelining: 1,
-          duration: o.seconds + maxTailSeconds,
-          headers: { 'content-type': 'application/json' },
-          requests: [
-            {
-              method: 'POST',
-              path: target.path,
-              setupRequest: (req) => {
-                n += 1;
-                if (inTail) {
-                  req.path = TAIL_PATH;
-                  // Never an empty body: autocannon keeps the last Content-Length in the request's
-                  // headers (its builder writes it into the shared object), so a request without a
-                  // body would announce the previous order's length and swallow the next request.
-                  req.body = '{}';
-                } else {
-                  realSent += 1;
-                  req.body = `${real}${n}"}`;
-                }
-                return req;
-              },
-            },
-          ],
-        },
-        (err, result) => (err ? reject(err) : resolve(result)),
-      );
-      instances.push(inst);
-      inst.on('response', (_client, statusCode, _bytes, responseTime) => {
-        const now = performance.now();
-        // A real order never gets a 404 (its product exists): after the window, 404 is the tail's.
-        if (statusCode === 404 && inTail) {
-          tailAnswered += 1;
-          return;
-        }
-        realAnswered += 1;
-        statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;
-        if (o.timeline) {
-          tStart.push(now - responseTime);
-          tEnd.push(now);
-          tStatus.push(statusCode);
-        }
-        if (statusCode >= 200 && statusCode < 300) progress.accepted += 1;
-        if (now < deadline) {
-          latencies.push(responseTime);
-          if (statusCode === o.expectStatus) ok += 1;
-          else unexpected += 1;
-        }
-      });
-    });
-  });
-
-  const done = Promise.all(runs)
-    .then((results) => {
-      const seconds = o.seconds;
-      return {
-        seconds,
-        ok,
-        okPerSecond: ok / seconds,
-        latencies: Float64Array.from(latencies),
-        statuses,
-        accepted: progress.accepted,
-        unexpected,
-        errors: results.reduce((a, r) => a + r.errors, 0),
-        timeouts: results.reduce((a, r) => a + r.timeouts, 0),
-        realSent,
-        realAnswered,
-        unknown: realSent - realAnswered,
-        tailAnswered,
-        timeline: o.timeline
-          ? {
-              start: Float64Array.from(tStart),
-              end: Float64Array.from(tEnd),
-              status: Uint16Array.from(tStatus),
-            }
-          : undefined,
-      };
-    })
+  const done = Promise.all(runs.map((r) => r.done))
+    .then((results) => tally.result(results))
     .finally(() => {
       clearTimeout(tailTimer);
       clearInterval(poll);
     });
-  return { progress, startedAt, deadline, done };
+  return { progress: tally.progress, startedAt, deadline, done };
 }

@@ -49,65 +49,63 @@ export interface OpenLoadResult {
   maxSendLagMs: number;
 }
 
-/** Runs the schedule to its end and waits for every answer (or timeout). */
-export async function openLoad(o: OpenLoadOptions): Promise<OpenLoadResult> {
-  // The timeouts count from when the request went out on a socket, as a client's read timeout does.
-  const pools = o.urls.map(
-    (url) =>
-      new Pool(url, {
-        connections: o.connections,
-        headersTimeout: o.timeoutMs,
-        bodyTimeout: o.timeoutMs,
-        keepAliveTimeout: 60_000,
-      }),
-  );
-  const total = Math.round(o.rate * o.seconds);
-  const intervalMs = 1000 / o.rate;
-  const latencies: number[] = [];
-  const statuses: Record<string, number> = {};
-  const errors: Record<string, number> = {};
-  let accepted = 0;
-  let refused = 0;
-  let refusedWithoutRetryAfter = 0;
-  let timeouts = 0;
-  let answered = 0;
-  let lastAnswer = 0;
-  let maxSendLagMs = 0;
-  const start = performance.now() + 20;
+/** What the answers add up to as they come. */
+interface Counts {
+  latencies: number[];
+  statuses: Record<string, number>;
+  errors: Record<string, number>;
+  accepted: number;
+  refused: number;
+  refusedWithoutRetryAfter: number;
+  timeouts: number;
+  answered: number;
+  lastAnswer: number;
+}
 
-  const send = async (i: number, scheduled: number): Promise<void> => {
-    const userId = `${o.userPrefix}-${i}`;
-    try {
-      const res = await (pools[i % pools.length] as Pool).request({
-        path: '/api/orders',
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'idempotency-key': userId },
-        body: JSON.stringify({ productId: o.productId, userId, quantity: 1 }),
-      });
-      await res.body.dump();
-      const now = performance.now();
-      const status = res.statusCode;
-      answered += 1;
-      lastAnswer = now;
-      latencies.push(now - scheduled);
-      statuses[status] = (statuses[status] ?? 0) + 1;
-      if (status === 202) accepted += 1;
-      if (status === 429 || status === 503) {
-        refused += 1;
-        if (!res.headers['retry-after']) refusedWithoutRetryAfter += 1;
-      }
-    } catch (err) {
-      const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
-      if (e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT') timeouts += 1;
-      else {
-        // A reset arrives as undici's socket error with the system error (ECONNRESET, EPIPE) as cause.
-        const code = e.cause?.code ?? e.code ?? e.message;
-        errors[code] = (errors[code] ?? 0) + 1;
-      }
-    }
-  };
+function countAnswer(c: Counts, status: number, retryAfter: unknown, scheduled: number): void {
+  const now = performance.now();
+  c.answered += 1;
+  c.lastAnswer = now;
+  c.latencies.push(now - scheduled);
+  c.statuses[status] = (c.statuses[status] ?? 0) + 1;
+  if (status === 202) c.accepted += 1;
+  if (status === 429 || status === 503) {
+    c.refused += 1;
+    if (!retryAfter) c.refusedWithoutRetryAfter += 1;
+  }
+}
 
+/** The undici pool a load sends its orders through; the timeouts count from when a request went out on a socket, as a client's read timeout does. */
+export function orderPool(url: string, connections: number, timeoutMs: number): Pool {
+  return new Pool(url, {
+    connections,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    keepAliveTimeout: 60_000,
+  });
+}
+
+/** A failed request's code: a reset arrives as undici's socket error with the system error as cause. */
+export function failureCode(err: unknown): string {
+  const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
+  return e.cause?.code ?? e.code ?? e.message;
+}
+
+function countFailure(c: Counts, err: unknown): void {
+  const code = failureCode(err);
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') c.timeouts += 1;
+  else c.errors[code] = (c.errors[code] ?? 0) + 1;
+}
+
+/** Calls `send` for order i at start + i x interval (catching up when late); returns the worst lag. */
+async function schedule(
+  total: number,
+  intervalMs: number,
+  start: number,
+  send: (i: number, scheduled: number) => Promise<void>,
+): Promise<{ inFlight: Promise<void>[]; maxSendLagMs: number }> {
   const inFlight: Promise<void>[] = [];
+  let maxSendLagMs = 0;
   let next = 0;
   await new Promise<void>((resolve) => {
     const tick = () => {
@@ -121,21 +119,52 @@ export async function openLoad(o: OpenLoadOptions): Promise<OpenLoadResult> {
       if (next >= total) resolve();
       else setTimeout(tick, Math.max(0, Math.min(5, start + next * intervalMs - performance.now())));
     };
-    setTimeout(tick, 20);
+    setTimeout(tick, start - performance.now());
   });
+  return { inFlight, maxSendLagMs };
+}
+
+/** Runs the schedule to its end and waits for every answer (or timeout). */
+export async function openLoad(o: OpenLoadOptions): Promise<OpenLoadResult> {
+  const pools = o.urls.map((url) => orderPool(url, o.connections, o.timeoutMs));
+  const c: Counts = {
+    latencies: [],
+    statuses: {},
+    errors: {},
+    accepted: 0,
+    refused: 0,
+    refusedWithoutRetryAfter: 0,
+    timeouts: 0,
+    answered: 0,
+    lastAnswer: 0,
+  };
+  const send = async (i: number, scheduled: number): Promise<void> => {
+    const userId = `${o.userPrefix}-${i}`;
+    try {
+      const res = await (pools[i % pools.length] as Pool).request({
+        path: '/api/orders',
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'idempotency-key': userId },
+        body: JSON.stringify({ productId: o.productId, userId, quantity: 1 }),
+      });
+      await res.body.dump();
+      countAnswer(c, res.statusCode, res.headers['retry-after'], scheduled);
+    } catch (err) {
+      countFailure(c, err);
+    }
+  };
+  const total = Math.round(o.rate * o.seconds);
+  const start = performance.now() + 20;
+  const { inFlight, maxSendLagMs } = await schedule(total, 1000 / o.rate, start, send);
   await Promise.all(inFlight);
   await Promise.all(pools.map((p) => p.close()));
+  const { latencies, answered, lastAnswer, ...counts } = c;
   return {
+    ...counts,
     rate: o.rate,
     seconds: o.seconds,
     sent: total,
     latencies: Float64Array.from(latencies),
-    statuses,
-    accepted,
-    refused,
-    refusedWithoutRetryAfter,
-    errors,
-    timeouts,
     unknown: total - answered,
     spanMs: (answered > 0 ? lastAnswer : performance.now()) - start,
     maxSendLagMs,

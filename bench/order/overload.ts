@@ -5,6 +5,7 @@
 import { type Summary, summarize } from '../lib/stats.ts';
 import { type Check, ms, num, printChecks, printTable, times } from '../lib/table.ts';
 import { GENERATOR } from './cpu.ts';
+import { printReported } from './judge.ts';
 import type { OpenLoadResult } from './open-load.ts';
 
 export const OVERLOAD_TARGETS = { factor: 4, p99Ms: 1000, goodput: 0.5 };
@@ -78,8 +79,7 @@ export function overloadLine(r: OverloadRun): string {
   return `  ${`w${r.workers} ${r.factor}x`.padEnd(6)} offered ${num(r.load.rate)}/s  p50 ${ms(r.latency.p50)} ms  p99 ${ms(r.latency.p99)} ms  goodput ${num(r.goodput)}/s  r ${r.refusalRatio.toFixed(2)} (bound ${times(r.goodputBound)})  ${statuses}  failures ${failures(r)}${r.violations ? `  ${r.violations} VIOLATION(S)` : '  invariants ok'}`;
 }
 
-/** Prints the overload tables; returns the target checks and the reported comparisons. */
-export function reportOverload(runs: OverloadRun[]): { checks: Check[]; reported: Check[] } {
+function printRuns(runs: OverloadRun[]): void {
   printTable(
     'Overload (open model: latency from each order\'s scheduled send; "failures" = resets, timeouts, unanswered)',
     [
@@ -123,36 +123,39 @@ export function reportOverload(runs: OverloadRun[]): { checks: Check[]; reported
     ],
     runs,
   );
-  const checks: Check[] = runs
-    .filter((r) => r.factor === OVERLOAD_TARGETS.factor)
-    .flatMap((r) => {
-      const at = `API_WORKERS=${r.workers}, ${r.factor}x`;
-      return [
-        {
-          name: `${at}: p99 <= ${OVERLOAD_TARGETS.p99Ms} ms`,
-          pass: r.latency.p99 <= OVERLOAD_TARGETS.p99Ms,
-          detail: `${ms(r.latency.p99)} ms`,
-        },
-        { name: `${at}: 0 resets/timeouts`, pass: failures(r) === 0, detail: String(failures(r)) },
-        {
-          name: `${at}: every 429/503 carries Retry-After`,
-          pass: r.load.refusedWithoutRetryAfter === 0,
-          detail: `${r.load.refusedWithoutRetryAfter} of ${r.load.refused} without`,
-        },
-        {
-          name: `${at}: goodput >= ${OVERLOAD_TARGETS.goodput} x capacity`,
-          pass: r.goodput >= OVERLOAD_TARGETS.goodput * r.capacity,
-          detail: `${times(r.goodput / r.capacity)}  ${num(r.goodput)} / ${num(r.capacity)}`,
-        },
-        { name: `${at}: invariants after the run`, pass: r.violations === 0, detail: String(r.violations) },
-      ];
-    });
-  printChecks(`Overload targets at ${OVERLOAD_TARGETS.factor}x capacity`, checks);
+}
+
+/** The targets of one run at the target factor. */
+function targetChecks(r: OverloadRun): Check[] {
+  const at = `API_WORKERS=${r.workers}, ${r.factor}x`;
+  return [
+    {
+      name: `${at}: p99 <= ${OVERLOAD_TARGETS.p99Ms} ms`,
+      pass: r.latency.p99 <= OVERLOAD_TARGETS.p99Ms,
+      detail: `${ms(r.latency.p99)} ms`,
+    },
+    { name: `${at}: 0 resets/timeouts`, pass: failures(r) === 0, detail: String(failures(r)) },
+    {
+      name: `${at}: every 429/503 carries Retry-After`,
+      pass: r.load.refusedWithoutRetryAfter === 0,
+      detail: `${r.load.refusedWithoutRetryAfter} of ${r.load.refused} without`,
+    },
+    {
+      name: `${at}: goodput >= ${OVERLOAD_TARGETS.goodput} x capacity`,
+      pass: r.goodput >= OVERLOAD_TARGETS.goodput * r.capacity,
+      detail: `${times(r.goodput / r.capacity)}  ${num(r.goodput)} / ${num(r.capacity)}`,
+    },
+    { name: `${at}: invariants after the run`, pass: r.violations === 0, detail: String(r.violations) },
+  ];
+}
+
+/** API_WORKERS=2 against 1: capacity and goodput at the target factor. */
+function reported(runs: OverloadRun[]): Check[] {
   const at = (workers: number, factor: number) =>
     runs.find((r) => r.workers === workers && r.factor === factor);
   const capacity = (workers: number) => runs.find((r) => r.workers === workers)?.capacity ?? Number.NaN;
   const goodput4 = (workers: number) => at(workers, OVERLOAD_TARGETS.factor)?.goodput ?? Number.NaN;
-  const reported: Check[] = [
+  return [
     {
       name: 'capacity, API_WORKERS=2 / 1',
       pass: true,
@@ -164,13 +167,14 @@ export function reportOverload(runs: OverloadRun[]): { checks: Check[]; reported
       detail: `${times(goodput4(2) / goodput4(1))}  ${num(goodput4(2))} / ${num(goodput4(1))} 202/s`,
     },
   ];
-  printTable(
-    'Overload, reported (no target)',
-    [
-      { header: 'ratio', value: (c: Check) => c.name, align: 'left' },
-      { header: 'measured', value: (c: Check) => c.detail, align: 'left' },
-    ],
-    reported,
-  );
-  return { checks, reported };
+}
+
+/** Prints the overload tables; returns the target checks and the reported comparisons. */
+export function reportOverload(runs: OverloadRun[]): { checks: Check[]; reported: Check[] } {
+  printRuns(runs);
+  const checks = runs.filter((r) => r.factor === OVERLOAD_TARGETS.factor).flatMap(targetChecks);
+  printChecks(`Overload targets at ${OVERLOAD_TARGETS.factor}x capacity`, checks);
+  const rows = reported(runs);
+  printReported('Overload, reported (no target)', rows);
+  return { checks, reported: rows };
 }

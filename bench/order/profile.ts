@@ -1,9 +1,7 @@
 // Reads a V8 .cpuprofile (node --cpu-prof) and ranks functions by self time, optionally only over the
 // samples taken inside a window given in CLOCK_MONOTONIC microseconds (process.hrtime.bigint() / 1000
 // in any process on the machine: V8 stamps profiles with the same clock).
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { categoryOf, type Frame } from './profile-categories.ts';
 
 interface ProfileNode {
@@ -64,6 +62,109 @@ function origin(url: string, name: string, repoRoot: string): string {
   return u;
 }
 
+/** Sample counts per node id: inside the window when one was given and any sample fell in it. */
+function sampleCounts(profile: CpuProfile, windowUs?: { start: number; end: number }) {
+  const inside = new Map<number, number>();
+  const all = new Map<number, number>();
+  let t = profile.startTime;
+  for (let i = 0; i < profile.samples.length; i++) {
+    t += profile.timeDeltas[i] ?? 0;
+    const id = profile.samples[i] as number;
+    all.set(id, (all.get(id) ?? 0) + 1);
+    if (windowUs && t >= windowUs.start && t <= windowUs.end) inside.set(id, (inside.get(id) ?? 0) + 1);
+  }
+  const windowMatched = windowUs !== undefined && inside.size > 0;
+  return { used: windowMatched ? inside : all, windowMatched };
+}
+
+/** A profile's tree: frames by node id and the stack of a sample's node, innermost first. */
+class Tree {
+  readonly byId: Map<number, ProfileNode>;
+  private readonly parent = new Map<number, number>();
+
+  constructor(
+    profile: CpuProfile,
+    private readonly repoRoot: string,
+  ) {
+    this.byId = new Map(profile.nodes.map((n) => [n.id, n]));
+    for (const n of profile.nodes) for (const c of n.children ?? []) this.parent.set(c, n.id);
+  }
+
+  stack(id: number): ProfileNode[] {
+    const out: ProfileNode[] = [];
+    for (let cur: number | undefined = id; cur !== undefined; cur = this.parent.get(cur)) {
+      const node = this.byId.get(cur);
+      if (!node) break;
+      out.push(node);
+    }
+    return out;
+  }
+
+  /** A function's name and place, and the key that tells it from others of the same name. */
+  fn(node: ProfileNode): { name: string; where: string; key: string } {
+    const { functionName, url, lineNumber } = node.callFrame;
+    const name = functionName || '(anonymous)';
+    const w = where(url, lineNumber, this.repoRoot);
+    return { name, where: w, key: `${name}\u0000${w}` };
+  }
+}
+
+const add = (m: Map<string, SelfTime>, f: { name: string; where: string; key: string }, n: number) => {
+  const entry = m.get(f.key) ?? { name: f.name, where: f.where, samples: 0, share: 0 };
+  entry.samples += n;
+  m.set(f.key, entry);
+};
+const ranked = <T extends { samples: number }>(xs: Iterable<T>) =>
+  [...xs].sort((a, b) => b.samples - a.samples);
+
+/** Self time by function and by origin, and the idle samples. */
+function selfTimes(tree: Tree, used: Map<number, number>, repoRoot: string) {
+  const fns = new Map<string, SelfTime>();
+  const origins = new Map<string, number>();
+  let total = 0;
+  let idle = 0;
+  for (const [id, n] of used) {
+    const node = tree.byId.get(id);
+    if (!node) continue;
+    total += n;
+    const f = tree.fn(node);
+    if (f.name === '(idle)') idle += n;
+    add(fns, f, n);
+    const o = origin(node.callFrame.url, f.name, repoRoot);
+    origins.set(o, (origins.get(o) ?? 0) + n);
+  }
+  return { fns, origins, total, idle };
+}
+
+/** Inclusive: each sample counts once for every distinct interesting function on its stack. */
+function inclusiveTimes(tree: Tree, used: Map<number, number>): Map<string, SelfTime> {
+  const incl = new Map<string, SelfTime>();
+  for (const [id, n] of used) {
+    const seen = new Set<string>();
+    for (const node of tree.stack(id)) {
+      if (!interesting(node.callFrame.url, node.callFrame.functionName)) continue;
+      const f = tree.fn(node);
+      if (seen.has(f.key)) continue;
+      seen.add(f.key);
+      add(incl, f, n);
+    }
+  }
+  return incl;
+}
+
+/** Self time by category, idle left out: shares of the busy samples. */
+function categoryTimes(tree: Tree, used: Map<number, number>): ProfileSummary['categories'] {
+  const cats = new Map<string, number>();
+  let busy = 0;
+  for (const [id, n] of used) {
+    const c = categoryOf(tree.stack(id).map((node) => node.callFrame as Frame));
+    if (c === 'idle') continue;
+    busy += n;
+    cats.set(c, (cats.get(c) ?? 0) + n);
+  }
+  return ranked([...cats].map(([category, n]) => ({ category, samples: n, share: n / Math.max(1, busy) })));
+}
+
 export function summarizeProfile(
   file: string,
   repoRoot: string,
@@ -71,98 +172,20 @@ export function summarizeProfile(
   windowUs?: { start: number; end: number },
 ): ProfileSummary {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  const counts = new Map<number, number>();
-  let t = profile.startTime;
-  let matched = 0;
-  const all = new Map<number, number>();
-  for (let i = 0; i < profile.samples.length; i++) {
-    t += profile.timeDeltas[i] ?? 0;
-    const id = profile.samples[i] as number;
-    all.set(id, (all.get(id) ?? 0) + 1);
-    if (windowUs && t >= windowUs.start && t <= windowUs.end) {
-      counts.set(id, (counts.get(id) ?? 0) + 1);
-      matched += 1;
-    }
-  }
-  const windowMatched = windowUs !== undefined && matched > 0;
-  const used = windowMatched ? counts : all;
-  const parent = new Map<number, number>();
-  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-  let total = 0;
-  const fns = new Map<string, SelfTime>();
-  const origins = new Map<string, number>();
-  let idle = 0;
-  for (const [id, n] of used) {
-    const node = byId.get(id);
-    if (!node) continue;
-    total += n;
-    const { functionName, url, lineNumber } = node.callFrame;
-    const name = functionName || '(anonymous)';
-    if (name === '(idle)') idle += n;
-    const w = where(url, lineNumber, repoRoot);
-    const key = `${name}\u0000${w}`;
-    const entry = fns.get(key) ?? { name, where: w, samples: 0, share: 0 };
-    entry.samples += n;
-    fns.set(key, entry);
-    const o = origin(url, name, repoRoot);
-    origins.set(o, (origins.get(o) ?? 0) + n);
-  }
-  // Inclusive: each sample counts once for every distinct function on its stack.
-  const incl = new Map<string, SelfTime>();
-  for (const [id, n] of used) {
-    const seen = new Set<string>();
-    for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
-      const node = byId.get(cur);
-      if (!node) break;
-      const { functionName, url, lineNumber } = node.callFrame;
-      if (!interesting(url, functionName)) continue;
-      const name = functionName || '(anonymous)';
-      const w = where(url, lineNumber, repoRoot);
-      const key = `${name}\u0000${w}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      const entry = incl.get(key) ?? { name, where: w, samples: 0, share: 0 };
-      entry.samples += n;
-      incl.set(key, entry);
-    }
-  }
-  const cats = new Map<string, number>();
-  let busy = 0;
-  for (const [id, n] of used) {
-    const stack: Frame[] = [];
-    for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
-      const node = byId.get(cur);
-      if (node) stack.push(node.callFrame);
-    }
-    const c = categoryOf(stack);
-    if (c === 'idle') continue;
-    busy += n;
-    cats.set(c, (cats.get(c) ?? 0) + n);
-  }
-  const categories = [...cats.entries()]
-    .map(([category, n]) => ({ category, samples: n, share: n / Math.max(1, busy) }))
-    .sort((a, b) => b.samples - a.samples);
-  const inclusive = [...incl.values()]
-    .sort((a, b) => b.samples - a.samples)
-    .slice(0, 25)
-    .map((f) => ({ ...f, share: f.samples / total }));
-  const ranked = [...fns.values()]
-    .filter((f) => f.name !== '(idle)')
-    .sort((a, b) => b.samples - a.samples)
-    .slice(0, top)
-    .map((f) => ({ ...f, share: f.samples / total }));
-  const byOrigin = [...origins.entries()]
-    .map(([o, n]) => ({ origin: o, samples: n, share: n / total }))
-    .sort((a, b) => b.samples - a.samples);
+  const { used, windowMatched } = sampleCounts(profile, windowUs);
+  const tree = new Tree(profile, repoRoot);
+  const { fns, origins, total, idle } = selfTimes(tree, used, repoRoot);
+  const share = (f: SelfTime) => ({ ...f, share: f.samples / total });
   return {
     samples: total,
     windowMatched,
     idleShare: total ? idle / total : 0,
-    top: ranked,
-    byOrigin,
-    inclusive,
-    categories,
+    top: ranked([...fns.values()].filter((f) => f.name !== '(idle)'))
+      .slice(0, top)
+      .map(share),
+    byOrigin: ranked([...origins].map(([o, n]) => ({ origin: o, samples: n, share: n / total }))),
+    inclusive: ranked(inclusiveTimes(tree, used).values()).slice(0, 25).map(share),
+    categories: categoryTimes(tree, used),
   };
 }
 
@@ -174,58 +197,4 @@ function interesting(url: string, name: string): boolean {
   if (url.includes('/ioredis/built/Pipeline.js') && name === 'exec') return true;
   if (url.includes('/express/lib/response.js') && name === 'json') return true;
   return false;
-}
-
-/** The bench's API entry point (bench/order/bench-api.ts: the API plus the /bench routes), from the repository root. */
-export const BENCH_API = 'bench/order/bench-api.ts';
-
-/**
- * Runs the bench's API entry (as `entry`) under `node --cpu-prof` (Node refuses --cpu-prof in NODE_OPTIONS, so
- * harness/service.ts's spawnService cannot); resolves once /healthz answers. The profile is written into
- * `dir` when the process exits (stop() sends SIGTERM: the service shuts down and exits normally).
- */
-export async function spawnProfiled(
-  entry: 'api' | 'main',
-  env: Record<string, string>,
-  port: number,
-  dir: string,
-  cwd: string,
-): Promise<{ url: string; pid: number | undefined; stop(): Promise<void> }> {
-  const proc = spawn(
-    process.execPath,
-    ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--import', 'tsx', BENCH_API, entry],
-    {
-      cwd,
-      env: { ...process.env, ...env, PORT: String(port) },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
-  );
-  let err = '';
-  proc.stderr?.on('data', (d: Buffer) => {
-    err += d.toString();
-  });
-  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (proc.exitCode !== null) throw new Error(`${entry} exited at start: ${err}`);
-    try {
-      if ((await fetch(`${url}/healthz`)).ok) break;
-    } catch {
-      // not up yet
-    }
-    if (Date.now() > deadline) {
-      proc.kill('SIGKILL');
-      throw new Error(`${entry} did not start: ${err}`);
-    }
-    await sleep(50);
-  }
-  return {
-    url,
-    pid: proc.pid,
-    async stop() {
-      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
-      await exited;
-    },
-  };
 }

@@ -23,7 +23,6 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { call } from '../../harness/service.ts';
 import { ratio, type Summary, summarize } from '../lib/stats.ts';
-import { ms, num, printTable, times } from '../lib/table.ts';
 import type { Timeline } from './load.ts';
 
 /** An admin call's window, for the overlap test, runs on this long after its answer was read. */
@@ -127,18 +126,12 @@ export interface Arm {
   reshards: number;
 }
 
-export interface CallRow {
+export interface CallRow extends Omit<ReshardCall, 'start' | 'end'> {
   slice: string;
   /** ms from the start of its window to the call being sent. */
   atMs: number;
   /** Duration of the call, ms. */
   ms: number;
-  from: number;
-  to: number;
-  status: number;
-  generation?: number;
-  error?: string;
-  lateMs: number;
   /** Orders whose [sent, answered] overlapped the call's window (to AFTER_MS after its answer). */
   orders: number;
   /** Longest latency among them (ms); NaN when none. */
@@ -173,7 +166,7 @@ function concat(parts: ArrayLike<number>[]): Float64Array {
 }
 
 /** Latencies of the orders answered at or after `from` (performance.now()). */
-function latenciesFrom(t: Timeline, from: number): number[] {
+export function latenciesFrom(t: Timeline, from: number): number[] {
   const out: number[] = [];
   for (let i = 0; i < t.end.length; i++) {
     const e = t.end[i] as number;
@@ -202,165 +195,74 @@ export function analyseReshard(slices: Slice[], firstMs: number): ReshardAnalysi
       reshards: mine.reduce((a, s) => a + s.calls.length, 0),
     };
   };
-  const inside: number[] = [];
-  const outside: number[] = [];
-  const overlappingStatuses: Record<string, number> = {};
-  const calls: CallRow[] = [];
-  for (const s of slices.filter((x) => x.resharding)) {
-    const rows: CallRow[] = s.calls.map((c) => ({
-      slice: s.key,
-      atMs: c.start - s.startedAt,
-      ms: c.end - c.start,
-      from: c.from,
-      to: c.to,
-      status: c.status,
-      generation: c.generation,
-      error: c.error,
-      lateMs: c.lateMs,
-      orders: 0,
-      maxLatency: Number.NaN,
-      non2xx: 0,
-    }));
-    const t = s.timeline;
-    const from = s.startedAt + firstMs;
-    for (let i = 0; i < t.end.length; i++) {
-      const st = t.start[i] as number;
-      const e = t.end[i] as number;
-      const status = t.status[i] as number;
-      const latency = e - st;
-      let hit = false;
-      s.calls.forEach((c, k) => {
-        if (st < c.end + AFTER_MS && e > c.start) {
-          hit = true;
-          const row = rows[k] as CallRow;
-          row.orders += 1;
-          if (!(row.maxLatency >= latency)) row.maxLatency = latency;
-          if (status < 200 || status >= 300) row.non2xx += 1;
-        }
-      });
-      if (hit) {
-        inside.push(latency);
-        overlappingStatuses[status] = (overlappingStatuses[status] ?? 0) + 1;
-      } else if (e >= from) {
-        outside.push(latency);
-      }
-    }
-    calls.push(...rows);
-  }
-  const pairs: ReshardAnalysis['pairs'] = [];
-  const withouts = slices.filter((s) => !s.resharding);
-  const withs = slices.filter((s) => s.resharding);
-  // ABBA: the first without goes with the first with, the last without with the last with.
-  for (let k = 0; k < Math.min(withouts.length, withs.length); k++) {
-    const a = withouts[k] as Slice;
-    const b = withs[k] as Slice;
-    pairs.push({ without: a.key, with: b.key, ratio: ratio(b.ok / b.seconds, a.ok / a.seconds) });
-  }
+  const classes: Classes = { inside: [], outside: [], statuses: {} };
+  const calls = slices
+    .filter((x) => x.resharding)
+    .flatMap((s) => classify(s, s.startedAt + firstMs, classes));
   return {
     without: arm(false),
     with: arm(true),
-    pairs,
+    pairs: pairsOf(slices),
     calls,
     callMs: summarize(calls.filter((c) => c.status === 200).map((c) => c.ms)),
-    overlapping: summarize(inside),
-    outside: summarize(outside),
-    overlappingStatuses,
+    overlapping: summarize(classes.inside),
+    outside: summarize(classes.outside),
+    overlappingStatuses: classes.statuses,
   };
 }
 
-function statuses(counts: Record<string, number>, expect: number): string {
-  return Object.entries(counts)
-    .filter(([code]) => Number(code) !== expect)
-    .map(([code, n]) => `${code}:${n}`)
-    .join(' ');
+/** Latencies of the orders overlapping a call and of the others, and the overlapping ones' statuses. */
+interface Classes {
+  inside: number[];
+  outside: number[];
+  statuses: Record<string, number>;
 }
 
-/** Prints the live-reshard section of the report. */
-export function printReshard(
-  a: ReshardAnalysis,
-  slices: Slice[],
-  o: {
-    connections: number;
-    everyMs: number;
-    firstMs: number;
-    /** The service's own time for the change (flashsale_admin_change_duration_seconds, kind reshard). */
-    service: { count: number; meanMs: number };
-  },
-): void {
-  const shardPath = (s: Slice) => [8, ...s.calls.map((c) => c.to)].join('→');
-  const withSlices = slices.filter((s) => s.resharding);
-  interface Row {
-    key: string;
-    seconds: number;
-    perSecond: number;
-    latency: Summary;
-    settled: Summary;
-    reshards: string;
-    other: string;
-  }
-  const sliceRows: Row[] = slices.map((s) => ({
-    key: s.key,
-    seconds: s.seconds,
-    perSecond: s.ok / s.seconds,
-    latency: summarize(s.latencies),
-    settled: summarize(latenciesFrom(s.timeline, s.startedAt + o.firstMs)),
-    reshards: s.resharding ? shardPath(s) : '-',
-    other: s.other || '0',
+/** The slice's calls as rows, each order of it counted against every call it overlapped. */
+function classify(s: Slice, from: number, into: Classes): CallRow[] {
+  const rows: CallRow[] = s.calls.map((c) => ({
+    slice: s.key,
+    atMs: c.start - s.startedAt,
+    ms: c.end - c.start,
+    from: c.from,
+    to: c.to,
+    status: c.status,
+    generation: c.generation,
+    error: c.error,
+    lateMs: c.lateMs,
+    orders: 0,
+    maxLatency: Number.NaN,
+    non2xx: 0,
   }));
-  const armRow = (name: string, x: Arm): Row => ({
-    key: `${name} (${x.slices.join('+')})`,
-    seconds: x.seconds,
-    perSecond: x.perSecond,
-    latency: x.latency,
-    settled: x.settled,
-    reshards: String(x.reshards),
-    other: '',
+  const t = s.timeline;
+  for (let i = 0; i < t.end.length; i++) {
+    const st = t.start[i] as number;
+    const e = t.end[i] as number;
+    const status = t.status[i] as number;
+    const latency = e - st;
+    let hit = false;
+    s.calls.forEach((c, k) => {
+      if (!(st < c.end + AFTER_MS && e > c.start)) return;
+      hit = true;
+      const row = rows[k] as CallRow;
+      row.orders += 1;
+      if (!(row.maxLatency >= latency)) row.maxLatency = latency;
+      if (status < 200 || status >= 300) row.non2xx += 1;
+    });
+    if (hit) {
+      into.inside.push(latency);
+      into.statuses[status] = (into.statuses[status] ?? 0) + 1;
+    } else if (e >= from) into.outside.push(latency);
+  }
+  return rows;
+}
+
+/** ABBA: the first without goes with the first with, the last without with the last with. */
+function pairsOf(slices: Slice[]): ReshardAnalysis['pairs'] {
+  const withouts = slices.filter((s) => !s.resharding);
+  const withs = slices.filter((s) => s.resharding);
+  return withs.slice(0, withouts.length).map((b, k) => {
+    const a = withouts[k] as Slice;
+    return { without: a.key, with: b.key, ratio: ratio(b.ok / b.seconds, a.ok / a.seconds) };
   });
-  printTable(
-    `Live reshard: real path from 8 shards, ${o.connections} connections, 1 API process; slices in the order ` +
-      `${slices.map((s) => s.key).join(', ')}; the c8rs slices reshard every ${o.everyMs / 1000} s via POST /admin/products/:id/reshard`,
-    [
-      { header: 'run', value: (r: Row) => r.key, align: 'left' },
-      { header: 'window s', value: (r: Row) => num(r.seconds) },
-      { header: 'reshards (shards)', value: (r: Row) => r.reshards, align: 'left' },
-      { header: 'orders/s', value: (r: Row) => num(r.perSecond) },
-      { header: 'p50 ms', value: (r: Row) => ms(r.latency.p50) },
-      { header: 'p99 ms', value: (r: Row) => ms(r.latency.p99) },
-      { header: `max ms (answered after ${o.firstMs / 1000} s)`, value: (r: Row) => ms(r.settled.max) },
-      { header: 'non-202', value: (r: Row) => r.other, align: 'left' },
-    ],
-    [...sliceRows, armRow('without', a.without), armRow('with', a.with)],
-  );
-  printTable(
-    'Reshard calls (timed in the bench process, request sent → answer read) and the orders in flight during each',
-    [
-      { header: 'slice', value: (c: CallRow) => c.slice, align: 'left' },
-      { header: 'at s', value: (c: CallRow) => (c.atMs / 1000).toFixed(2) },
-      { header: 'shards', value: (c: CallRow) => `${c.from}→${c.to}`, align: 'left' },
-      { header: 'status', value: (c: CallRow) => (c.status ? String(c.status) : 'error') },
-      { header: 'call ms', value: (c: CallRow) => ms(c.ms) },
-      { header: 'started late ms', value: (c: CallRow) => ms(c.lateMs) },
-      { header: 'orders overlapping', value: (c: CallRow) => num(c.orders) },
-      { header: 'longest of them ms', value: (c: CallRow) => ms(c.maxLatency) },
-      { header: 'non-2xx of them', value: (c: CallRow) => num(c.non2xx) },
-    ],
-    a.calls,
-  );
-  for (const c of a.calls)
-    if (c.error) console.log(`  reshard ${c.from}→${c.to} in ${c.slice} failed: ${c.error}`);
-  const other = statuses(a.overlappingStatuses, 202);
-  console.log(
-    `orders/s with ÷ without: ${times(ratio(a.with.perSecond, a.without.perSecond), 3)} pooled ` +
-      `(per pair: ${a.pairs.map((p) => `${p.with}/${p.without} ${times(p.ratio)}`).join(', ')}); ` +
-      `p99 without ÷ with: ${times(ratio(a.without.latency.p99, a.with.latency.p99))} (${ms(a.without.latency.p99)} / ${ms(a.with.latency.p99)} ms).\n` +
-      `Reshard admin call: p50 ${ms(a.callMs.p50)} ms, max ${ms(a.callMs.max)} ms over ${a.callMs.count} reshards; the service's own ` +
-      `time for the change (admin lock + every shard lock + retire/switch + announce, without the audit): mean ${ms(o.service.meanMs)} ms over ${num(o.service.count)}.\n` +
-      `Longest time an order waited because of a reshard: ${ms(a.overlapping.max)} ms, the longest latency of the ${num(a.overlapping.count)} orders ` +
-      `whose [sent, answered] overlapped a reshard call (sent → answered + ${AFTER_MS} ms; their p50 ${ms(a.overlapping.p50)}, p99 ${ms(a.overlapping.p99)} ms${other ? `; non-202 ${other}` : ''}).\n` +
-      `  Set against the latency orders have anyway under this load: the other ${num(a.outside.count)} orders of the c8rs slices ` +
-      `max ${ms(a.outside.max)} ms, p99 ${ms(a.outside.p99)} ms; the c8s slices max ${ms(a.without.settled.max)} ms, p99 ${ms(a.without.settled.p99)} ms ` +
-      `(all counted from ${o.firstMs / 1000} s into each window). An upper bound: an overlapping order's latency includes that queueing too.`,
-  );
-  if (withSlices.some((s) => s.calls.some((c) => c.lateMs > 50)))
-    console.log('  (a reshard started late: the one before it overran its 2 s slot)');
 }

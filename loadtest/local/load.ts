@@ -122,8 +122,6 @@ export interface BuyerOptions {
   signal?: AbortSignal;
 }
 
-let userSeq = 0;
-
 /** Runs one phase of buyers through its segments, recording into `rec`. */
 export async function buyers(segments: Segment[], o: BuyerOptions, rec: Recorder): Promise<void> {
   rec.plannedRequests += planned(segments);
@@ -165,6 +163,47 @@ async function runSegment(segment: Segment, amount: number, o: BuyerOptions, rec
   await Promise.all(runs);
 }
 
+/** The order request of autocannon: every order a new buyer, its answer classified by the contract. */
+function orderRequest(o: BuyerOptions, rec: Recorder): autocannon.Request {
+  return {
+    setupRequest: (req, context) => {
+      // The recorder's count makes the user ids distinct within the phase (its prefix names it).
+      rec.sent += 1;
+      const userId = `${o.userPrefix}-${rec.sent}`;
+      (context as Ctx).userId = userId;
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (o.idempotency) headers['idempotency-key'] = userId;
+      return { ...req, headers, body: JSON.stringify({ productId: o.productId, userId, quantity: 1 }) };
+    },
+    onResponse: (status, body, context, headers) => {
+      rec.status(status);
+      const text = String(body ?? '');
+      const answer = (headers ?? {}) as Record<string, unknown>;
+      const { outcome, reason } = classify(status, text, answer, o.productId, (context as Ctx).userId);
+      if (outcome === 'unexpected') rec.unexpected(reason, `${status} ${text}`);
+      else rec.outcomes[outcome] += 1;
+    },
+  };
+}
+
+/** Latencies of the 202s and 409s, and the requests that got no answer; `settle` after each. */
+function record(instance: autocannon.Instance, rec: Recorder, settle: () => void): void {
+  instance.on('response', (_client, statusCode, _bytes, ms) => {
+    if (statusCode === 202) {
+      rec.acceptedMs.push(ms);
+      rec.acceptedAt.push(Date.now() - rec.epoch);
+    } else if (statusCode === 409) {
+      rec.soldOutMs.push(ms);
+    }
+    settle();
+  });
+  instance.on('reqError', (err: Error) => {
+    rec.status(0);
+    rec.unexpected(/timed out/.test(String(err?.message)) ? 'timeout' : 'network_error', String(err));
+    settle();
+  });
+}
+
 function fire(
   amount: number,
   perConnection: number,
@@ -184,13 +223,6 @@ function fire(
       if (err) reject(err);
       else resolve();
     };
-    const settle = () => {
-      settled += 1;
-      if (settled >= amount) {
-        instance.stop();
-        finish();
-      }
-    };
     const instance = autocannon(
       {
         url: `${o.baseUrl}/api/orders`,
@@ -200,52 +232,17 @@ function fire(
         connectionRate: perConnection,
         amount,
         timeout: 30,
-        requests: [
-          {
-            setupRequest: (req, context) => {
-              const userId = `${o.userPrefix}-${++userSeq}`;
-              (context as Ctx).userId = userId;
-              rec.sent += 1;
-              const headers: Record<string, string> = { 'content-type': 'application/json' };
-              if (o.idempotency) headers['idempotency-key'] = userId;
-              return {
-                ...req,
-                headers,
-                body: JSON.stringify({ productId: o.productId, userId, quantity: 1 }),
-              };
-            },
-            onResponse: (status, body, context, headers) => {
-              rec.status(status);
-              const { outcome, reason } = classify(
-                status,
-                String(body ?? ''),
-                (headers ?? {}) as Record<string, unknown>,
-                o.productId,
-                (context as Ctx).userId,
-              );
-              if (outcome === 'unexpected') rec.unexpected(reason, `${status} ${String(body ?? '')}`);
-              else rec.outcomes[outcome] += 1;
-            },
-          },
-        ],
+        requests: [orderRequest(o, rec)],
       },
       (err) => finish(err ?? undefined),
     );
     const stop = () => instance.stop();
     o.signal?.addEventListener('abort', stop, { once: true });
-    instance.on('response', (_client, statusCode, _bytes, ms) => {
-      if (statusCode === 202) {
-        rec.acceptedMs.push(ms);
-        rec.acceptedAt.push(Date.now() - rec.epoch);
-      } else if (statusCode === 409) {
-        rec.soldOutMs.push(ms);
-      }
-      settle();
-    });
-    instance.on('reqError', (err: Error) => {
-      rec.status(0);
-      rec.unexpected(/timed out/.test(String(err?.message)) ? 'timeout' : 'network_error', String(err));
-      settle();
+    record(instance, rec, () => {
+      settled += 1;
+      if (settled < amount) return;
+      instance.stop();
+      finish();
     });
   });
 }

@@ -55,74 +55,60 @@ export interface Report {
   failed: boolean;
 }
 
-export function render(r: Report): string {
-  const out: string[] = [''];
-  out.push(`  ${r.scenario} (local runner, autocannon): ${r.failed ? 'FAILED' : 'passed'}`);
-  out.push(`  target  ${r.target}`);
-  out.push(`  sale    ${r.sale}`);
-  out.push('');
-  const rows: string[][] = [
-    [
-      'phase',
-      'rate/s plan',
-      'achieved',
-      'secs plan',
-      'actual',
-      'requests',
-      '202',
-      '409',
-      '429 queued',
-      '429 busy',
-      '429 rate_limited',
-      'unexpected',
-    ],
-  ];
-  for (const p of r.result.phases) {
+const PHASE_HEADER = [
+  ...['phase', 'rate/s plan', 'achieved', 'secs plan', 'actual', 'requests', '202', '409'],
+  ...['429 queued', '429 busy', '429 rate_limited', 'unexpected'],
+];
+
+function phaseTable(phases: Recorder[]): string[] {
+  const rows = phases.map((p) => {
     const s = phaseStats(p);
-    rows.push([
+    const o = s.outcomes;
+    return [
       p.name,
       s.plannedRate.toFixed(0),
       s.achievedRate.toFixed(0),
       s.plannedSec.toFixed(1),
       s.elapsedSec.toFixed(1),
-      String(s.answered),
-      String(s.outcomes.accepted),
-      String(s.outcomes.sold_out),
-      String(s.outcomes.queued),
-      String(s.outcomes.busy),
-      String(s.outcomes.rate_limited),
-      String(s.outcomes.unexpected),
-    ]);
-  }
-  out.push(...table(rows));
-  out.push('');
+      ...[s.answered, o.accepted, o.sold_out, o.queued, o.busy, o.rate_limited, o.unexpected].map(String),
+    ];
+  });
+  return table([PHASE_HEADER, ...rows]);
+}
+
+function latencyTable(phases: Recorder[]): string[] {
+  const row = (name: string, values: number[]) => {
+    const a = latencyStats(values);
+    return [name, String(a.n), ms(a.p50), ms(a.p95), ms(a.p99), ms(a.max)];
+  };
   const lat: string[][] = [['latency (ms)', 'n', 'p50', 'p95', 'p99', 'max']];
-  for (const p of r.result.phases) {
-    const a = latencyStats(p.acceptedMs);
-    lat.push([`${p.name}: 202 accepted`, String(a.n), ms(a.p50), ms(a.p95), ms(a.p99), ms(a.max)]);
-    const so = latencyStats(p.soldOutMs);
-    if (so.n > 0)
-      lat.push([`${p.name}: 409 sold_out`, String(so.n), ms(so.p50), ms(so.p95), ms(so.p99), ms(so.max)]);
+  for (const p of phases) {
+    lat.push(row(`${p.name}: 202 accepted`, p.acceptedMs));
+    if (p.soldOutMs.length > 0) lat.push(row(`${p.name}: 409 sold_out`, p.soldOutMs));
   }
-  out.push(...table(lat));
-  out.push('');
+  return table(lat);
+}
+
+/** Statuses and unexpected answers over the phases, with the samples the phases kept. */
+function answerLines(phases: Recorder[]): string[] {
   const statuses = new Map<number, number>();
   const reasons = new Map<string, number>();
-  for (const p of r.result.phases) {
+  for (const p of phases) {
     for (const [k, v] of p.statuses) statuses.set(k, (statuses.get(k) ?? 0) + v);
     for (const [k, v] of p.reasons) reasons.set(k, (reasons.get(k) ?? 0) + v);
   }
   const byStatus = [...statuses.entries()]
     .sort(([a], [b]) => a - b)
     .map(([k, v]) => `${k === 0 ? 'no answer' : k} x${v}`);
-  out.push(`  statuses: ${byStatus.join('   ') || '-'}`);
+  const out = [`  statuses: ${byStatus.join('   ') || '-'}`];
   if (reasons.size > 0)
     out.push(`  unexpected: ${[...reasons.entries()].map(([k, v]) => `${k} x${v}`).join('   ')}`);
-  for (const p of r.result.phases) for (const sample of p.samples) out.push(`    e.g. [${p.name}] ${sample}`);
-  out.push(...r.result.lines);
-  out.push(`  server after ${r.view.waitedSec.toFixed(1)}s drain: ${describeState(r.view)}`);
-  out.push('');
-  out.push('  checks');
+  for (const p of phases) for (const sample of p.samples) out.push(`    e.g. [${p.name}] ${sample}`);
+  return out;
+}
+
+function checkLines(r: Report): string[] {
+  const out = ['  checks'];
   for (const c of r.checks)
     out.push(`    ${c.ok ? '✓' : '✗'} ${c.name}${!c.ok && c.detail ? `: ${c.detail}` : ''}`);
   out.push(
@@ -134,6 +120,26 @@ export function render(r: Report): string {
     out.push(
       `    ${c.ok ? '✓' : r.enforceThresholds ? '✗' : '!'} ${c.name}${c.detail ? `  (${c.detail})` : ''}`,
     );
-  out.push('');
-  return out.join('\n');
+  return out;
+}
+
+export function render(r: Report): string {
+  const phases = r.result.phases;
+  return [
+    '',
+    `  ${r.scenario} (local runner, autocannon): ${r.failed ? 'FAILED' : 'passed'}`,
+    `  target  ${r.target}`,
+    `  sale    ${r.sale}`,
+    '',
+    ...phaseTable(phases),
+    '',
+    ...latencyTable(phases),
+    '',
+    ...answerLines(phases),
+    ...r.result.lines,
+    `  server after ${r.view.waitedSec.toFixed(1)}s drain: ${describeState(r.view)}`,
+    '',
+    ...checkLines(r),
+    '',
+  ].join('\n');
 }

@@ -36,6 +36,8 @@ export interface PhaseResult {
   /** Pairs of consecutive records whose INCR values were not adjacent (window edges only). */
   sequenceGaps: number;
   latencyMs: Summary;
+  /** Per acquisition: from wanting the lock to holding it, failed attempts included. */
+  waitMs: Summary;
   /** From the previous holder calling release to the next holder's acquire returning, per hand-off. */
   handoffGapMs: Summary;
   /** The same, split by whether the next holder runs in the releaser's process or in another one. */
@@ -164,6 +166,7 @@ export function aggregate(lib: LibName, processes: number, pauseMs: number, roun
   const seq = results.flatMap((r) => r.seq);
   const who = results.flatMap((r) => r.who);
   const latency = results.flatMap((r) => r.latencyMs);
+  const waits = results.flatMap((r) => r.waitMs);
   const acquiredAt = results.flatMap((r) => r.acquiredAt);
   const releasedAt = results.flatMap((r) => r.releasedAt);
   const clientCommands = results.reduce<CommandCounts>((acc, r) => addCounts(acc, r.clientCommands), {});
@@ -245,6 +248,7 @@ export function aggregate(lib: LibName, processes: number, pauseMs: number, roun
     handoffsPerSec: handoffs / seconds,
     sequenceGaps,
     latencyMs: summarize(latency),
+    waitMs: summarize(waits),
     handoffGapMs: summarize(handoffGaps),
     handoffGapSameProcessMs: summarize(gapsSame),
     handoffGapOtherProcessMs: summarize(gapsOther),

@@ -1,5 +1,7 @@
 -- Reentrant lock acquire in Redisson's layout (KEYS[1]: hash {owner -> re-entry count}, PEXPIRE = the
--- lease), plus a fencing token and, when the lock is held, a FIFO wait queue that release hands off to.
+-- lease), plus a fencing token and, when the lock is held, a wait queue in first-ask order: a release
+-- wakes its head to compete for the freed lock, or hands it the lock once it has starved (release.lua).
+-- A free lock goes to whichever acquire reaches it first (barging); a woken waiter that lost keeps its place.
 --
 -- Each wait has its own id, so two waits of one owner (re-entrant chains) never stand for each other.
 -- A queue entry is the wait itself, JSON [waitId, clientId, leaseMs, eligibleMs, owner] (eligibleMs
@@ -10,7 +12,7 @@
 -- KEYS[3] queue: waiter queue, zset wait entry -> first-ask time (server microseconds)
 -- KEYS[4] ours: "held by one of ours" note, with the lock's lease: "1" when taken directly,
 --         "<waitId>|<token>" when a release handed it to that wait (so a wait that missed its wake
---         message collects its hold). Its holder hands off on release, so our waiters need not listen
+--         message collects its hold). Its holder wakes or hands off on release, so our waiters need not listen
 --         on the Redisson channel (which only Redisson's own clients publish on)
 -- KEYS[5] latch: unlock latch of the release pipelined right after this acquire (checked when paired)
 -- ARGV[1] leaseMs: lease in ms
@@ -23,7 +25,7 @@
 --         place ("" for a try)
 -- ARGV[8] paired: "1" when a release with the latch KEYS[5] follows in the same pipeline, else ""
 -- Returns {token, holdCount} when acquired; when held, the holder's PTTL (Redisson's contract) or,
--- when the holder is one of ours (it will hand off), {0, pttl}.
+-- when the holder is one of ours (its release will wake or hand off to our queue), {0, pttl}.
 -- (AcquireCode in replies.ts: 0 HeldByOurs; tokens start at 1.)
 --- @include "time.lua"
 --- @include "hand-off-note.lua"

@@ -72,7 +72,8 @@ export function evaluate(
   libs: LibReport[],
 ): ConfigurationReport {
   const ours = libs.find((l) => l.pooled.lib === 'flashsale');
-  const peers = libs.filter((l) => l.pooled.lib !== 'flashsale');
+  // The strict hand-off variant is this library too: a comparison row, not a peer.
+  const peers = libs.filter((l) => !l.pooled.lib.startsWith('flashsale'));
   const best = peers.reduce<LibReport | undefined>(
     (b, p) => (!b || p.handoffs.median > b.handoffs.median ? p : b),
     undefined,

@@ -14,7 +14,9 @@
 // (windows per library, taking turns with the others, default 3: the tables print medians and ranges),
 // BENCH_WARMUP_SECONDS (unmeasured run of each library in fresh processes, default 1),
 // BENCH_UNCONTENDED_ITERATIONS (default 5000, after 2000 unmeasured of each variant), BENCH_ONLY=contended
-// (skip the lock family and the backends). The lock family uses the same BENCH_SECONDS per variant.
+// (skip the lock family and the backends), BENCH_CONTENDERS (contenders of the contended runs and the
+// backends, default 50, a multiple of 10), BENCH_STARVATION_MS (this library's starvationMs, default
+// its own), BENCH_LIBS (a comma list of the libraries to run, default all). The lock family uses the same BENCH_SECONDS per variant.
 import os from 'node:os';
 import type { Redis } from 'ioredis';
 import { RedisServer } from '../harness/redis-server.ts';
@@ -54,6 +56,17 @@ const WARMUP_SECONDS = envNumber('BENCH_WARMUP_SECONDS', 1);
 const UNCONTENDED_ITERATIONS = Math.round(envNumber('BENCH_UNCONTENDED_ITERATIONS', 5_000));
 const CONTENDED_ONLY = process.env.BENCH_ONLY === 'contended';
 const PAUSES_MS = [0, 2] as const;
+/** BENCH_LIBS=a,b: only these libraries (default all), e.g. this library's variants alone. */
+const RUN_LIBS = selectedLibs(process.env.BENCH_LIBS);
+
+function selectedLibs(list: string | undefined): readonly LibName[] {
+  if (!list) return LIBS;
+  const names = list.split(',').map((n) => n.trim());
+  const unknown = names.filter((n) => !(LIBS as readonly string[]).includes(n));
+  if (unknown.length)
+    throw new Error(`BENCH_LIBS: unknown ${unknown.join(', ')} (known: ${LIBS.join(', ')})`);
+  return LIBS.filter((l) => names.includes(l));
+}
 
 async function main(): Promise<number> {
   const server = await RedisServer.start();
@@ -108,7 +121,7 @@ async function runAll(url: string, admin: Redis, pool: { workers: ContenderWorke
   for (const processes of PROCESS_COUNTS) {
     pool.workers = await startWorkers(processes);
     process.stdout.write(`  warming up ${processes} processes (${WARMUP_SECONDS} s per library) ...`);
-    for (const lib of LIBS) await runPhase(pool.workers, admin, url, lib, processes, 0, WARMUP_SECONDS);
+    for (const lib of RUN_LIBS) await runPhase(pool.workers, admin, url, lib, processes, 0, WARMUP_SECONDS);
     console.log(' done');
     for (const pauseMs of PAUSES_MS) {
       const report = await runConfiguration(pool.workers, admin, url, processes, pauseMs);
@@ -160,11 +173,11 @@ async function runConfiguration(
   processes: number,
   pauseMs: number,
 ): Promise<ConfigurationReport> {
-  const rounds = new Map<LibName, Round[]>(LIBS.map((lib) => [lib, []]));
+  const rounds = new Map<LibName, Round[]>(RUN_LIBS.map((lib) => [lib, []]));
   const perRound: PhaseResult[][] = [];
   for (let round = 1; round <= ROUNDS; round++) {
     const row: PhaseResult[] = [];
-    for (const lib of LIBS) {
+    for (const lib of RUN_LIBS) {
       const tag = ROUNDS > 1 ? ` (round ${round}/${ROUNDS})` : '';
       process.stdout.write(`  running ${processes} processes, pause ${pauseMs} ms, ${lib}${tag} ... `);
       const r = await runPhase(workers, admin, url, lib, processes, pauseMs, SECONDS);
@@ -175,7 +188,7 @@ async function runConfiguration(
     }
     perRound.push(row);
   }
-  const pooled = LIBS.map((lib) => aggregate(lib, processes, pauseMs, rounds.get(lib) ?? []));
+  const pooled = RUN_LIBS.map((lib) => aggregate(lib, processes, pauseMs, rounds.get(lib) ?? []));
   return evaluate(processes, pauseMs, ROUNDS, libReports(perRound, pooled));
 }
 

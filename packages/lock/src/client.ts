@@ -41,7 +41,7 @@ export interface LockClientOptions {
   /**
    * Barging with a starvation bound (Go's sync.Mutex): a released lock is free for whichever acquire
    * reaches Redis first and one queued waiter is woken to compete; a waiter queued longer than this
-   * is handed the lock directly, FIFO, so nobody barges past it. Default DEFAULT_STARVATION_MS (10).
+   * is handed the lock directly, FIFO, so nobody barges past it. Default DEFAULT_STARVATION_MS (1 ms, as Go).
    */
   starvationMs?: number;
   /** Connection for pub/sub; by default a duplicate of the command connection. */

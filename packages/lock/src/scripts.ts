@@ -162,7 +162,7 @@ export async function hashOwnerTtl(redis: RedisClient, name: string, owner: stri
  * How long a queued waiter of the reentrant lock may be barged past before a release hands it the
  * lock directly (Go's sync.Mutex: 1 ms). Chosen by `npm run bench:locks` (docs/lock-library.md).
  */
-export const DEFAULT_STARVATION_MS = 10;
+export const DEFAULT_STARVATION_MS = 1;
 
 /** Long enough to cover ioredis re-sending an unanswered command after a reconnect. */
 export const UNLOCK_LATCH_MS = 10_000;

@@ -70,16 +70,6 @@ if ARGV[8] == '1' then
   end
   mine = redis.call('hexists', KEYS[1], owner) == 1
 else
-  if mode == 'retry' then
-    -- A hand-off whose wake message this waiter missed: its token is in the note.
-    local handedTo, handed = note_hand_off(redis.call('get', KEYS[4]))
-    if handedTo == waitId then
-      local held = redis.call('hget', KEYS[1], owner)
-      if held then
-        return {handed, tonumber(held)}
-      end
-    end
-  end
   -- One HKEYS tells free, re-entry and held (the hash has a field per holding owner, normally one).
   local holders = redis.call('hkeys', KEYS[1])
   if #holders == 0 then
@@ -88,6 +78,14 @@ else
   mine = false
   for _, holder in ipairs(holders) do
     mine = mine or holder == owner
+  end
+  -- Held by this owner on a retry: a hand-off to this very wait whose message it missed (its token is
+  -- in the note), or a re-entry. Read only then: a woken waiter finds the lock free or held by another.
+  if mine and mode == 'retry' then
+    local handedTo, handed = note_hand_off(redis.call('get', KEYS[4]))
+    if handedTo == waitId then
+      return {handed, tonumber(redis.call('hget', KEYS[1], owner))}
+    end
   end
 end
 

@@ -1,10 +1,10 @@
 // Lock benchmark (`npm run bench:locks`): 50 contenders on one lock, each with its own connection,
 // spread over 2 and then 10 OS processes, loop acquire → INCR → release for a fixed time, with no
-// pause and with a 2 ms pause after release. This library, redlock (defaults and tuned) and
-// redis-semaphore run side by side against one private redis-server. Then uncontended
-// acquire+release against a raw SET NX PX + compare-and-delete pair. Each contended table also shows
-// the ceiling Redis sets: its own commands/s on this machine (pipelined INCRs, measured first) over
-// each library's server-side commands per hand-off. Last, the lock family
+// pause and with a 2 ms pause after release. This library (its default starvationMs, and 0: the strict
+// hand-off), redlock (defaults and tuned) and redis-semaphore take turns in interleaved rounds against
+// one private redis-server; each table prints medians with their range (bench/lock-report.ts). First
+// the uncontended acquire+release against a raw SET NX PX + compare-and-delete pair and the ceilings
+// (bench/lock-uncontended.ts). Last, the lock family
 // (bench/lock-family.ts: fair lock and RedLock over 3 masters, in this process, on private servers of
 // their own) and the etcd and ZooKeeper backends against their peers (bench/lock-backends.ts).
 // Results also go to .bench/locks.json (and .bench/lock-family.json, .bench/lock-backends.json).
@@ -153,7 +153,7 @@ async function runAll(url: string, admin: Redis, pool: { workers: ContenderWorke
   console.log(`\nresults written to ${file.replace(`${repoRoot}/`, '')}`);
   const ourOverlaps = configurations
     .flatMap((c) => c.libs)
-    .filter((l) => l.pooled.lib === 'flashsale')
+    .filter((l) => l.pooled.lib.startsWith('flashsale'))
     .reduce((n, l) => n + l.pooled.overlaps, 0);
   const overlaps = ourOverlaps + (rest?.overlaps ?? 0);
   if (overlaps > 0) {

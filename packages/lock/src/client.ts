@@ -1,5 +1,5 @@
 // The reentrant lock client: Redisson's lock layout plus fencing tokens, a per-client watchdog, and
-// waiting without polling (a release hands the lock to one queued waiter and tells only its process).
+// waiting without polling (a release wakes one queued waiter, or hands it the lock once it starved).
 import { performance } from 'node:perf_hooks';
 import type { LockCore } from './core.ts';
 import { LockAcquireTimeoutError } from './errors.ts';
@@ -41,7 +41,8 @@ export interface LockClientOptions {
   /**
    * Barging with a starvation bound (Go's sync.Mutex): a released lock is free for whichever acquire
    * reaches Redis first and one queued waiter is woken to compete; a waiter queued longer than this
-   * is handed the lock directly, FIFO, so nobody barges past it. Default DEFAULT_STARVATION_MS (1 ms, as Go).
+   * is handed the lock directly, FIFO, so nobody barges past it. Default DEFAULT_STARVATION_MS (1 ms,
+   * as Go); 0 hands every release's lock to the oldest waiter.
    */
   starvationMs?: number;
   /** Connection for pub/sub; by default a duplicate of the command connection. */
@@ -62,8 +63,10 @@ const SETTLED_WITHOUT_HOLD = Symbol('settled without hold');
  *
  * Each acquisition gets a fencing token, strictly increasing per lock name. By default the owner is the
  * current async call chain, so a nested `withLock` in the holder's chain re-enters. Without `leaseMs`
- * a watchdog renews the lock every `watchdogLeaseMs / 3` while it is held. A waiter is queued in Redis
- * and the release hands the lock straight to the oldest live waiter, telling only that waiter's client.
+ * a watchdog renews the lock every `watchdogLeaseMs / 3` while it is held. A waiter is queued in Redis;
+ * a release frees the lock for whoever asks first and wakes only the oldest live waiter, or hands it
+ * the lock straight away once it has waited `starvationMs` (Go's sync.Mutex modes), telling only that
+ * waiter's client.
  *
  * @example
  * const locks = new LockClient(new Redis());

@@ -51,22 +51,21 @@ export interface UncontendedRow {
   ratioMean: number;
 }
 
-export async function runUncontended(
-  url: string,
-  iterations: number,
-  target: number,
-): Promise<{ rows: UncontendedRow[]; checks: Check[] }> {
-  const redis = new Redis(url);
-  redis.on('error', () => {});
+interface Variant {
+  name: string;
+  run: () => Promise<void>;
+}
+
+/** The raw pair (the floor) and this library's two uncontended forms, on one connection. */
+function uncontendedVariants(redis: Redis, client: LockClient): Variant[] {
   redis.defineCommand('benchCompareAndDelete', {
     numberOfKeys: 1,
     lua: "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0",
   });
   const cad = (redis as unknown as { benchCompareAndDelete(k: string, v: string): Promise<number> })
     .benchCompareAndDelete;
-  const client = new LockClient(redis);
   let n = 0;
-  const variants: Array<{ name: string; run: () => Promise<void> }> = [
+  return [
     {
       name: 'raw SET NX PX + compare-and-delete (EVALSHA)',
       run: async () => {
@@ -92,22 +91,40 @@ export async function runUncontended(
       },
     },
   ];
+}
+
+/** Each variant's latencies (ms), after its warm-up, measured in interleaved blocks. */
+async function sample(variants: Variant[], iterations: number): Promise<number[][]> {
   const samples = variants.map(() => [] as number[]);
   const block = 100;
-  try {
-    for (const v of variants) for (let i = 0; i < UNCONTENDED_WARMUP; i++) await v.run();
-    // Interleaved blocks, so drift (GC, CPU frequency, other load) hits every variant alike.
-    for (let done = 0; done < iterations; done += block) {
-      const count = Math.min(block, iterations - done);
-      for (const [i, v] of variants.entries()) {
-        const out = samples[i] as number[];
-        for (let k = 0; k < count; k++) {
-          const t0 = performance.now();
-          await v.run();
-          out.push(performance.now() - t0);
-        }
+  for (const v of variants) for (let i = 0; i < UNCONTENDED_WARMUP; i++) await v.run();
+  // Interleaved blocks, so drift (GC, CPU frequency, other load) hits every variant alike.
+  for (let done = 0; done < iterations; done += block) {
+    const count = Math.min(block, iterations - done);
+    for (const [i, v] of variants.entries()) {
+      const out = samples[i] as number[];
+      for (let k = 0; k < count; k++) {
+        const t0 = performance.now();
+        await v.run();
+        out.push(performance.now() - t0);
       }
     }
+  }
+  return samples;
+}
+
+export async function runUncontended(
+  url: string,
+  iterations: number,
+  target: number,
+): Promise<{ rows: UncontendedRow[]; checks: Check[] }> {
+  const redis = new Redis(url);
+  redis.on('error', () => {});
+  const client = new LockClient(redis);
+  const variants = uncontendedVariants(redis, client);
+  let samples: number[][];
+  try {
+    samples = await sample(variants, iterations);
   } finally {
     await client.close();
     redis.disconnect();

@@ -117,20 +117,7 @@ async function runAll(url: string, admin: Redis, pool: { workers: ContenderWorke
       `idle round trip p50 ${ms(ceilings.roundTripMs)} ms (PING)`,
   );
   printLegend();
-  const configurations: ConfigurationReport[] = [];
-  for (const processes of PROCESS_COUNTS) {
-    pool.workers = await startWorkers(processes);
-    process.stdout.write(`  warming up ${processes} processes (${WARMUP_SECONDS} s per library) ...`);
-    for (const lib of RUN_LIBS) await runPhase(pool.workers, admin, url, lib, processes, 0, WARMUP_SECONDS);
-    console.log(' done');
-    for (const pauseMs of PAUSES_MS) {
-      const report = await runConfiguration(pool.workers, admin, url, processes, pauseMs);
-      printConfiguration(report, ceilings, SECONDS);
-      configurations.push(report);
-    }
-    await Promise.all(pool.workers.map((w) => w.stop()));
-    pool.workers = [];
-  }
+  const configurations = await runContended(url, admin, pool, ceilings);
   const rest = CONTENDED_ONLY ? undefined : await runFamilyAndBackends();
   const allChecks = [
     ...configurations.flatMap((c) => c.checks),
@@ -163,6 +150,30 @@ async function runAll(url: string, admin: Redis, pool: { workers: ContenderWorke
     return 1;
   }
   return 0;
+}
+
+/** Every process count and pause: ROUNDS interleaved windows of every library, each setting printed. */
+async function runContended(
+  url: string,
+  admin: Redis,
+  pool: { workers: ContenderWorker[] },
+  ceilings: Ceilings,
+): Promise<ConfigurationReport[]> {
+  const configurations: ConfigurationReport[] = [];
+  for (const processes of PROCESS_COUNTS) {
+    pool.workers = await startWorkers(processes);
+    process.stdout.write(`  warming up ${processes} processes (${WARMUP_SECONDS} s per library) ...`);
+    for (const lib of RUN_LIBS) await runPhase(pool.workers, admin, url, lib, processes, 0, WARMUP_SECONDS);
+    console.log(' done');
+    for (const pauseMs of PAUSES_MS) {
+      const report = await runConfiguration(pool.workers, admin, url, processes, pauseMs);
+      printConfiguration(report, ceilings, SECONDS);
+      configurations.push(report);
+    }
+    await Promise.all(pool.workers.map((w) => w.stop()));
+    pool.workers = [];
+  }
+  return configurations;
 }
 
 /** One setting: ROUNDS interleaved windows of every library, reported by median and range. */

@@ -35,13 +35,20 @@ const redlockSpecifier: string = 'redlock';
 const { default: Redlock, ExecutionError } = (await import(redlockSpecifier)) as RedlockModule;
 
 /** The Redis locks bench/locks.ts compares. */
-export const LIBS = ['flashsale', 'redlock-default', 'redlock-tuned', 'redis-semaphore'] as const;
+export const LIBS = [
+  'flashsale',
+  'flashsale-fifo',
+  'redlock-default',
+  'redlock-tuned',
+  'redis-semaphore',
+] as const;
 /** The backends bench/lock-backends.ts compares, each after its peer's row. */
 export const BACKEND_LIBS = ['flashsale', 'etcd', 'etcd3-lock', 'zookeeper', 'zookeeper-plain'] as const;
 export type LibName = (typeof LIBS)[number] | (typeof BACKEND_LIBS)[number];
 
 export const LIB_LABELS: Record<LibName, string> = {
   flashsale: 'flashsale LockClient (this library)',
+  'flashsale-fifo': 'flashsale LockClient, starvationMs 0 (always handed to the oldest waiter)',
   'redlock-default': 'redlock 5 (defaults)',
   'redlock-tuned': 'redlock 5 (retryDelay 10, jitter 5)',
   'redis-semaphore': 'redis-semaphore Mutex (defaults)',
@@ -56,6 +63,11 @@ export interface LockServers {
   etcd: string;
   zookeeper: string;
 }
+
+/** BENCH_STARVATION_MS: the reentrant lock's starvation bound, to choose its default by measurement. */
+const OUR_OPTIONS = process.env.BENCH_STARVATION_MS
+  ? { starvationMs: Number(process.env.BENCH_STARVATION_MS) }
+  : {};
 
 /** Lease of every lock in the benchmark: far longer than any hold, so nothing expires. */
 export const LEASE_MS = 10_000;
@@ -88,7 +100,13 @@ export function createAdapter(
   };
   switch (lib) {
     case 'flashsale':
-      return new FrontEndAdapter(Promise.resolve(new LockClient(redis)), lockName, contender);
+      return new FrontEndAdapter(Promise.resolve(new LockClient(redis, OUR_OPTIONS)), lockName, contender);
+    case 'flashsale-fifo':
+      return new FrontEndAdapter(
+        Promise.resolve(new LockClient(redis, { starvationMs: 0 })),
+        lockName,
+        contender,
+      );
     case 'etcd':
       return new FrontEndAdapter(EtcdLock.connect({ endpoints: server('etcd') }), lockName, contender);
     case 'zookeeper':

@@ -3,8 +3,10 @@
 //
 // Variants: a raw SET NX PX + compare-and-delete pair (the floor), acquire({waitMs}) + release,
 // tryAcquire + release, runGuarded with one guarded INCR (its own command is not counted), and a
-// contended round: A holds, B queues, A's release hands the lock to B, B releases. A contended
-// acquisition is that round less one uncontended acquire + release (A's take and B's last release).
+// contended round: A holds, B queues, A's release frees the lock and wakes B, which asks again and
+// takes it (normal mode: B queued a moment ago), B releases; and the same round in starvation mode
+// (A's client with starvationMs 0: the release hands the lock to B). A contended acquisition is a
+// round less one uncontended acquire + release (A's take and B's last release).
 // The counts go to .bench/lock-commands.json; the previous file's counts are printed alongside.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -20,6 +22,11 @@ const ITERATIONS = Math.round(envNumber('BENCH_ITERATIONS', 1_000));
 const RESULT = 'lock-commands';
 
 const CONTENDED = 'contended round: A holds, B queued, hand-off to B, B releases';
+/** The same round with starvationMs 0: every release hands the lock to the oldest waiter. */
+const CONTENDED_STARVED =
+  'contended round, starvation mode (starvationMs 0): A holds, B queued, hand-off to B, B releases';
+const PER_CONTENDED = 'per contended acquisition (round less one acquire + release)';
+const PER_CONTENDED_STARVED = 'per contended acquisition, starvation mode';
 
 interface Variant {
   name: string;
@@ -43,6 +50,10 @@ async function main(): Promise<void> {
   const waiterRedis = server.client();
   const waiter = new LockClient(waiterRedis);
   const queue = lockKeys('contended').queue;
+  // starvationMs 0: the releaser hands off (starvation mode); the default client's release of a lock
+  // whose waiter queued a moment ago frees it and wakes the waiter, which asks again (normal mode).
+  const fifoRedis = server.client();
+  const fifo = new LockClient(fifoRedis, { starvationMs: 0 });
   const compareAndDelete = String(
     await redis.script(
       'LOAD',
@@ -84,19 +95,18 @@ async function main(): Promise<void> {
         });
       },
     },
-    {
-      name: CONTENDED,
-      guarded: 0,
-      run: async () => {
-        const held = await client.acquire('contended', { waitMs: 10_000, leaseMs: 10_000 });
-        const waiting = waiter.acquire('contended', { waitMs: 10_000, leaseMs: 10_000 });
-        // B's first ask must find the lock held: wait until it is queued (the ZCARDs are not counted).
-        while ((await admin.zcard(queue)) === 0) await new Promise((r) => setImmediate(r));
-        await held.release();
-        await (await waiting).release();
-      },
-    },
+    { name: CONTENDED, guarded: 0, run: () => contendedRound(client) },
+    { name: CONTENDED_STARVED, guarded: 0, run: () => contendedRound(fifo) },
   ];
+  /** A (`holder`) holds, B queues behind it, A releases, B gets the lock and releases. */
+  async function contendedRound(holder: LockClient): Promise<void> {
+    const held = await holder.acquire('contended', { waitMs: 10_000, leaseMs: 10_000 });
+    const waiting = waiter.acquire('contended', { waitMs: 10_000, leaseMs: 10_000 });
+    // B's first ask must find the lock held: wait until it is queued (the ZCARDs are not counted).
+    while ((await admin.zcard(queue)) === 0) await new Promise((r) => setImmediate(r));
+    await held.release();
+    await (await waiting).release();
+  }
   const previous = readPrevious();
   const rows: Row[] = [];
   try {
@@ -112,6 +122,8 @@ async function main(): Promise<void> {
   } finally {
     await client.close();
     await waiter.close();
+    await fifo.close();
+    fifoRedis.disconnect();
     redis.disconnect();
     waiterRedis.disconnect();
     admin.disconnect();
@@ -119,13 +131,17 @@ async function main(): Promise<void> {
   }
   const floor = rows[0]?.perOp ?? Number.NaN;
   const pair = rows[1];
-  const round = rows.find((r) => r.variant === CONTENDED);
-  if (pair && round) {
+  for (const [name, per] of [
+    [CONTENDED, PER_CONTENDED],
+    [CONTENDED_STARVED, PER_CONTENDED_STARVED],
+  ] as const) {
+    const round = rows.find((r) => r.variant === name);
+    if (!pair || !round) continue;
     rows.push({
-      variant: 'per contended acquisition (round less one acquire + release)',
+      variant: per,
       perOp: round.perOp - pair.perOp,
       byCommand: subtract(round.byCommand, pair.byCommand),
-      previous: previous.get('per contended acquisition (round less one acquire + release)'),
+      previous: previous.get(per) ?? previous.get(PER_CONTENDED),
     });
   }
   printTable(

@@ -45,7 +45,7 @@ interface Window {
   /** The deadline on this process's monotonic clock. */
   deadlinePerf: number;
   stopped: boolean;
-  records: Pick<ResultMessage, 'seq' | 'who' | 'latencyMs' | 'acquiredAt' | 'releasedAt'>;
+  records: Pick<ResultMessage, 'seq' | 'who' | 'latencyMs' | 'waitMs' | 'acquiredAt' | 'releasedAt'>;
   overlaps: number;
   errorSamples: Set<string>;
 }
@@ -134,6 +134,7 @@ async function runContender(w: Window, c: Contender, pauseMs: number): Promise<v
       w.records.seq.push(seq);
       w.records.who.push(stats.id);
       w.records.latencyMs.push(latency);
+      w.records.waitMs.push(acquiredPerf - waitStart);
       w.records.acquiredAt.push(acquiredAt);
       w.records.releasedAt.push(releasedAt);
     } else if (waitStart < w.deadlinePerf) {
@@ -153,7 +154,7 @@ async function run(go: GoMessage): Promise<void> {
     deadline: go.deadline,
     deadlinePerf: performance.now() + (go.deadline - Date.now()),
     stopped: false,
-    records: { seq: [], who: [], latencyMs: [], acquiredAt: [], releasedAt: [] },
+    records: { seq: [], who: [], latencyMs: [], waitMs: [], acquiredAt: [], releasedAt: [] },
     overlaps: 0,
     errorSamples: new Set(),
   };

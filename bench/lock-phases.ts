@@ -4,14 +4,21 @@
 // hand-offs are counted exactly whatever the lock. aggregate() turns the children's records into one
 // result per library and configuration.
 import type { Redis } from 'ioredis';
-import { repoRoot } from './lib/output.ts';
+import { envNumber, repoRoot } from './lib/output.ts';
 import { type CommandCounts, commandStats, diffCommandStats, serverCpuSeconds } from './lib/redis-info.ts';
 import { addCounts, ratio, type Summary, summarize, sumValues } from './lib/stats.ts';
 import { sleepUntil, spawnWorkers, type Worker } from './lib/workers.ts';
 import { LIB_LABELS, type LibName, type LockServers } from './lock-adapters.ts';
 import type { ChildMessage, ContenderStats, ParentMessage, ResultMessage } from './lock-protocol.ts';
 
-export const CONTENDERS = 50;
+/** BENCH_CONTENDERS (default 50): a multiple of 10, so that every process count gets an equal share. */
+export const CONTENDERS = contenderCount();
+
+function contenderCount(): number {
+  const n = envNumber('BENCH_CONTENDERS', 50);
+  if (n % 10 !== 0) throw new Error(`BENCH_CONTENDERS must be a multiple of 10, got ${n}`);
+  return n;
+}
 export const PROCESS_COUNTS = [2, 10] as const;
 const LOCK_NAME = 'bench-lock';
 /** Children stop contending at the deadline; in-flight acquisitions get this long to finish. */
@@ -36,6 +43,8 @@ export interface PhaseResult {
   /** Pairs of consecutive records whose INCR values were not adjacent (window edges only). */
   sequenceGaps: number;
   latencyMs: Summary;
+  /** Per acquisition: from wanting the lock to holding it, failed attempts included. */
+  waitMs: Summary;
   /** From the previous holder calling release to the next holder's acquire returning, per hand-off. */
   handoffGapMs: Summary;
   /** The same, split by whether the next holder runs in the releaser's process or in another one. */
@@ -164,6 +173,7 @@ export function aggregate(lib: LibName, processes: number, pauseMs: number, roun
   const seq = results.flatMap((r) => r.seq);
   const who = results.flatMap((r) => r.who);
   const latency = results.flatMap((r) => r.latencyMs);
+  const waits = results.flatMap((r) => r.waitMs);
   const acquiredAt = results.flatMap((r) => r.acquiredAt);
   const releasedAt = results.flatMap((r) => r.releasedAt);
   const clientCommands = results.reduce<CommandCounts>((acc, r) => addCounts(acc, r.clientCommands), {});
@@ -245,6 +255,7 @@ export function aggregate(lib: LibName, processes: number, pauseMs: number, roun
     handoffsPerSec: handoffs / seconds,
     sequenceGaps,
     latencyMs: summarize(latency),
+    waitMs: summarize(waits),
     handoffGapMs: summarize(handoffGaps),
     handoffGapSameProcessMs: summarize(gapsSame),
     handoffGapOtherProcessMs: summarize(gapsOther),

@@ -67,6 +67,8 @@ export interface ResultMessage {
   who: number[];
   /** Duration of the acquire call that succeeded (ms). */
   latencyMs: number[];
+  /** From wanting the lock to holding it, failed attempts included (ms). */
+  waitMs: number[];
   /** When the acquire call returned, and when release was called (epoch ms with sub-ms precision). */
   acquiredAt: number[];
   releasedAt: number[];

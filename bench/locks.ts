@@ -1,29 +1,28 @@
 // Lock benchmark (`npm run bench:locks`): 50 contenders on one lock, each with its own connection,
 // spread over 2 and then 10 OS processes, loop acquire → INCR → release for a fixed time, with no
-// pause and with a 2 ms pause after release. This library, redlock (defaults and tuned) and
-// redis-semaphore run side by side against one private redis-server. Then uncontended
-// acquire+release against a raw SET NX PX + compare-and-delete pair. Each contended table also shows
-// the ceiling Redis sets: its own commands/s on this machine (pipelined INCRs, measured first) over
-// each library's server-side commands per hand-off. Last, the lock family
+// pause and with a 2 ms pause after release. This library (its default starvationMs, and 0: the strict
+// hand-off), redlock (defaults and tuned) and redis-semaphore take turns in interleaved rounds against
+// one private redis-server; each table prints medians with their range (bench/lock-report.ts). First
+// the uncontended acquire+release against a raw SET NX PX + compare-and-delete pair and the ceilings
+// (bench/lock-uncontended.ts). Last, the lock family
 // (bench/lock-family.ts: fair lock and RedLock over 3 masters, in this process, on private servers of
 // their own) and the etcd and ZooKeeper backends against their peers (bench/lock-backends.ts).
 // Results also go to .bench/locks.json (and .bench/lock-family.json, .bench/lock-backends.json).
 // Exit code 1 only when this library (any variant) overlapped or a child crashed.
 //
-// Environment: BENCH_SECONDS (window per library and configuration, default 3), BENCH_ROUNDS (windows
-// per library, taking turns with the others, default 1), BENCH_WARMUP_SECONDS (unmeasured run of each
-// library in fresh processes, default 1), BENCH_UNCONTENDED_ITERATIONS (default 5000,
-// after 2000 unmeasured of each variant). The lock
-// family uses the same BENCH_SECONDS per variant.
+// Environment: BENCH_SECONDS (window per library, configuration and round, default 2), BENCH_ROUNDS
+// (windows per library, taking turns with the others, default 3: the tables print medians and ranges),
+// BENCH_WARMUP_SECONDS (unmeasured run of each library in fresh processes, default 1),
+// BENCH_UNCONTENDED_ITERATIONS (default 5000, after 2000 unmeasured of each variant), BENCH_ONLY=contended
+// (skip the lock family and the backends), BENCH_CONTENDERS (contenders of the contended runs and the
+// backends, default 50, a multiple of 10), BENCH_STARVATION_MS (this library's starvationMs, default
+// its own), BENCH_LIBS (a comma list of the libraries to run, default all). The lock family uses the same BENCH_SECONDS per variant.
 import os from 'node:os';
-import { performance } from 'node:perf_hooks';
-import { LockClient } from '@flashsale/lock';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { RedisServer } from '../harness/redis-server.ts';
 import { environment, envNumber, repoRoot, writeJson } from './lib/output.ts';
 import { redisVersion } from './lib/redis-info.ts';
-import { ratio, type Summary, summarize } from './lib/stats.ts';
-import { type Check, mark, ms, num, printChecks, printTable, times } from './lib/table.ts';
+import { type Check, ms, num, printChecks } from './lib/table.ts';
 import { WorkerCrashedError } from './lib/workers.ts';
 import { LIBS, type LibName } from './lock-adapters.ts';
 import { countOurOverlaps, runLockBackendsBench } from './lock-backends.ts';
@@ -32,48 +31,50 @@ import {
   aggregate,
   CONTENDERS,
   type ContenderWorker,
-  DRAIN_MS,
   type PhaseResult,
   PROCESS_COUNTS,
   type Round,
   runPhase,
   startWorkers,
 } from './lock-phases.ts';
+import {
+  type Ceilings,
+  type ConfigurationReport,
+  evaluate,
+  libReports,
+  printConfiguration,
+  printLegend,
+  TARGETS,
+} from './lock-report.ts';
+import { measureRedisCommandsPerSec, roundTripMs, runUncontended } from './lock-uncontended.ts';
 
-const SECONDS = envNumber('BENCH_SECONDS', 3);
+const SECONDS = envNumber('BENCH_SECONDS', 2);
 /** Windows per library and configuration, the libraries taking turns (evens out a noisy host). */
-const ROUNDS = Math.round(envNumber('BENCH_ROUNDS', 1));
+const ROUNDS = Math.round(envNumber('BENCH_ROUNDS', 3));
 /** Unmeasured run of every library after the processes start, so no library meets a cold JIT. */
 const WARMUP_SECONDS = envNumber('BENCH_WARMUP_SECONDS', 1);
 const UNCONTENDED_ITERATIONS = Math.round(envNumber('BENCH_UNCONTENDED_ITERATIONS', 5_000));
-/** Unmeasured runs of each uncontended variant first: a path with more code takes longer to be optimized. */
-const UNCONTENDED_WARMUP = 2_000;
+const CONTENDED_ONLY = process.env.BENCH_ONLY === 'contended';
 const PAUSES_MS = [0, 2] as const;
+/** BENCH_LIBS=a,b: only these libraries (default all), e.g. this library's variants alone. */
+const RUN_LIBS = selectedLibs(process.env.BENCH_LIBS);
 
-const TARGETS = {
-  /** Our hand-offs/s over the best peer's, by `<processes>/<pause ms>` (issue #27's goals). */
-  handoffRatio: { '2/0': 5, '2/2': 3, '10/0': 2, '10/2': 2 } as Record<string, number>,
-  clientCommandsPerAcquisition: 3,
-  maxWaitMs: 1_000,
-  uncontendedRatio: 1.3,
-};
-
-interface ConfigurationReport {
-  processes: number;
-  pauseMs: number;
-  results: PhaseResult[];
-  handoffRatios: Record<string, number>;
-  bestPeer: string | undefined;
-  checks: Check[];
+function selectedLibs(list: string | undefined): readonly LibName[] {
+  if (!list) return LIBS;
+  const names = list.split(',').map((n) => n.trim());
+  const unknown = names.filter((n) => !(LIBS as readonly string[]).includes(n));
+  if (unknown.length)
+    throw new Error(`BENCH_LIBS: unknown ${unknown.join(', ')} (known: ${LIBS.join(', ')})`);
+  return LIBS.filter((l) => names.includes(l));
 }
 
 async function main(): Promise<number> {
   const server = await RedisServer.start();
   const admin = server.client();
-  let workers: ContenderWorker[] = [];
+  const pool: { workers: ContenderWorker[] } = { workers: [] };
   const cleanup = async () => {
-    await Promise.all(workers.map((w) => w.stop()));
-    workers = [];
+    await Promise.all(pool.workers.map((w) => w.stop()));
+    pool.workers = [];
     await server.stop();
   };
   const onSignal = (signal: NodeJS.Signals) => {
@@ -82,94 +83,8 @@ async function main(): Promise<number> {
   };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
-
   try {
-    const env = environment({
-      redis: await redisVersion(admin),
-      seconds: SECONDS,
-      rounds: ROUNDS,
-      contenders: CONTENDERS,
-      loadAverage: os.loadavg(),
-    });
-    console.log(
-      `lock benchmark — ${CONTENDERS} contenders, ${ROUNDS} × ${SECONDS} s per library and configuration, redis ${env.redis}, ` +
-        `node ${env.node}, ${env.cpus} CPU (${env.cpuModel})`,
-    );
-
-    const uncontended = await runUncontended(server.url);
-    const redisCommandsPerSec = await measureRedisCommandsPerSec(admin);
-    console.log(
-      `\nredis-server on this machine: ${num(redisCommandsPerSec)} commands/s (pipelined INCR, 1 s)`,
-    );
-
-    const configurations: ConfigurationReport[] = [];
-    printLegend();
-    for (const processes of PROCESS_COUNTS) {
-      workers = await startWorkers(processes);
-      process.stdout.write(`  warming up ${processes} processes (${WARMUP_SECONDS} s per library) ...`);
-      for (const lib of LIBS) await runPhase(workers, admin, server.url, lib, processes, 0, WARMUP_SECONDS);
-      console.log(' done');
-      for (const pauseMs of PAUSES_MS) {
-        const rounds = new Map<LibName, Round[]>(LIBS.map((lib) => [lib, []]));
-        for (let round = 1; round <= ROUNDS; round++) {
-          for (const lib of LIBS) {
-            const tag = ROUNDS > 1 ? ` (round ${round}/${ROUNDS})` : '';
-            process.stdout.write(`  running ${processes} processes, pause ${pauseMs} ms, ${lib}${tag} ... `);
-            const r = await runPhase(workers, admin, server.url, lib, processes, pauseMs, SECONDS);
-            rounds.get(lib)?.push(r);
-            const one = aggregate(lib, processes, pauseMs, [r]);
-            console.log(`${num(one.handoffsPerSec)} hand-offs/s`);
-          }
-        }
-        const results = LIBS.map((lib) => aggregate(lib, processes, pauseMs, rounds.get(lib) ?? []));
-        const report = evaluate(processes, pauseMs, results);
-        printConfiguration(report, redisCommandsPerSec);
-        configurations.push(report);
-      }
-      await Promise.all(workers.map((w) => w.stop()));
-      workers = [];
-    }
-
-    // The lock family (fair lock, RedLock over 3 masters) on private redis-servers of its own; it
-    // prints its own table and also writes .bench/lock-family.json. Its checks join the summary.
-    console.log('\nlock family (fair, RedLock(3)) against redlock and redis-semaphore:');
-    const family = await runLockFamilyBench({ seconds: SECONDS });
-    const familyChecks = family.checks.map((c) => ({ ...c, name: `family: ${c.name}` }));
-
-    // The backends (Redis, etcd, ZooKeeper) side by side with etcd3's lock() and a plain ZooKeeper
-    // recipe, on private servers of their own (bench/lock-backends.ts; .bench/lock-backends.json).
-    const backends = await runLockBackendsBench();
-    const backendOverlaps = countOurOverlaps(backends.contended);
-
-    const allChecks = [...configurations.flatMap((c) => c.checks), ...uncontended.checks, ...familyChecks];
-    printChecks('Targets (informational; exit code depends only on overlaps and crashes)', allChecks);
-
-    const file = writeJson('locks', {
-      environment: env,
-      targets: TARGETS,
-      redisCommandsPerSec,
-      configurations,
-      uncontended,
-      family: { seconds: family.seconds, ratios: family.ratios, checks: family.checks },
-      checks: allChecks,
-    });
-    console.log(`\nresults written to ${file.replace(`${repoRoot}/`, '')}`);
-
-    const ourOverlaps = configurations
-      .flatMap((c) => c.results)
-      .filter((r) => r.lib === 'flashsale')
-      .reduce((n, r) => n + r.overlaps, 0);
-    // The family's own variants (plain, fair, RedLock(3)) are this library too.
-    const familyOverlaps = family.results
-      .filter((r) => ['plain', 'fair', 'redlock3'].includes(r.variant))
-      .reduce((n, r) => n + r.overlaps, 0);
-    if (ourOverlaps + familyOverlaps + backendOverlaps > 0) {
-      console.error(
-        `FAIL: ${ourOverlaps + familyOverlaps + backendOverlaps} overlapping critical sections with this library (${familyOverlaps} in the lock family, ${backendOverlaps} on etcd/ZooKeeper)`,
-      );
-      return 1;
-    }
-    return 0;
+    return await runAll(server.url, admin, pool);
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
@@ -177,269 +92,132 @@ async function main(): Promise<number> {
   }
 }
 
-function evaluate(processes: number, pauseMs: number, results: PhaseResult[]): ConfigurationReport {
-  const ours = results.find((r) => r.lib === 'flashsale');
-  const peers = results.filter((r) => r.lib !== 'flashsale');
-  const handoffRatios: Record<string, number> = {};
-  for (const p of peers) handoffRatios[p.lib] = ratio(ours?.handoffsPerSec ?? 0, p.handoffsPerSec);
-  const best = peers.reduce<PhaseResult | undefined>(
-    (b, p) => (!b || p.handoffsPerSec > b.handoffsPerSec ? p : b),
-    undefined,
-  );
-  const where = `${processes} proc, pause ${pauseMs} ms`;
-  const checks: Check[] = [];
-  if (ours) {
-    const target = TARGETS.handoffRatio[`${processes}/${pauseMs}`] ?? 1;
-    const r = best ? ratio(ours.handoffsPerSec, best.handoffsPerSec) : Number.NaN;
-    checks.push({
-      name: `${where}: hand-offs/s >= ${target}x best peer`,
-      pass: r >= target || (best !== undefined && best.handoffsPerSec === 0 && ours.handoffsPerSec > 0),
-      detail: `${times(r)} (${num(ours.handoffsPerSec)} vs ${best?.lib} ${num(best?.handoffsPerSec)})`,
-    });
-    checks.push({
-      name: `${where}: client commands/acquisition <= ${TARGETS.clientCommandsPerAcquisition}`,
-      pass: ours.clientCommandsPerAcquisition <= TARGETS.clientCommandsPerAcquisition,
-      detail: `${num(ours.clientCommandsPerAcquisition, 2)} (server-side incl. script calls: ${num(ours.serverCommandsPerAcquisition, 2)})`,
-    });
-    checks.push({
-      name: `${where}: no contender starved (max wait < ${TARGETS.maxWaitMs} ms)`,
-      pass: ours.neverAcquired === 0 && ours.maxWaitMs < TARGETS.maxWaitMs,
-      detail: `never acquired ${ours.neverAcquired}, max wait ${ms(ours.maxWaitMs)} ms`,
-    });
-    checks.push({
-      name: `${where}: overlaps = 0`,
-      pass: ours.overlaps === 0,
-      detail: String(ours.overlaps),
-    });
-  }
-  return { processes, pauseMs, results, handoffRatios, bestPeer: best?.lib, checks };
-}
-
-/** Server-side commands per hand-off: per acquisition, scaled by acquisitions per hand-off. */
-function serverCommandsPerHandoff(r: PhaseResult): number {
-  return r.serverCommandsPerAcquisition * ratio(r.acquisitionsPerSec, r.handoffsPerSec);
-}
-
-/**
- * What one redis-server here executes per second when nothing but its command loop limits it: pipelined
- * INCRs (batches of 1000) for one second. The cheapest real command, so an upper bound for any lock.
- */
-async function measureRedisCommandsPerSec(redis: Redis): Promise<number> {
-  const started = performance.now();
-  let commands = 0;
-  while (performance.now() - started < 1_000) {
-    const pipeline = redis.pipeline();
-    for (let i = 0; i < 1_000; i++) pipeline.incr('bench:ceiling');
-    await pipeline.exec();
-    commands += 1_000;
-  }
-  await redis.del('bench:ceiling');
-  return commands / ((performance.now() - started) / 1_000);
-}
-
-function printConfiguration(report: ConfigurationReport, redisCommandsPerSec: number): void {
-  const { processes, pauseMs, results } = report;
-  printTable(
-    `=== ${CONTENDERS} contenders over ${processes} processes, ${pauseMs ? `${pauseMs} ms pause` : 'no pause'} after release, ${ROUNDS > 1 ? `${ROUNDS} × ` : ''}${SECONDS} s ===`,
-    [
-      { header: 'library', value: (r: PhaseResult) => r.lib, align: 'left' },
-      { header: 'acq/s', value: (r) => num(r.acquisitionsPerSec) },
-      { header: 'hand-offs/s', value: (r) => num(r.handoffsPerSec) },
-      { header: 'p50 ms', value: (r) => ms(r.latencyMs.p50) },
-      { header: 'p99 ms', value: (r) => ms(r.latencyMs.p99) },
-      { header: 'max ms', value: (r) => ms(r.latencyMs.max) },
-      { header: 'max wait ms', value: (r) => ms(r.maxWaitMs) },
-      { header: 'gap p50 ms', value: (r) => ms(r.handoffGapMs.p50) },
-      { header: 'cmds/acq client', value: (r) => num(r.clientCommandsPerAcquisition, 2) },
-      { header: 'cmds/acq server', value: (r) => num(r.serverCommandsPerAcquisition, 2) },
-      { header: 'cmds/hand-off server', value: (r) => num(serverCommandsPerHandoff(r), 2) },
-      {
-        header: 'ceiling hand-offs/s',
-        value: (r) => num(ratio(redisCommandsPerSec, serverCommandsPerHandoff(r))),
-      },
-      { header: 'redis cpu%', value: (r) => num(r.serverCpuPercent) },
-      { header: 'procs cpu%', value: (r) => num(r.clientCpuPercent) },
-      { header: 'gave up', value: (r) => num(r.gaveUp) },
-      { header: 'errors', value: (r) => num(r.errors) },
-      { header: 'never got lock', value: (r) => num(r.neverAcquired) },
-      { header: 'overlaps', value: (r) => num(r.overlaps) },
-    ],
-    results,
-  );
-  const ours = results.find((r) => r.lib === 'flashsale');
-  if (ours) {
-    const peers = results.filter((r) => r.lib !== 'flashsale');
-    const over = (a: number, b: number) => times(ratio(a, b));
-    printTable(
-      '  this library over each peer (hand-offs: higher is better; the rest: lower is better)',
-      [
-        { header: '  vs peer', value: (p: PhaseResult) => `  ${p.lib}`, align: 'left' },
-        { header: 'hand-offs/s', value: (p) => over(ours.handoffsPerSec, p.handoffsPerSec) },
-        { header: 'p50', value: (p) => over(ours.latencyMs.p50, p.latencyMs.p50) },
-        { header: 'p99', value: (p) => over(ours.latencyMs.p99, p.latencyMs.p99) },
-        { header: 'max', value: (p) => over(ours.latencyMs.max, p.latencyMs.max) },
-        { header: 'max wait', value: (p) => over(ours.maxWaitMs, p.maxWaitMs) },
-        {
-          header: 'cmds/acq client',
-          value: (p) => over(ours.clientCommandsPerAcquisition, p.clientCommandsPerAcquisition),
-        },
-        {
-          header: 'cmds/acq server',
-          value: (p) => over(ours.serverCommandsPerAcquisition, p.serverCommandsPerAcquisition),
-        },
-      ],
-      peers,
-    );
-  }
-  const perAcq = (r: PhaseResult) =>
-    Object.entries(r.clientCommands)
-      .sort((a, b) => b[1] - a[1])
-      .map(([cmd, n]) => `${cmd} ${num(n / Math.max(1, r.acquisitions), 2)}`)
-      .join(', ') || '-';
-  printTable(
-    '  details',
-    [
-      { header: '  library', value: (r: PhaseResult) => `  ${r.lib}`, align: 'left' },
-      { header: 'hold p50', value: (r) => ms(r.holdMs.p50) },
-      { header: 'gap p50/p99 same proc', value: (r) => gapText(r.handoffGapSameProcessMs) },
-      { header: 'gap p50/p99 other proc', value: (r) => gapText(r.handoffGapOtherProcessMs) },
-      { header: 'client commands per acquisition', value: perAcq, align: 'left' },
-    ],
-    results,
-  );
-  for (const r of results) {
-    if (r.errorSamples.length) console.log(`  ${r.lib} errors: ${r.errorSamples.join(' | ')}`);
-    if (r.drainTimedOut)
-      console.log(`  ${r.lib}: in-flight acquisitions did not finish within ${DRAIN_MS} ms`);
-  }
-  console.log('');
-  for (const c of report.checks) console.log(`  ${mark(c.pass)}  ${c.name}: ${c.detail}`);
-}
-
-function gapText(s: Summary): string {
-  return s.count ? `${ms(s.p50)}/${ms(s.p99)} (${num(s.count)})` : '-';
-}
-
-function printLegend(): void {
+async function runAll(url: string, admin: Redis, pool: { workers: ContenderWorker[] }): Promise<number> {
+  const env = environment({
+    redis: await redisVersion(admin),
+    seconds: SECONDS,
+    rounds: ROUNDS,
+    contenders: CONTENDERS,
+    loadAverage: os.loadavg(),
+  });
   console.log(
-    [
-      '',
-      'Contended runs. acq/s: acquisitions; hand-offs/s: acquisitions by a different contender than the',
-      'previous holder (order = the INCR value taken inside the critical section). p50/p99/max: duration of',
-      'the acquire call that succeeded. max wait: from wanting the lock to holding it, failed attempts',
-      'included (a wait still open at the end counts up to the end). gap: previous holder calling release →',
-      'next holder having the lock (ms). hold: the critical section (one INCR round trip). cmds/acq client:',
-      'every command the contenders sent (release, retries, SUBSCRIBE... included; the benchmark’s own',
-      'INCR/DECR excluded) per acquisition; server: INFO commandstats delta per acquisition, which also counts',
-      'the calls made inside Lua scripts (bookkeeping subtracted); per hand-off: the same over hand-offs.',
-      'ceiling hand-offs/s: redis-server commands/s here (pipelined INCR) over server commands per hand-off.',
-      'cpu%: CPU time in the window over its length (100 = one core): redis-server / all contender',
-      'processes. gave up: acquire calls that ran out',
-      'of retries/time (not acquisitions). overlaps: entries that found another holder inside (must be 0).',
-    ].join('\n'),
+    `lock benchmark — ${CONTENDERS} contenders, ${ROUNDS} × ${SECONDS} s per library and configuration, redis ${env.redis}, ` +
+      `node ${env.node}, ${env.cpus} CPU (${env.cpuModel}), load average ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
   );
-}
-
-// --- uncontended latency ---
-
-interface UncontendedRow {
-  variant: string;
-  latencyMs: Summary;
-  ratioP50: number;
-  ratioMean: number;
-}
-
-async function runUncontended(url: string): Promise<{ rows: UncontendedRow[]; checks: Check[] }> {
-  const redis = new Redis(url);
-  redis.on('error', () => {});
-  redis.defineCommand('benchCompareAndDelete', {
-    numberOfKeys: 1,
-    lua: "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0",
-  });
-  const cad = (redis as unknown as { benchCompareAndDelete(k: string, v: string): Promise<number> })
-    .benchCompareAndDelete;
-  const client = new LockClient(redis);
-  let n = 0;
-  const variants: Array<{ name: string; run: () => Promise<void> }> = [
-    {
-      name: 'raw SET NX PX + compare-and-delete (EVALSHA)',
-      run: async () => {
-        const value = `raw:${++n}`;
-        if ((await redis.set('bench-raw', value, 'PX', 10_000, 'NX')) !== 'OK')
-          throw new Error('raw lock busy');
-        if ((await cad.call(redis, 'bench-raw', value)) !== 1) throw new Error('raw lock not released');
-      },
-    },
-    {
-      name: 'flashsale acquire({waitMs, leaseMs}) + release',
-      run: async () => {
-        const h = await client.acquire('bench-ours', { waitMs: 10_000, leaseMs: 10_000 });
-        await h.release();
-      },
-    },
-    {
-      name: 'flashsale tryAcquire({leaseMs}) + release',
-      run: async () => {
-        const h = await client.tryAcquire('bench-ours', { leaseMs: 10_000 });
-        if (!h) throw new Error('lock busy');
-        await h.release();
-      },
-    },
+  const uncontended = await runUncontended(url, UNCONTENDED_ITERATIONS, TARGETS.uncontendedRatio);
+  const ceilings: Ceilings = {
+    redisCommandsPerSec: await measureRedisCommandsPerSec(admin),
+    roundTripMs: await roundTripMs(url),
+  };
+  console.log(
+    `\nredis-server on this machine: ${num(ceilings.redisCommandsPerSec)} commands/s (pipelined INCR, 1 s); ` +
+      `idle round trip p50 ${ms(ceilings.roundTripMs)} ms (PING)`,
+  );
+  printLegend();
+  const configurations = await runContended(url, admin, pool, ceilings);
+  const rest = CONTENDED_ONLY ? undefined : await runFamilyAndBackends();
+  const allChecks = [
+    ...configurations.flatMap((c) => c.checks),
+    ...uncontended.checks,
+    ...(rest?.checks ?? []),
   ];
-  const samples = variants.map(() => [] as number[]);
-  const block = 100;
-  try {
-    for (const v of variants) for (let i = 0; i < UNCONTENDED_WARMUP; i++) await v.run();
-    // Interleaved blocks, so drift (GC, CPU frequency, other load) hits every variant alike.
-    for (let done = 0; done < UNCONTENDED_ITERATIONS; done += block) {
-      const count = Math.min(block, UNCONTENDED_ITERATIONS - done);
-      for (const [i, v] of variants.entries()) {
-        const out = samples[i] as number[];
-        for (let k = 0; k < count; k++) {
-          const t0 = performance.now();
-          await v.run();
-          out.push(performance.now() - t0);
-        }
-      }
-    }
-  } finally {
-    await client.close();
-    redis.disconnect();
+  printChecks('Targets (informational; exit code depends only on overlaps and crashes)', allChecks);
+  const file = writeJson('locks', {
+    environment: env,
+    targets: TARGETS,
+    ceilings,
+    configurations: configurations.map((c) => ({
+      ...c,
+      libs: c.libs.map(({ pooled, ...l }) => ({ ...l, ...pooled })),
+    })),
+    uncontended,
+    family: rest?.family,
+    checks: allChecks,
+  });
+  console.log(`\nresults written to ${file.replace(`${repoRoot}/`, '')}`);
+  const ourOverlaps = configurations
+    .flatMap((c) => c.libs)
+    .filter((l) => l.pooled.lib.startsWith('flashsale'))
+    .reduce((n, l) => n + l.pooled.overlaps, 0);
+  const overlaps = ourOverlaps + (rest?.overlaps ?? 0);
+  if (overlaps > 0) {
+    console.error(
+      `FAIL: ${overlaps} overlapping critical sections with this library (${rest?.overlaps ?? 0} in the lock family or on etcd/ZooKeeper)`,
+    );
+    return 1;
   }
-  const summaries = samples.map((s) => summarize(s));
-  const raw = summaries[0] as Summary;
-  const rows: UncontendedRow[] = variants.map((v, i) => {
-    const s = summaries[i] as Summary;
-    return {
-      variant: v.name,
-      latencyMs: s,
-      ratioP50: ratio(s.p50, raw.p50),
-      ratioMean: ratio(s.mean, raw.mean),
-    };
-  });
-  printTable(
-    `=== uncontended acquire+release, one process, one connection, ${num(UNCONTENDED_ITERATIONS)} iterations each ===`,
-    [
-      { header: 'variant', value: (r: UncontendedRow) => r.variant, align: 'left' },
-      { header: 'p50 ms', value: (r) => ms(r.latencyMs.p50) },
-      { header: 'p90 ms', value: (r) => ms(r.latencyMs.p90) },
-      { header: 'p99 ms', value: (r) => ms(r.latencyMs.p99) },
-      { header: 'mean ms', value: (r) => ms(r.latencyMs.mean) },
-      { header: 'vs raw p50', value: (r) => times(r.ratioP50) },
-      { header: 'vs raw mean', value: (r) => times(r.ratioMean) },
-    ],
-    rows,
-  );
-  const ours = rows[1] as UncontendedRow;
-  const checks: Check[] = [
-    {
-      name: `uncontended acquire+release <= ${TARGETS.uncontendedRatio}x raw SET NX PX + CAD`,
-      pass: ours.ratioP50 <= TARGETS.uncontendedRatio && ours.ratioMean <= TARGETS.uncontendedRatio,
-      detail: `p50 ${times(ours.ratioP50)}, mean ${times(ours.ratioMean)}`,
-    },
-  ];
-  for (const c of checks) console.log(`  ${mark(c.pass)}  ${c.name}: ${c.detail}`);
-  return { rows, checks };
+  return 0;
+}
+
+/** Every process count and pause: ROUNDS interleaved windows of every library, each setting printed. */
+async function runContended(
+  url: string,
+  admin: Redis,
+  pool: { workers: ContenderWorker[] },
+  ceilings: Ceilings,
+): Promise<ConfigurationReport[]> {
+  const configurations: ConfigurationReport[] = [];
+  for (const processes of PROCESS_COUNTS) {
+    pool.workers = await startWorkers(processes);
+    process.stdout.write(`  warming up ${processes} processes (${WARMUP_SECONDS} s per library) ...`);
+    for (const lib of RUN_LIBS) await runPhase(pool.workers, admin, url, lib, processes, 0, WARMUP_SECONDS);
+    console.log(' done');
+    for (const pauseMs of PAUSES_MS) {
+      const report = await runConfiguration(pool.workers, admin, url, processes, pauseMs);
+      printConfiguration(report, ceilings, SECONDS);
+      configurations.push(report);
+    }
+    await Promise.all(pool.workers.map((w) => w.stop()));
+    pool.workers = [];
+  }
+  return configurations;
+}
+
+/** One setting: ROUNDS interleaved windows of every library, reported by median and range. */
+async function runConfiguration(
+  workers: ContenderWorker[],
+  admin: Redis,
+  url: string,
+  processes: number,
+  pauseMs: number,
+): Promise<ConfigurationReport> {
+  const rounds = new Map<LibName, Round[]>(RUN_LIBS.map((lib) => [lib, []]));
+  const perRound: PhaseResult[][] = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    const row: PhaseResult[] = [];
+    for (const lib of RUN_LIBS) {
+      const tag = ROUNDS > 1 ? ` (round ${round}/${ROUNDS})` : '';
+      process.stdout.write(`  running ${processes} processes, pause ${pauseMs} ms, ${lib}${tag} ... `);
+      const r = await runPhase(workers, admin, url, lib, processes, pauseMs, SECONDS);
+      rounds.get(lib)?.push(r);
+      const one = aggregate(lib, processes, pauseMs, [r]);
+      row.push(one);
+      console.log(`${num(one.handoffsPerSec)} hand-offs/s, wait p99 ${ms(one.waitMs.p99)} ms`);
+    }
+    perRound.push(row);
+  }
+  const pooled = RUN_LIBS.map((lib) => aggregate(lib, processes, pauseMs, rounds.get(lib) ?? []));
+  return evaluate(processes, pauseMs, ROUNDS, libReports(perRound, pooled));
+}
+
+/** The lock family and the backends, on private servers of their own; their checks join the summary. */
+async function runFamilyAndBackends(): Promise<{ checks: Check[]; overlaps: number; family: unknown }> {
+  console.log('\nlock family (fair, RedLock(3)) against redlock and redis-semaphore:');
+  const family = await runLockFamilyBench({ seconds: SECONDS });
+  const checks = family.checks.map((c) => ({ ...c, name: `family: ${c.name}` }));
+  const backends = await runLockBackendsBench();
+  // The family's own variants (plain, fair, RedLock(3)) are this library too.
+  const familyOverlaps = family.results
+    .filter((r) => ['plain', 'fair', 'redlock3'].includes(r.variant))
+    .reduce((n, r) => n + r.overlaps, 0);
+  return {
+    checks,
+    overlaps: familyOverlaps + countOurOverlaps(backends.contended),
+    family: { seconds: family.seconds, ratios: family.ratios, checks: family.checks },
+  };
 }
 
 main().then(

@@ -1,5 +1,5 @@
 // The reentrant lock client: Redisson's lock layout plus fencing tokens, a per-client watchdog, and
-// waiting without polling (a release hands the lock to one queued waiter and tells only its process).
+// waiting without polling (a release wakes one queued waiter, or hands it the lock once it starved).
 import { performance } from 'node:perf_hooks';
 import type { LockCore } from './core.ts';
 import { LockAcquireTimeoutError } from './errors.ts';
@@ -16,6 +16,7 @@ import { ReleaseCode, released } from './replies.ts';
 import {
   acquireInput,
   acquireScript,
+  DEFAULT_STARVATION_MS,
   hashOwnerTtl,
   LOCK_SCRIPTS,
   type LockPipeline,
@@ -37,6 +38,13 @@ export interface LockClientOptions {
   clientId?: string;
   /** Lease kept alive by the watchdog when acquire() is given no leaseMs (Redisson: 30 s). */
   watchdogLeaseMs?: number;
+  /**
+   * Barging with a starvation bound (Go's sync.Mutex): a released lock is free for whichever acquire
+   * reaches Redis first and one queued waiter is woken to compete; a waiter queued longer than this
+   * is handed the lock directly, FIFO, so nobody barges past it. Default DEFAULT_STARVATION_MS (1 ms,
+   * as Go); 0 hands every release's lock to the oldest waiter.
+   */
+  starvationMs?: number;
   /** Connection for pub/sub; by default a duplicate of the command connection. */
   subscriber?: RedisConnection;
   /**
@@ -55,8 +63,10 @@ const SETTLED_WITHOUT_HOLD = Symbol('settled without hold');
  *
  * Each acquisition gets a fencing token, strictly increasing per lock name. By default the owner is the
  * current async call chain, so a nested `withLock` in the holder's chain re-enters. Without `leaseMs`
- * a watchdog renews the lock every `watchdogLeaseMs / 3` while it is held. A waiter is queued in Redis
- * and the release hands the lock straight to the oldest live waiter, telling only that waiter's client.
+ * a watchdog renews the lock every `watchdogLeaseMs / 3` while it is held. A waiter is queued in Redis;
+ * a release frees the lock for whoever asks first and wakes only the oldest live waiter, or hands it
+ * the lock straight away once it has waited `starvationMs` (Go's sync.Mutex modes), telling only that
+ * waiter's client.
  *
  * @example
  * const locks = new LockClient(new Redis());
@@ -67,6 +77,7 @@ const SETTLED_WITHOUT_HOLD = Symbol('settled without hold');
  */
 export class LockClient extends HoldCore {
   readonly watchdogLeaseMs: number;
+  readonly starvationMs: number;
   private readonly redis: RedisClient;
   private readonly hub: WakeHub;
   protected readonly watchdog: Watchdog;
@@ -79,6 +90,7 @@ export class LockClient extends HoldCore {
     super(newClientId(options.clientId), options.watchdogLeaseMs ?? 30_000, options.onEvent);
     this.watchdogLeaseMs = this.defaultLeaseMs;
     checkLease(this.watchdogLeaseMs);
+    this.starvationMs = checkStarvation(options.starvationMs ?? DEFAULT_STARVATION_MS);
     this.redis = clientOf(redis);
     this.sharded = isCluster(this.redis);
     defineScripts(this.redis, LOCK_SCRIPTS);
@@ -159,7 +171,7 @@ export class LockClient extends HoldCore {
     const reply = await this.call(name, () =>
       releaseScript.run(
         this.redis,
-        releaseInput({ name, owner: '', leaseMs: 0, mode: 'force', requestId, sharded: this.sharded }),
+        releaseInput({ ...this.releaseDefaults(), name, owner: '', leaseMs: 0, mode: 'force', requestId }),
       ),
     );
     return reply === ReleaseCode.Released;
@@ -189,6 +201,7 @@ export class LockClient extends HoldCore {
     this.coreView ??= {
       clientId: this.clientId,
       watchdogLeaseMs: this.watchdogLeaseMs,
+      starvationMs: this.starvationMs,
       redis: this.redis,
       hub: this.hub,
       watchdog: this.watchdog,
@@ -216,7 +229,7 @@ export class LockClient extends HoldCore {
       requestId: newRequestId(this.clientId),
     };
     const reply = await this.call(handle.name, () =>
-      releaseScript.run(this.redis, releaseInput({ ...request, sharded: this.sharded })),
+      releaseScript.run(this.redis, releaseInput({ ...request, ...this.releaseDefaults() })),
     );
     released(handle.name, reply);
   }
@@ -250,9 +263,20 @@ export class LockClient extends HoldCore {
     return handle;
   }
 
+  private releaseDefaults(): { sharded: boolean; starvationMs: number } {
+    return { sharded: this.sharded, starvationMs: this.starvationMs };
+  }
+
   /** waitInQueue() with the lease checked first. */
   private waitFor(wait: WaitRequest, attempt: Attempt): Promise<Obtained | null> {
     checkLease(wait.leaseMs);
     return waitInQueue(this.core, wait, attempt);
   }
+}
+
+/** The starvation bound goes to a script as integer ms: 0 (hand off always, FIFO) or more. */
+function checkStarvation(ms: number): number {
+  if (!Number.isInteger(ms) || ms < 0)
+    throw new RangeError(`starvationMs must be a non-negative integer of ms, got ${ms}`);
+  return ms;
 }

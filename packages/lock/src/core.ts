@@ -8,6 +8,8 @@ import type { Watchdog } from './watchdog.ts';
 export interface LockCore {
   readonly clientId: string;
   readonly watchdogLeaseMs: number;
+  /** The reentrant lock's starvation bound (see LockClientOptions.starvationMs). */
+  readonly starvationMs: number;
   readonly redis: RedisClient;
   readonly hub: WakeHub;
   readonly watchdog: Watchdog;

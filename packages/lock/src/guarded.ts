@@ -63,6 +63,7 @@ export async function execGuarded(core: LockCore, trip: GuardedTrip): Promise<un
       mode: 'release',
       requestId,
       sharded: isCluster(core.redis),
+      starvationMs: core.starvationMs,
     }),
   );
   // A command's error reply goes through call() too: a refusal for now (CLUSTERDOWN, READONLY, ...)

@@ -104,6 +104,7 @@ async function withdraw(
         waitId,
         wait: { clientId: core.clientId, eligibleMs },
         sharded,
+        starvationMs: core.starvationMs,
       }),
     );
   } catch {

@@ -39,6 +39,7 @@ export const releaseScript = typedScript({
     'clientId',
     'eligibleMs',
     'queuedEligibleMs',
+    'starvationMs',
   ],
   parse: parseReleaseReply,
 });
@@ -114,6 +115,8 @@ export interface ReleaseRequest {
   wait?: { clientId: string; eligibleMs: [number, number] };
   /** On a Redis Cluster: the unlock notice goes out with SPUBLISH (what Redisson 3.22+ listens to). */
   sharded?: boolean;
+  /** A waiter queued longer than this is handed the lock directly (default DEFAULT_STARVATION_MS). */
+  starvationMs?: number;
 }
 
 export function releaseInput(r: ReleaseRequest): InputOf<typeof releaseScript> {
@@ -136,6 +139,7 @@ export function releaseInput(r: ReleaseRequest): InputOf<typeof releaseScript> {
     eligibleMs: r.wait ? Math.ceil(r.wait.eligibleMs[0]) : '',
     queuedEligibleMs: r.wait ? Math.ceil(r.wait.eligibleMs[1]) : '',
     sharded: r.sharded ? '1' : '',
+    starvationMs: r.starvationMs ?? DEFAULT_STARVATION_MS,
   };
 }
 
@@ -153,6 +157,12 @@ export function queueRenew(pipeline: LockPipeline, name: string, owner: string, 
 export async function hashOwnerTtl(redis: RedisClient, name: string, owner: string): Promise<number> {
   return ownerTtl(await redis.pipeline().hexists(name, owner).pttl(name).exec());
 }
+
+/**
+ * How long a queued waiter of the reentrant lock may be barged past before a release hands it the
+ * lock directly (Go's sync.Mutex: 1 ms). Chosen by `npm run bench:locks` (docs/lock-library.md).
+ */
+export const DEFAULT_STARVATION_MS = 1;
 
 /** Long enough to cover ioredis re-sending an unanswered command after a reconnect. */
 export const UNLOCK_LATCH_MS = 10_000;

@@ -1,5 +1,5 @@
-// The reentrant lock (LockClient): mutual exclusion, re-entry and owners, lease and watchdog, FIFO
-// hand-off to the oldest waiter, Redis down, and strictly increasing fencing tokens.
+// The reentrant lock (LockClient): mutual exclusion, re-entry and owners, lease and watchdog, waking or
+// handing off to the oldest waiter (barging, starvation mode), Redis down, strictly increasing tokens.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -245,33 +245,52 @@ describe('waiting', () => {
     assert.equal(await redis.exists('aborted'), 0, 'nobody was handed the lock');
   });
 
-  it('a release hands the lock to the oldest waiter and wakes only it', async () => {
-    const holder = newClient().client;
+  /**
+   * Five waiters queued in order behind a holder, then released through: `starvationMs` of every client
+   * given. Returns the order the waiters got the lock in and the script calls that took.
+   */
+  async function releaseThrough(
+    name: string,
+    starvationMs: number,
+  ): Promise<{ order: number[]; calls: number }> {
+    const holder = newClient({ starvationMs }).client;
     const { redis } = newClient();
     // Leases and waits far beyond the test: nothing here may end by a timer, only by releases.
-    const h = await holder.acquire('fifo', { leaseMs: 600_000 });
+    const h = await holder.acquire(name, { leaseMs: 600_000 });
     const order: number[] = [];
     const waiters: Promise<void>[] = [];
     for (const i of [0, 1, 2, 3, 4]) {
-      const c = newClient().client;
+      const c = newClient({ starvationMs }).client;
       waiters.push(
         (async () => {
-          const w = await c.acquire('fifo', { waitMs: 600_000, leaseMs: 600_000 });
+          const w = await c.acquire(name, { waitMs: 600_000, leaseMs: 600_000 });
           order.push(i);
           await w.release();
         })(),
       );
       // Waiter i+1 asks only once waiter i is in the queue: the queue order is the start order.
-      await queued(redis, 'fifo', i + 1);
+      await queued(redis, name, i + 1);
     }
     await redis.config('RESETSTAT');
     await h.release();
     await Promise.all(waiters);
-    assert.deepEqual(order, [0, 1, 2, 3, 4]);
     const stats = await redis.info('commandstats');
     const calls = (cmd: string) => Number(new RegExp(`cmdstat_${cmd}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
+    return { order, calls: calls('eval') + calls('evalsha') };
+  }
+
+  it('starvation mode (a waiter older than starvationMs): each release hands the lock to the oldest waiter', async () => {
+    const { order, calls } = await releaseThrough('fifo-starved', 0);
+    assert.deepEqual(order, [0, 1, 2, 3, 4]);
     // Six releases (holder + 5 waiters) and nothing else: no waiter had to ask again.
-    assert.equal(calls('eval') + calls('evalsha'), 6, stats);
+    assert.equal(calls, 6);
+  });
+
+  it('normal mode: each release wakes only the oldest waiter, which takes the free lock', async () => {
+    const { order, calls } = await releaseThrough('fifo-barging', 600_000);
+    assert.deepEqual(order, [0, 1, 2, 3, 4]);
+    // Six releases, and one ask per waiter (the woken one's): nobody else was woken.
+    assert.equal(calls, 11);
   });
 
   it('Redis down at acquire gives LockUnavailableError, not a hang', async () => {

@@ -307,7 +307,7 @@ describe('(d) a lock with no TTL', () => {
 });
 
 describe('(e) commands per contended acquisition', () => {
-  it('two clients alternating on one lock by hand-off, 50 rounds: at most 3 commands per acquisition, never a SUBSCRIBE to the Redisson channel', async (t) => {
+  it('two clients alternating on one lock, 50 rounds (woken to take it, or handed it once starved): at most 3 commands per acquisition, never a SUBSCRIBE to the Redisson channel', async (t) => {
     const { server, admin } = await privateServer();
     const name = 'reg:alternate';
     const k = lockKeys(name);
@@ -316,7 +316,8 @@ describe('(e) commands per contended acquisition', () => {
     const b = await ours(server);
     const leaseMs = 10_000;
 
-    // One contended acquisition: `waiter` queues while `holder` holds, then the release hands it over.
+    // One contended acquisition: `waiter` queues while `holder` holds, then the release wakes it (it
+    // asks again and takes the free lock) or, past the starvation bound, hands it the lock.
     const handOver = async (holder: LockHandle, waiter: Ours): Promise<LockHandle> => {
       const waiting = track(waiter.client.acquire(name, { leaseMs, waitMs: 5000 })).promise;
       await until('the waiter queued', async () => (await admin.zcard(k.queue)) === 1);
@@ -372,10 +373,6 @@ describe('(e) commands per contended acquisition', () => {
     }
     const acquired = [...a.events, ...b.events].filter((e) => e.type === 'acquired');
     assert.equal(acquired.length, rounds);
-    assert.ok(
-      acquired.every((e) => e.type === 'acquired' && e.handoff),
-      'every acquisition was a hand-off',
-    );
     assert.equal(await admin.exists(name, k.queue, k.ours), 0, 'nothing left behind');
   });
 });

@@ -82,10 +82,20 @@ function acquire(r: Acquire): Promise<unknown> {
 function wait(r: Acquire): Promise<unknown> {
   return acquire({ mode: 'wait', eligibleMs: 10_000, ...r });
 }
+/**
+ * One release. starvationMs defaults to 0 here: every queued waiter counts as starved, so a release
+ * hands the lock on directly (starvation mode); the barging tests pass a bound of their own.
+ */
 async function release(
   name: string,
   owner: string,
-  opts: { mode?: ReleaseMode; requestId?: string; leaseMs?: number; waitId?: string } = {},
+  opts: {
+    mode?: ReleaseMode;
+    requestId?: string;
+    leaseMs?: number;
+    waitId?: string;
+    starvationMs?: number;
+  } = {},
 ): Promise<unknown> {
   requestSeq += 1;
   // A cancel names its wait's queue entry by its parts, as the client does (the one queued now, if any).
@@ -98,6 +108,7 @@ async function release(
       mode: opts.mode ?? 'release',
       requestId: opts.requestId ?? `req-${requestSeq}`,
       waitId: opts.waitId,
+      starvationMs: opts.starvationMs ?? 0,
       leaseMs: opts.leaseMs ?? entry?.leaseMs ?? 5000,
       wait:
         opts.mode === 'cancel' && entry

@@ -1,5 +1,7 @@
 -- Reentrant lock acquire in Redisson's layout (KEYS[1]: hash {owner -> re-entry count}, PEXPIRE = the
--- lease), plus a fencing token and, when the lock is held, a FIFO wait queue that release hands off to.
+-- lease), plus a fencing token and, when the lock is held, a wait queue in first-ask order: a release
+-- wakes its head to compete for the freed lock, or hands it the lock once it has starved (release.lua).
+-- A free lock goes to whichever acquire reaches it first (barging); a woken waiter that lost keeps its place.
 --
 -- Each wait has its own id, so two waits of one owner (re-entrant chains) never stand for each other.
 -- A queue entry is the wait itself, JSON [waitId, clientId, leaseMs, eligibleMs, owner] (eligibleMs
@@ -10,7 +12,7 @@
 -- KEYS[3] queue: waiter queue, zset wait entry -> first-ask time (server microseconds)
 -- KEYS[4] ours: "held by one of ours" note, with the lock's lease: "1" when taken directly,
 --         "<waitId>|<token>" when a release handed it to that wait (so a wait that missed its wake
---         message collects its hold). Its holder hands off on release, so our waiters need not listen
+--         message collects its hold). Its holder wakes or hands off on release, so our waiters need not listen
 --         on the Redisson channel (which only Redisson's own clients publish on)
 -- KEYS[5] latch: unlock latch of the release pipelined right after this acquire (checked when paired)
 -- ARGV[1] leaseMs: lease in ms
@@ -23,7 +25,7 @@
 --         place ("" for a try)
 -- ARGV[8] paired: "1" when a release with the latch KEYS[5] follows in the same pipeline, else ""
 -- Returns {token, holdCount} when acquired; when held, the holder's PTTL (Redisson's contract) or,
--- when the holder is one of ours (it will hand off), {0, pttl}.
+-- when the holder is one of ours (its release will wake or hand off to our queue), {0, pttl}.
 -- (AcquireCode in replies.ts: 0 HeldByOurs; tokens start at 1.)
 --- @include "time.lua"
 --- @include "hand-off-note.lua"
@@ -68,16 +70,6 @@ if ARGV[8] == '1' then
   end
   mine = redis.call('hexists', KEYS[1], owner) == 1
 else
-  if mode == 'retry' then
-    -- A hand-off whose wake message this waiter missed: its token is in the note.
-    local handedTo, handed = note_hand_off(redis.call('get', KEYS[4]))
-    if handedTo == waitId then
-      local held = redis.call('hget', KEYS[1], owner)
-      if held then
-        return {handed, tonumber(held)}
-      end
-    end
-  end
   -- One HKEYS tells free, re-entry and held (the hash has a field per holding owner, normally one).
   local holders = redis.call('hkeys', KEYS[1])
   if #holders == 0 then
@@ -86,6 +78,14 @@ else
   mine = false
   for _, holder in ipairs(holders) do
     mine = mine or holder == owner
+  end
+  -- Held by this owner on a retry: a hand-off to this very wait whose message it missed (its token is
+  -- in the note), or a re-entry. Read only then: a woken waiter finds the lock free or held by another.
+  if mine and mode == 'retry' then
+    local handedTo, handed = note_hand_off(redis.call('get', KEYS[4]))
+    if handedTo == waitId then
+      return {handed, tonumber(redis.call('hget', KEYS[1], owner))}
+    end
   end
 end
 

@@ -1,9 +1,12 @@
--- Reentrant lock release (Redisson layout) with an unlock latch and a direct hand-off: at zero holds
--- the lock passes to the oldest live queued waiter (only its client is told), else "0" on Redisson's channel.
+-- Reentrant lock release (Redisson layout) with an unlock latch, in Go sync.Mutex's two modes. At zero
+-- holds, normal mode: the lock is freed for whoever asks first (barging), the oldest live queued waiter
+-- is woken to compete (only its client is told) and "0" goes out on Redisson's channel. Starvation mode,
+-- when that waiter has waited longer than starvationMs: the lock is handed to it directly, so nobody
+-- can barge past it (the lock is never free in between).
 --
 -- The latch answers a request the client sends again (ioredis re-sends a command whose reply was lost)
--- with the result it had, instead of counting a hold down twice. With nobody queued the lock is deleted
--- and "0" published on the Redisson channel, which is what Redisson (Java) waiters listen for.
+-- with the result it had, instead of counting a hold down twice. Redisson (Java) waiters listen for the
+-- "0" on the Redisson channel, so every release that leaves the lock free sends it, as Redisson's does.
 --
 -- KEYS[1] lock: the lock hash
 -- KEYS[2] channel: Redisson unlock channel, redisson_lock__channel:{name}
@@ -14,7 +17,8 @@
 -- KEYS[6] ours: "held by one of ours" note ("1", or "<waitId>|<token>" for a hand-off; see acquire.lua)
 -- ARGV[1] owner: owner id
 -- ARGV[2] mode: "release"; "cancel" (wait ARGV[8] gives up: leave the queue, and release the lock only
---         if it was handed to that wait); "force" (delete whoever holds it)
+--         if it was handed to that wait; a free lock's next waiter is woken in its place); "force"
+--         (delete whoever holds it)
 -- ARGV[3] latchTtlMs: unlock latch ttl in ms
 -- ARGV[4] wakePrefix: wake channel prefix; the waiter's client id is appended
 -- ARGV[5] name: lock name, echoed in the wake message
@@ -25,6 +29,8 @@
 -- ARGV[10] eligibleMs: in cancel mode, the eligibility of the wait's last ask; else ''
 -- ARGV[11] queuedEligibleMs: in cancel mode, that of the ask before (the last ask's reply may have been
 --         lost, so the entry of either may be queued; see wait-entry.lua); else ''
+-- ARGV[12] starvationMs: a waiter queued longer than this is handed the lock (starvation mode)
+-- Wake messages: hand-off [name, waitId, token]; wake-up to compete [name, waitId, "head", 0].
 -- Returns nil when the owner does not hold the lock, 0 when holds remain, 1 when released.
 -- (ReleaseCode in replies.ts: 0 HoldsRemain, 1 Released.)
 --- @include "time.lua"
@@ -36,35 +42,63 @@ local owner = ARGV[1]
 local mode = ARGV[2]
 local waitId = ARGV[8]
 
--- Hands the free lock to the oldest live waiter; false when nobody is queued (the server's time is
--- read only then, as the common case has an empty queue).
-local function handOff()
-  local nowMs
+-- Takes the oldest live waiter out of the queue: its entry, first-ask score, wait as decoded, and how
+-- long it has waited (ms); nil when nobody live is queued. A waiter past its eligibility has given up
+-- or died: its entry stays out. The server's time is read only when somebody is queued, as the
+-- uncontended case has an empty queue. (ZPOPMIN, then ZADD back when the waiter only gets woken: in
+-- starvation mode, the usual one under heavy contention, that is one command instead of two.)
+local function pop_live_head()
+  local nowUs
   for _ = 1, 1000 do
     local head = redis.call('zpopmin', KEYS[5])
     if #head == 0 then
-      return false
+      return nil
     end
-    nowMs = nowMs or now_ms()
+    nowUs = nowUs or select(2, now_ms_us())
     local ok, w = pcall(cjson.decode, head[1])
-    -- A waiter past its eligibility has given up or died: skip it rather than park the lock on it.
-    if ok and type(w) == 'table' and #w == 5 and math.floor(tonumber(head[2]) / 1000) + w[4] >= nowMs then
-      local wait, lease, next = w[1], w[3], w[5]
-      redis.call('hset', KEYS[1], next, 1)
-      redis.call('pexpire', KEYS[1], lease)
-      local token = redis.call('incr', KEYS[4])
-      -- The note (one SET) is also the hand-off's marker: a wait that missed the message collects it.
-      redis.call('set', KEYS[6], wait .. '|' .. token, 'px', lease)
-      redis.call('publish', ARGV[4] .. w[2], cjson.encode({ARGV[5], wait, token}))
-      return true
+    local waitedMs = (nowUs - tonumber(head[2])) / 1000
+    if ok and type(w) == 'table' and #w == 5 and waitedMs <= w[4] then
+      return head[1], head[2], w, waitedMs
     end
   end
-  return false
+  return nil
+end
+
+-- Starvation mode: the lock goes straight to the wait w (its note is the hand-off's marker: a wait
+-- that missed the message collects it).
+local function hand_off(w)
+  local wait, lease, next = w[1], w[3], w[5]
+  redis.call('hset', KEYS[1], next, 1)
+  redis.call('pexpire', KEYS[1], lease)
+  local token = redis.call('incr', KEYS[4])
+  redis.call('set', KEYS[6], wait .. '|' .. token, 'px', lease)
+  redis.call('publish', ARGV[4] .. w[2], cjson.encode({ARGV[5], wait, token}))
+end
+
+-- Puts the popped head back in its place and wakes it to ask again and compete for the free lock
+-- (only its client is told).
+local function wake(entry, score, w)
+  redis.call('zadd', KEYS[5], score, entry)
+  redis.call('publish', ARGV[4] .. w[2], cjson.encode({ARGV[5], w[1], 'head', 0}))
+end
+
+-- The lock is free: hand it to a starving head, else leave it free, wake the head to compete and send
+-- Redisson's notice. Returns 1, the release's "released".
+local function pass_on(entry, score, w, waitedMs)
+  if entry and waitedMs >= tonumber(ARGV[12]) then
+    hand_off(w)
+    return 1
+  end
+  if entry then
+    wake(entry, score, w)
+  end
+  publish_unlock(KEYS[2], ARGV[7])
+  return 1
 end
 
 local function free()
   redis.call('del', KEYS[1], KEYS[6])
-  return pass_on_or_notify(handOff, KEYS[2], ARGV[7])
+  return pass_on(pop_live_head())
 end
 
 if mode == 'cancel' then
@@ -74,6 +108,13 @@ if mode == 'cancel' then
     wait_entry(waitId, clientId, lease, ARGV[11], owner))
   -- Only a hold that was handed to this very wait is given back; the owner's other holds stay.
   if note_hand_off(redis.call('get', KEYS[6])) ~= waitId then
+    -- It may have been the one a release woke to compete: then the next waiter is woken instead.
+    if redis.call('exists', KEYS[1]) == 0 then
+      local entry, score, w = pop_live_head()
+      if entry then
+        wake(entry, score, w)
+      end
+    end
     return nil
   end
 end

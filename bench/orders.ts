@@ -29,6 +29,8 @@
 // redis-server and on a private 3+3 Redis Cluster side by side, per-master work, REDIS_WAIT_REPLICAS=1.
 //   lock backends (phase 5)               c8 with LOCK_BACKEND=redis, etcd and zookeeper side by side
 //                                         (private etcd and ZooKeeper servers); BENCH_ONLY=lock-backends
+//   lock backends S1 (phase 5b)          issue 38's sale (500 units, 8 shards, 3,000 buyers) on each backend
+//                                         (bench/order/lock-backend-phase.ts); runs with phase 5
 //   herd (phase 6)                        a sale with more buyers than capacity, WAITING_ROOM=on and off
 //                                         (bench/order/herd.ts); BENCH_ONLY=herd runs only this
 // Environment: BENCH_ONLY=overload (only phase 4), lock-backends (only phase 5), commands (only 2a) or herd (only phase 6), BENCH_OVERLOAD_SECONDS (default 10), BENCH_OVERLOAD_CONNECTIONS (default 400), BENCH_OVERLOAD_WORKERS (default 1,2), BENCH_SECONDS (window per scenario, default 5), BENCH_CONNECTIONS (default 100),
@@ -68,6 +70,7 @@ import { type CpuSnapshot, coresUsed, cpuSnapshot, GENERATOR } from './order/cpu
 import { type PollStats, pollDashboard } from './order/dashboard.ts';
 import { herdPhase, reportHerd } from './order/herd.ts';
 import { type LoadResult, type LoadTarget, type RunningLoad, startLoad } from './order/load.ts';
+import { lockBackendPhase, reportLockBackendPhase } from './order/lock-backend-phase.ts';
 import { openLoad } from './order/open-load.ts';
 import { type OverloadRun, overloadLine, overloadRun, reportOverload } from './order/overload.ts';
 import { BENCH_API, spawnProfiled, summarizeProfile } from './order/profile.ts';
@@ -674,6 +677,13 @@ async function lockBackendsPhase(): Promise<void> {
     ],
     runs,
   );
+}
+
+/** Phase 5b (bench/order/lock-backend-phase.ts): issue 38's S1 sale on each lock backend; misses are violations. */
+async function lockS1Phase(): Promise<void> {
+  const checks = reportLockBackendPhase(await lockBackendPhase(infra, log));
+  const missed = checks.filter((c) => !c.pass);
+  recordViolations(missed.map((c) => ({ scenario: 'lock-backends-s1', check: c.name, detail: c.detail })));
 }
 
 /**
@@ -1319,6 +1329,7 @@ async function main(): Promise<number> {
     const t0 = performance.now();
     if (ONLY_LOCK_BACKENDS) {
       await lockBackendsPhase();
+      await lockS1Phase();
       return violations.length > 0 ? 1 : 0;
     }
     if (ONLY_COMMANDS) {
@@ -1355,7 +1366,10 @@ async function main(): Promise<number> {
       await suite();
     }
     await overloadPhase();
-    if (!ONLY_OVERLOAD) await lockBackendsPhase();
+    if (!ONLY_OVERLOAD) {
+      await lockBackendsPhase();
+      await lockS1Phase();
+    }
     const herdResult = ONLY_OVERLOAD ? undefined : await herd();
     const { checks, reported, estimated } = ONLY_OVERLOAD
       ? { checks: [], reported: [], estimated: [] }

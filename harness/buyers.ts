@@ -17,10 +17,11 @@ export interface BuyersOptions {
   /** Tries per buyer before it gives up on 429s (default 40). */
   tries?: number;
   /**
-   * The pause (ms) before the next try after a 429 that asked for `ms` (Retry-After, or a queued
-   * answer's retryAfterMs); default `ms` itself. A test may shorten it: the tries bound what it asserts.
+   * The pause (ms) before the next try after `answer` ("429 busy", ...) asked for `ms` (Retry-After,
+   * or a queued answer's retryAfterMs); default `ms` itself. A test may shorten it: the tries, not
+   * the time, bound what it asserts.
    */
-  pauseMs?: (ms: number) => number;
+  pauseMs?: (ms: number, answer: string) => number;
   /**
    * Once an answer's key ("429 busy", ...) makes this true, no buyer sends again: a test that
    * forbids an answer need not wait out the crowd's retries once it came.
@@ -72,7 +73,7 @@ export async function buyers(o: BuyersOptions): Promise<BuyersResult> {
       const queued = answer.error === 'queued' && typeof answer.ticket === 'string';
       if (queued) headers['queue-ticket'] = answer.ticket as string;
       const asked = queued ? Number(answer.retryAfterMs) : 1000 * Number(res.headers['retry-after']);
-      await sleep(pauseMs(asked || 1000));
+      await sleep(pauseMs(asked || 1000, key));
     }
   };
   let next = 0;

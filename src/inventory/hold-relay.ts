@@ -2,6 +2,7 @@
 // acquisition per run of a shard's orders in this process, not one queue entry per order.
 import { performance } from 'node:perf_hooks';
 import type { LockEventObserver, LockFrontEnd, LockHandle } from '@flashsale/lock';
+import { RoundTripFloor } from './round-trip-floor.ts';
 
 /** A turn at a shard: the hold's owner and token for reserve.lua, and done() once the script answered. */
 export interface Turn {
@@ -55,6 +56,8 @@ interface Slot {
  */
 export class HoldRelay {
   private readonly slots = new Map<string, Slot>();
+  /** Tries that got the lock: each one round trip to the service. */
+  private readonly tries = new RoundTripFloor();
 
   constructor(
     private readonly locks: LockFrontEnd,
@@ -118,12 +121,19 @@ export class HoldRelay {
     return !hold.lost && slot.uses < MAX_USES && hold.validForMs > hold.leaseMs / 2;
   }
 
+  /** The service's round trip as this process sees it at its fastest lately (RoundTripFloor), 0 before any. */
+  roundTripMs(): number {
+    return this.tries.value(performance.now());
+  }
+
   /** Takes the lock on the service for this process; null when not had within waitMs. */
   private async acquire(name: string, slot: Slot, waitMs: number, leaseMs: number) {
     slot.pendingTry = !(waitMs > 0);
     slot.pending = this.locks.tryAcquire(name, { waitMs: Math.max(0, waitMs), leaseMs });
+    const sent = performance.now();
     try {
       const hold = await slot.pending;
+      if (hold && slot.pendingTry) this.tries.note(performance.now() - sent, performance.now());
       if (hold) {
         slot.hold = hold;
         slot.uses = 0;

@@ -60,6 +60,11 @@ export class ExternalShardLocks {
     return this.relay.take(name, options);
   }
 
+  /** The lock service's round trip at its fastest lately (ms; 0 before the first): admission's floor. */
+  roundTripMs(): number {
+    return this.relay.roundTripMs();
+  }
+
   /** The shard's fence key for this service's tokens (the Redis locks use `fence` itself). */
   fenceKey(fence: string): string {
     return `${fence}:${this.backend}`;

@@ -98,7 +98,10 @@ export async function lockBackendPhase(
     for (let round = 1; round <= ROUNDS; round++) {
       for (const b of backends) {
         log(`lock-backend phase: round ${round}/${ROUNDS}, S1 sale with LOCK_BACKEND=${b.name}`);
-        runs.push(await s1(infra, b.name, b.env, round));
+        const run = await s1(infra, b.name, b.env, round);
+        runs.push(run);
+        const busy = run.answers['429 busy'] ?? 0;
+        log(`  ${run.sold} sold, ${num(run.ordersPerSec)} orders/s, p99 ${ms(run.latencyMs.p99)} ms, ${busy} busy`);
       }
     }
     for (const { name, server } of servers) {

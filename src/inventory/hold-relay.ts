@@ -24,8 +24,13 @@ export interface TakeOptions {
  */
 export const MAX_USES = 32;
 
+/** Validity a hold must have left to serve one more order: room for its reservation's round trip. */
+const USE_MARGIN_MS = 1000;
+
 interface Slot {
   hold: LockHandle | undefined;
+  /** When the hold was had (monotonic ms). */
+  since: number;
   /** The acquisition in flight (a round trip to the service); only one at a time. */
   pending: Promise<LockHandle | null> | undefined;
   /** The acquisition in flight is a try (waitMs 0): it answers within one round trip. */
@@ -48,7 +53,7 @@ interface Slot {
  * - on a free shard an order takes the lock (one round trip); orders arriving while that acquisition
  *   is in flight, or while the hold is in use, use the same hold: no round trip, no queue entry;
  * - the last user releases the hold (not awaited by its order); a hold serves at most MAX_USES
- *   orders, and only while valid for more than half its lease; orders past that wait (or, trying,
+ *   orders, for half its lease and while valid USE_MARGIN_MS more; orders past that wait (or, trying,
  *   are busy) until it is released, then take the lock anew, behind anyone queued on the service.
  * The lock still excludes every other process and every admin change from the shard while this
  * process's orders reserve on it; among themselves they need no exclusion, since each reservation is
@@ -74,12 +79,15 @@ export class HoldRelay {
       const { hold } = slot;
       if (hold && this.usable(slot, hold)) return this.use(name, slot, hold, since);
       // Lost, or past its bound, with nobody using it: back to the service (then taken anew below).
-      if (hold && slot.users === 0) this.release(slot, hold);
+      if (hold && slot.users === 0) this.release(name, slot, hold);
       let got: LockHandle | null | undefined;
       if (slot.pending && (slot.pendingTry || o.waitMs > 0)) {
         // An acquisition in flight: its hold serves this order too. A try joins only another try's
         // (one round trip); a wait no longer than its own deadline.
-        got = await Promise.race([slot.pending, this.until(deadline, slot.pending)]);
+        got =
+          o.waitMs > 0
+            ? await Promise.race([slot.pending, this.until(deadline, slot.pending)])
+            : await slot.pending;
       } else if (!slot.hold && !slot.releasing && !slot.pending) {
         got = await this.acquire(name, slot, deadline - performance.now(), o.leaseMs);
       } else if (await this.released(slot, deadline)) {
@@ -105,6 +113,7 @@ export class HoldRelay {
     if (!slot) {
       slot = {
         hold: undefined,
+        since: 0,
         pending: undefined,
         pendingTry: false,
         releasing: false,
@@ -117,8 +126,15 @@ export class HoldRelay {
     return slot;
   }
 
+  /**
+   * The acquisition's own order always uses its hold (as one order per hold did); a further one
+   * only within the bounds, and while the hold is known valid for USE_MARGIN_MS more (the library's
+   * view: its lease, and the session confirmed).
+   */
   private usable(slot: Slot, hold: LockHandle): boolean {
-    return !hold.lost && slot.uses < MAX_USES && hold.validForMs > hold.leaseMs / 2;
+    if (slot.uses === 0) return true;
+    const young = performance.now() - slot.since < hold.leaseMs / 2;
+    return !hold.lost && slot.uses < MAX_USES && young && hold.validForMs > USE_MARGIN_MS;
   }
 
   /** The service's round trip as this process sees it at its fastest lately (RoundTripFloor), 0 before any. */
@@ -136,13 +152,14 @@ export class HoldRelay {
       if (hold && slot.pendingTry) this.tries.note(performance.now() - sent, performance.now());
       if (hold) {
         slot.hold = hold;
+        slot.since = performance.now();
         slot.uses = 0;
       }
       return hold;
     } finally {
       slot.pending = undefined;
       // Not had: a waiter may try in its own time (its wait may be longer).
-      if (!slot.hold) this.wake(slot);
+      if (!slot.hold) this.vacated(name, slot);
     }
   }
 
@@ -166,13 +183,13 @@ export class HoldRelay {
           this.onEvent?.({ type: 'released', name, heldMs: performance.now() - from });
           return;
         }
-        this.release(slot, hold);
+        this.release(name, slot, hold);
       },
     };
   }
 
   /** The last user is done: the hold goes back to the service (its release event is the library's). */
-  private release(slot: Slot, hold: LockHandle): void {
+  private release(name: string, slot: Slot, hold: LockHandle): void {
     slot.hold = undefined;
     slot.releasing = true;
     // Not awaited by the order; the slot waits for it, so that this process's next order does not
@@ -184,7 +201,7 @@ export class HoldRelay {
       })
       .finally(() => {
         slot.releasing = false;
-        this.wake(slot);
+        this.vacated(name, slot);
       });
   }
 
@@ -206,8 +223,12 @@ export class HoldRelay {
     });
   }
 
-  /** Every waiter looks again (the first starts the acquisition, the others join it). */
-  private wake(slot: Slot): void {
+  /**
+   * Nothing holds the slot any more: every waiter looks again (the first starts the acquisition, the
+   * others join it); with none, the slot is forgotten (a sale's shards are many over a process's life).
+   */
+  private vacated(name: string, slot: Slot): void {
+    if (slot.waiters.length === 0 && slot.users === 0 && !slot.pending) this.slots.delete(name);
     for (const wake of slot.waiters.splice(0)) wake();
   }
 }

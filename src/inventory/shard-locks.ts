@@ -56,7 +56,7 @@ export class ExternalShardLocks {
   }
 
   /** An order's turn at shard lock `name` (HoldRelay.take): null when busy within `waitMs`. */
-  take(name: string, options: TakeOptions): Promise<Turn | null> | null {
+  take(name: string, options: TakeOptions): Promise<Turn | null> {
     return this.relay.take(name, options);
   }
 

@@ -101,7 +101,9 @@ export async function lockBackendPhase(
         const run = await s1(infra, b.name, b.env, round);
         runs.push(run);
         const busy = run.answers['429 busy'] ?? 0;
-        log(`  ${run.sold} sold, ${num(run.ordersPerSec)} orders/s, p99 ${ms(run.latencyMs.p99)} ms, ${busy} busy`);
+        log(
+          `  ${run.sold} sold, ${num(run.ordersPerSec)} orders/s, p99 ${ms(run.latencyMs.p99)} ms, ${busy} busy`,
+        );
       }
     }
     for (const { name, server } of servers) {

@@ -19,10 +19,13 @@ export interface TakeOptions {
 }
 
 /**
- * Orders one hold serves before it goes back to the lock service: a bound on how long orders of other
- * processes (and admin changes, which queue on the service) wait behind this one's stream of orders.
+ * Orders one hold serves before it goes back to the lock service: with half the lease (the other
+ * bound), how long orders of other processes and admin changes, queued on the service, wait behind
+ * this one's stream of orders. Each end costs a release and an acquisition (5-16 ms each on the
+ * loaded VM) while the shard's orders wait; at 128 the half-lease bound (2.5 s by default) is the
+ * one that ends a hold during a sale (see docs/benchmarks.md for 32 against 128).
  */
-export const MAX_USES = 32;
+export const MAX_USES = 128;
 
 /** Validity a hold must have left to serve one more order: room for its reservation's round trip. */
 const USE_MARGIN_MS = 1000;

@@ -246,7 +246,7 @@ class SemaphoreAdapter implements LockAdapter {
 }
 
 /** A peer's one-shot lock: the release when it got the lock, null when the lock was held. */
-interface TryLock {
+export interface TryLock {
   tryLock(name: string): Promise<Release | null>;
   close(): Promise<void>;
 }
@@ -307,7 +307,7 @@ async function etcd3TryLock(endpoint: string): Promise<TryLock> {
 }
 
 /** The plain ZooKeeper lock many services hand-write: one ephemeral node, refused when it exists. */
-async function plainZooKeeperTryLock(connect: string): Promise<TryLock> {
+export async function plainZooKeeperTryLock(connect: string): Promise<TryLock> {
   const { default: zookeeper } = await import('node-zookeeper-client');
   const zk = zookeeper.createClient(connect, { sessionTimeout: LEASE_MS, spinDelay: 100 });
   await new Promise<void>((resolve) => {

@@ -2,7 +2,8 @@
 // test drives: excess demand on a saturated loop cuts it when refusals are as many as completions,
 // and only holds it when they are few; the same loop without excess demand (the process is busy,
 // not asked for more) does not cut; once demand falls the limit
-// climbs back to its initial value; and a standing queue holds at most one limit's worth.
+// climbs back to its initial value; a floor under the latency target (a remote lock service's round
+// trip) is not congestion; and a standing queue holds at most one limit's worth.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AdmissionControl, type AdmissionOptions, type Release } from '../src/http/admission.ts';
@@ -101,6 +102,20 @@ describe('admission control', () => {
     assert.ok(ac.limit < 20, `cut to ${ac.limit}`);
     if (typeof slow === 'function') slow();
     for (const r of held) r();
+  });
+
+  it("orders slow by the lock service's round trip (floorMs) do not cut the limit; slower than target + floor they do", () => {
+    // A lock service 300 ms away: every order pays that on top of its own work (issue 38).
+    const { ac, world } = control({ targetMs: 100, floorMs: () => 300 });
+    const order = (ms: number) => {
+      const r = ac.acquire() as Release;
+      world.now += ms;
+      r();
+    };
+    for (let i = 0; i < 30; i++) order(350);
+    assert.equal(ac.limit, 20, 'orders within target + floor are not congestion');
+    order(800);
+    assert.equal(ac.limit, 10, 'one past it cuts by (target + floor) / latency, at most halving');
   });
 
   it('a saturated loop with a few refusals does not cut the limit', () => {

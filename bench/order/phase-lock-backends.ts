@@ -1,8 +1,10 @@
 // Phase 5, lock backends (BENCH_ONLY=lock-backends): the real path from 8 shards (as c8) with its
-// shard locks on Redis, etcd and ZooKeeper (LOCK_BACKEND), side by side with the ratios to Redis.
+// shard locks on Redis, etcd and ZooKeeper (LOCK_BACKEND), side by side with the ratios to Redis; then
+// issue 38's S1 sale on each (lock-backend-phase.ts), whose misses are the phase's checks.
 import { LOCK_SERVERS } from '../../harness/lock-servers.ts';
 import { ms, num, printTable, times } from '../lib/table.ts';
 import type { BenchRun } from './bench-run.ts';
+import { lockBackendPhase, reportLockBackendPhase } from './lock-backend-phase.ts';
 import { BIG_STOCK } from './options.ts';
 import type { Phase } from './phase.ts';
 import { realPath, warmUp } from './rounds.ts';
@@ -57,11 +59,12 @@ export const lockBackendsPhase: Phase = {
   async run(bench) {
     const runs: R[] = [];
     for (const backend of BACKENDS) runs.push(await onBackend(bench, backend));
+    const s1 = await lockBackendPhase(bench.infra, (line) => bench.log(line));
     return {
       scenarios: runs,
       report() {
         printBackends(runs);
-        return { checks: [] };
+        return { checks: reportLockBackendPhase(s1) };
       },
     };
   },

@@ -144,6 +144,7 @@ function orderGate(
     onRateLimited: (by) => metrics.rateLimited.inc({ by }),
     onInvalidTicket: () => metrics.ticketsRefused.inc(),
     room,
+    floorMs: rt.lockService && (() => rt.lockService?.roundTripMs() ?? 0),
   });
   room?.start(gate.admission);
   if (room) metrics.watchWaitingRoom(() => room.state());

@@ -33,6 +33,13 @@ export interface AdmissionOptions {
    * share (measured: the limit at its floor of 8 for a whole herd, 10.9-13.9x the ideal sell-out).
    */
   onSaturation?: 'cut' | 'hold';
+  /**
+   * The latency every order pays outside this process whatever its load (ms, read at each
+   * completion; default none): with LOCK_BACKEND=etcd|zookeeper the lock service's round trip. An
+   * order is slow only past `targetMs` on top of it, so a lock service farther away than the target
+   * allows raises the target instead of cutting the limit to its floor (set by the gate, not config).
+   */
+  floorMs?: () => number;
 }
 
 /** What admission control reads of its own event loop (EventLoopLag). */
@@ -244,10 +251,11 @@ export class AdmissionControl {
   private sample(admittedAt: number, now: number): void {
     const o = this.o;
     const ms = now - admittedAt;
+    const target = o.targetMs + (o.floorMs?.() ?? 0);
     this.completedInWindow += 1;
     if (now - this.windowStart >= SATURATION_MS) this.closeWindow(now);
-    if (ms > o.targetMs) {
-      if (admittedAt > this.lastCut && !this.holding()) this.cut(Math.max(MAX_CUT, o.targetMs / ms), now);
+    if (ms > target) {
+      if (admittedAt > this.lastCut && !this.holding()) this.cut(Math.max(MAX_CUT, target / ms), now);
     } else if (this.herd && now - this.lastExcess < DEMAND_MEMORY_MS) {
       // A herd: the loop's saturation, not the orders' latency, says whether there is room.
       if (!this.saturated()) this.limitValue = Math.min(o.maxLimit, this.limitValue + 1 / this.limitValue);

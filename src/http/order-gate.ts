@@ -31,6 +31,8 @@ export interface OrderGateOptions {
   /** First come, first served under excess demand (WAITING_ROOM=on); without it, 429 busy. */
   room?: WaitingRoom;
   onInvalidTicket?: () => void;
+  /** What every order pays outside this process (AdmissionOptions.floorMs): the lock service's round trip. */
+  floorMs?: () => number;
 }
 
 /** How an order goes through the gate. */
@@ -79,7 +81,11 @@ export class OrderGate {
     // With the room on, a refused order is a queued buyer who comes back at its ETA, not a stream of
     // retries to make room for: cutting the limit while the loop is saturated would only slow the
     // line, lengthen every ETA and multiply the polls (see AdmissionOptions.onSaturation).
-    const admission: AdmissionOptions = o.room ? { ...o.admission, onSaturation: 'hold' } : o.admission;
+    const admission: AdmissionOptions = {
+      ...o.admission,
+      floorMs: o.floorMs,
+      ...(o.room ? { onSaturation: 'hold' as const } : {}),
+    };
     this.admission = new AdmissionControl(admission, o.loop);
     if (o.perUser) this.users = new TokenBuckets(o.perUser);
     if (o.perAddress) this.addresses = new TokenBuckets(o.perAddress);

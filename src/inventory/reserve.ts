@@ -1,12 +1,13 @@
 // The hot path: reserve units of a product on one of its shards, round-robin: one script call on a free
 // shard (its lock taken for the run), or acquire + reserve + release pipelined after waiting on a busy one.
 import { performance } from 'node:perf_hooks';
-import { LockAcquireTimeoutError, type LockClient, type LockHandle } from '@flashsale/lock';
+import { LockAcquireTimeoutError, type LockClient } from '@flashsale/lock';
 import { isConnectionError, UnavailableError } from '../errors.ts';
 import type { RedisClient } from '../redis/connection.ts';
 import type { InputOf } from '../redis/lua.ts';
 import type { Catalog } from './catalog.ts';
 import { BusyError, ReservationInDoubtError, SoldOutError, UnknownProductError } from './errors.ts';
+import type { Turn } from './hold-relay.ts';
 import { type ShardRef, shardKeys } from './keys.ts';
 import { fromLockError } from './lock-errors.ts';
 import { type Final, reserved, reserveOutcome, type ShardOutcome, settled } from './replies.ts';
@@ -239,9 +240,10 @@ export class StockReserver {
   }
 
   /**
-   * A shard whose lock is on etcd or ZooKeeper: take it (waitMs 0: only if free and nobody queued),
-   * reserve with the hold's token (reserve.lua refuses a token older than the shard's fence), and
-   * release without holding up the answer: two round trips for the order, the release a third.
+   * A shard whose lock is on etcd or ZooKeeper: a turn at it (waitMs 0: only if free here and on the
+   * service), reserve with the hold's token (reserve.lua refuses a token older than the shard's
+   * fence), then pass the hold on or release it without holding up the answer: on a free shard two
+   * round trips for the order, the release a third; behind another order of this process, one.
    * Null: busy.
    */
   private async underExternalHold(
@@ -250,22 +252,17 @@ export class StockReserver {
     waitMs: number,
     input: (owner: string, token: number) => InputOf<typeof RESERVE>,
   ): Promise<number[] | null> {
-    let hold: LockHandle | null;
+    let turn: Turn | null;
     try {
-      hold = await external.locks.tryAcquire(shardKeys(shard.key).lock, {
-        waitMs,
-        leaseMs: this.options.leaseMs,
-      });
+      turn = await external.take(shardKeys(shard.key).lock, { waitMs, leaseMs: this.options.leaseMs });
     } catch (err) {
       throw fromLockError(err, shard.productId, external.backend);
     }
-    if (!hold) return null;
+    if (!turn) return null;
     try {
-      return await RESERVE.run(this.redis, input(hold.owner, hold.token));
+      return await RESERVE.run(this.redis, input(turn.owner, turn.token));
     } finally {
-      hold.release().catch(() => {
-        // Lost or unreachable: the hold ends with its lease (or the client's session) anyway.
-      });
+      turn.done();
     }
   }
 

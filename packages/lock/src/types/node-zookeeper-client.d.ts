@@ -56,7 +56,21 @@ declare module 'node-zookeeper-client' {
     retries?: number;
   }
 
+  /** One op's result in a multi: a create's path, a setData's stat. */
+  export interface OpResult {
+    type: number;
+    path?: string;
+    stat?: Stat;
+  }
+
+  export interface Transaction {
+    create(path: string, data: Buffer | null, mode: number): Transaction;
+    setData(path: string, data: Buffer | null, version: number): Transaction;
+    commit(callback: Callback<OpResult[]>): void;
+  }
+
   export interface Client extends EventEmitter {
+    transaction(): Transaction;
     connect(): void;
     close(): void;
     getState(): State;

@@ -2,7 +2,7 @@
 // session after expiry, and the requests the lock recipe makes, each bounded by the session timeout.
 import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
-import type { Client, Event, Stat } from 'node-zookeeper-client';
+import type { Client, Event, OpResult, Stat } from 'node-zookeeper-client';
 import { LockUnavailableError } from '../errors.ts';
 import { withDeadline } from '../waiting.ts';
 
@@ -25,6 +25,14 @@ interface ClientInternals {
 const DISCONNECTED = 0;
 /** ConnectionManager.STATES.CONNECTING: the ConnectRequest is sent or about to be, no answer yet. */
 const HANDSHAKING = 1;
+
+/** A node just created: its path, creation zxid, and the read of its parent's children sent behind it. */
+export interface Listed {
+  path: string;
+  czxid: Buffer;
+  /** The queue as the node joined it (asked in the same round trip; its own answer, to be bounded). */
+  children: Promise<string[]>;
+}
 
 /** A protected create's name prefix: unique to one acquisition, so its node can be found (and removed) by it. */
 export function protectedPrefix(): string {
@@ -113,13 +121,14 @@ export class ZkSession {
 
   /**
    * Creates an ephemeral sequential node named `prefix` + sequence (protectedPrefix), the parents if
-   * missing; finds it again by its prefix after a lost reply.
+   * missing, in one round trip: its creation zxid, and the queue as it joined it. Finds it again by
+   * its prefix after a lost reply.
    */
-  async createProtected(parent: string, prefix: string): Promise<string> {
+  async createListed(parent: string, prefix: string): Promise<Listed> {
     const { Exception } = this.zookeeper;
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.createSequential(`${parent}/${prefix}`);
+        return await this.createAndList(parent, prefix);
       } catch (err) {
         const code = this.code(err);
         if (code === Exception.NO_NODE && attempt < 3) {
@@ -128,8 +137,12 @@ export class ZkSession {
         }
         if (code !== Exception.CONNECTION_LOSS || attempt >= 3) throw err;
         // Protected mode: the create may have happened before the connection dropped.
-        const found = (await this.retrying(() => this.children(parent))).find((c) => c.startsWith(prefix));
-        if (found) return `${parent}/${found}`;
+        const children = await this.retrying(() => this.children(parent));
+        const found = children.find((c) => c.startsWith(prefix));
+        const stat = found ? await this.retrying(() => this.exists(`${parent}/${found}`)) : null;
+        if (found && stat) {
+          return { path: `${parent}/${found}`, czxid: stat.czxid, children: Promise.resolve(children) };
+        }
       }
     }
   }
@@ -164,13 +177,26 @@ export class ZkSession {
     return err instanceof this.zookeeper.Exception ? err.getCode() : undefined;
   }
 
-  private createSequential(path: string): Promise<string> {
+  /**
+   * The create as a multi with a setData of the parent: one transaction, so the setData's mzxid is
+   * the node's czxid (node-zookeeper-client has no create2 to answer it). The parent's children are
+   * asked right behind it on the same session, which ZooKeeper answers in order: after the create.
+   */
+  private async createAndList(parent: string, prefix: string): Promise<Listed> {
     const { CreateMode } = this.zookeeper;
-    return new Promise<string>((resolve, reject) => {
-      this.zk.create(path, null, CreateMode.EPHEMERAL_SEQUENTIAL, (err, created) =>
-        err ? reject(err) : resolve(created),
-      );
+    const created = new Promise<OpResult[]>((resolve, reject) => {
+      this.zk
+        .transaction()
+        .create(`${parent}/${prefix}`, null, CreateMode.EPHEMERAL_SEQUENTIAL)
+        .setData(parent, null, -1)
+        .commit((err, results) => (err ? reject(err) : resolve(results)));
     });
+    const children = this.children(parent);
+    // Awaited by the caller only once the create is answered (or never, when it fails).
+    children.catch(() => {});
+    const [create, touch] = await withDeadline(created, this.timeoutMs);
+    if (!create?.path || !touch?.stat) throw new Error('ZooKeeper multi answered without its results');
+    return { path: create.path, czxid: touch.stat.mzxid, children };
   }
 
   private mkdirp(path: string): Promise<void> {

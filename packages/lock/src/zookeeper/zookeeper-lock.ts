@@ -128,32 +128,27 @@ export class ZooKeeperLock extends SessionLock<ZkNode> {
       if (this.closed) throw this.unavailable(name, new Error('lock client closed'));
       const sentAt = performance.now();
       const prefix = protectedPrefix();
-      const path = await this.creating(
+      // One round trip: the node, its creation zxid (the token) and the queue it joined (read behind it).
+      const made = await this.creating(
         budget,
-        () => this.session.createProtected(parent, prefix),
+        () => this.session.createListed(parent, prefix),
         () => this.session.removeProtected(parent, prefix),
       ).catch((err: unknown) => {
         throw this.unavailable(name, err);
       });
-      const node = path.slice(parent.length + 1);
-      // czxid 0 until read: remove() deletes by path.
-      const own: ZkNode = { path, czxid: 0 };
+      const node = made.path.slice(parent.length + 1);
+      const own: ZkNode = { path: made.path, czxid: zxid(made.czxid) };
       let acquired = false;
       try {
-        const read = await this.bounded(budget, () =>
-          this.session.retrying(() =>
-            Promise.all([this.session.children(parent), this.session.exists(path)]),
-          ),
-        ).catch((err: unknown) => {
+        const read = () =>
+          made.children.catch(() => this.session.retrying(() => this.session.children(parent)));
+        const children = await this.bounded(budget, read).catch((err: unknown) => {
           // Our node is queued: a read unanswered past the wait's deadline is a wait run out, as in
           // waitTurn, not an unreachable service (which the create just reached).
           if (performance.now() >= budget.deadline) return null;
           throw this.unavailable(name, err);
         });
-        if (!read) return null;
-        const [children, stat] = read;
-        if (!stat) continue; // our session expired right after the create: start again
-        own.czxid = zxid(stat.czxid);
+        if (!children) return null;
         const turn = await this.waitTurn(parent, node, children, budget, signal).catch((err: unknown) => {
           throw signal?.aborted ? err : this.unavailable(name, err);
         });

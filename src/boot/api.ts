@@ -162,7 +162,11 @@ interface DoorParts {
 }
 
 /** Waiting buyers' streams (WAITING_ROOM on and WAITING_ROOM_MAX_STREAMS > 0), their orders placed by the intake. */
-function streamHolder(rt: Runtime, room: WaitingRoom | undefined, catalog: Catalog, intake: OrderIntake) {
+function streamHolder(
+  rt: Runtime,
+  room: WaitingRoom | undefined,
+  { catalog, intake, gate }: { catalog: Catalog; intake: OrderIntake; gate: OrderGate },
+) {
   const { config, metrics, logger } = rt;
   if (!room || config.waitingRoom.maxStreams === 0) return undefined;
   const holder = new StreamHolder({
@@ -174,6 +178,7 @@ function streamHolder(rt: Runtime, room: WaitingRoom | undefined, catalog: Catal
         () => call,
         (err) => logger.error({ err }, 'unexpected error'),
       ),
+    placing: () => gate.admission.limit,
     // A held buyer's result is its request's final answer: counted with every order answer too.
     onResult: (outcome, seconds) => {
       metrics.observeOrder(outcome, seconds);
@@ -250,7 +255,7 @@ export async function startApi(rt: Runtime, extension?: ApiExtension): Promise<S
   const doors = apiDoors(config, redis, (braked) =>
     metrics.adminTokenFailures.inc({ braked: String(braked) }),
   );
-  const streams = streamHolder(rt, room, catalog, intake);
+  const streams = streamHolder(rt, room, { catalog, intake, gate });
   const app = createApp({
     streams,
     redis,

@@ -49,7 +49,8 @@ for (const backend of LOCK_SERVERS) {
     it('/readyz reports the lock service', async () => {
       const r = await call((svc as Service).url, 'GET', '/readyz');
       assert.equal(r.status, 200);
-      assert.deepEqual(r.body, { redis: true, postgres: true, [backend.name]: true });
+      const { streams: _held, ...reachable } = r.body;
+      assert.deepEqual(reachable, { redis: true, postgres: true, [backend.name]: true });
     });
 
     it("issue 38's S1 sale against npm start: 3,000 buyers, 100 at a time, up to 40 tries each, for 500 units on 8 shards; every unit sold, no 429 busy", async () => {

@@ -18,6 +18,12 @@ export interface StreamHolderOptions {
   soldOut: (productId: string) => boolean;
   /** The order of a held buyer whose turn came, placed as a polling buyer's would be (OrderIntake.answer). */
   place: (call: OrderCall) => Promise<OrderAnswer>;
+  /**
+   * Held buyers' orders under way at most (admission control's limit): the rest of those the line
+   * let in wait for the next pass, instead of each being refused by a full admission queue and tried
+   * again every pass.
+   */
+  placing: () => number;
   /** A stream's outcome written (or decided after its client left), and how long it was held (s). */
   onResult?: (outcome: OrderOutcome, seconds: number) => void;
   onEvent?: (event: StreamEvent) => void;
@@ -39,6 +45,8 @@ export interface StreamHolderOptions {
 export class StreamHolder {
   private readonly products = new Map<string, Set<HeldBuyer>>();
   private count = 0;
+  /** Orders of held buyers under way. */
+  private underWay = 0;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
 
@@ -137,8 +145,9 @@ export class StreamHolder {
     if (!line) return;
     for (const b of buyers) {
       if (b.placing) continue;
-      if (room.lets(line, b.arrival)) void this.place(b);
-      else if (line.available < b.quantity) this.tooFew(b, Math.max(0, line.available));
+      if (room.lets(line, b.arrival)) {
+        if (this.underWay < this.o.placing()) void this.place(b);
+      } else if (line.available < b.quantity) this.tooFew(b, Math.max(0, line.available));
       else if (b.due(now)) this.event(b.progress(standing(room.queue(b.arrival, line).place), now));
       else this.event(b.keepAlive(now));
     }
@@ -151,8 +160,11 @@ export class StreamHolder {
   /** The buyer's turn: its order placed; still queued (no capacity this moment), it keeps waiting. */
   private async place(b: HeldBuyer): Promise<void> {
     b.placing = true;
-    const { answer, outcome } = await this.o.place(b.call);
-    b.placing = false;
+    this.underWay++;
+    const { answer, outcome } = await this.o.place(b.call).finally(() => {
+      this.underWay--;
+      b.placing = false;
+    });
     if (outcome === 'queued') {
       // Let in, but admission control had no room this moment: it waits for the next pass.
       if (!b.done) this.event(b.progress(standing(answer.body as unknown as Place), performance.now()));

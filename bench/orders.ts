@@ -13,7 +13,9 @@
 //   overload      for API_WORKERS=1 and 2: capacity (closed model), then an open-model crowd at 2x
 //                 and 4x it (bench/order/phase-overload.ts)
 //   lock-backends c8 with LOCK_BACKEND=redis, etcd and zookeeper side by side
-//   herd          a sale with more buyers than capacity, WAITING_ROOM=on and off (bench/order/herd.ts)
+//   herd          a sale with more buyers than capacity: streaming buyers, polling buyers, and
+//                 WAITING_ROOM=off (bench/order/herd.ts)
+//   streams       what a held buyer costs the API in memory and CPU (bench/order/phase-streams.ts)
 // and on demand: BENCH_ONLY=commands (the MONITOR sample alone), BENCH_PROFILE=1 (c8 with the API
 // under --cpu-prof; BENCH_PROFILE_ROOT, _SOLD_OUT, _QUEUED, _PATH: bench/order/phase-profile.ts) and
 // BENCH_REDIS=cluster (one redis-server against a 3+3 Redis Cluster: bench/order/cluster.ts).
@@ -35,6 +37,7 @@ import { herdPhase } from './order/phase-herd.ts';
 import { lockBackendsPhase } from './order/phase-lock-backends.ts';
 import { overloadPhase } from './order/phase-overload.ts';
 import { profilePhase } from './order/phase-profile.ts';
+import { streamsPhase } from './order/phase-streams.ts';
 import { runPhases } from './order/runner.ts';
 import { suitePhase } from './order/suite.ts';
 
@@ -45,6 +48,7 @@ const PHASES: Phase[] = [
   overloadPhase,
   lockBackendsPhase,
   herdPhase,
+  streamsPhase,
   profilePhase,
 ];
 

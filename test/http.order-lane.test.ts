@@ -136,7 +136,7 @@ describe('the order lane answers before express', () => {
     // gate; any other is placed.
     const gate = {
       enter: async (order: { productId: string }) => {
-        if (order.productId === 'p') throw new SoldOutError('p', 1, 0);
+        if (order.productId === 'p') throw new SoldOutError('p');
         return { release: () => {} };
       },
     } as unknown as OrderGate;

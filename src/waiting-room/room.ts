@@ -54,7 +54,8 @@ export interface LineStats {
 /** What GET /api/products/:id shows of a product's queue. */
 export interface QueueView {
   waiting: number;
-  servingLagMs: number;
+  /** How far behind now the line serves, ms; null while nobody has been let in yet. */
+  servingLagMs: number | null;
   lottery?: DrawView;
 }
 
@@ -212,9 +213,11 @@ export class WaitingRoom {
     const now = this.o.now();
     const draw = line.draw && drawView(line.draw, now);
     if (!line.active && !draw) return undefined;
+    // Nobody let in yet (a lottery window before its draw): no serving point, so no lag (null, not Infinity).
+    const lag = line.active ? Math.max(0, Math.round(now - line.servingPoint)) : 0;
     return {
       waiting: line.waiting,
-      servingLagMs: line.active ? Math.max(0, Math.round(now - line.servingPoint)) : 0,
+      servingLagMs: Number.isFinite(lag) ? lag : null,
       ...(draw && { lottery: draw }),
     };
   }

@@ -287,6 +287,11 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @description Every error code the service answers (src/http/errors.ts).
+         * @enum {string}
+         */
+        ErrorCode: "invalid_request" | "invalid_encoding" | "unauthorized" | "unauthenticated" | "invalid_signature" | "buyer_mismatch" | "forbidden" | "not_owner" | "unknown_product" | "unknown_order" | "not_found" | "method_not_allowed" | "request_timeout" | "sold_out" | "not_started" | "sale_ended" | "limit_exceeded" | "insufficient_stock" | "stock_limit_exceeded" | "request_in_progress" | "invalid_ticket" | "queued" | "order_expired" | "order_cancelled" | "already_paid" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "idempotency_key_reused" | "busy" | "rate_limited" | "too_many_attempts" | "unavailable" | "outcome_unknown" | "lock_timeout" | "lock_unavailable" | "lock_quorum_unavailable" | "lock_lost" | "lock_not_held" | "lock_upgrade" | "migration_failed" | "internal";
         /** @description `method_not_allowed`: 405 */
         MethodNotAllowedError: {
             /** @constant */
@@ -739,7 +744,8 @@ export interface components {
             /** @description while buyers wait in the waiting room */
             queue?: {
                 waiting: number;
-                servingLagMs: number;
+                /** @description how far behind now the line serves; null before anyone is let in */
+                servingLagMs: number | null;
                 lottery?: {
                     lotterySeconds: number;
                     /** @description SHA-256 of the draw's seed, published before the sale opens */
@@ -926,11 +932,13 @@ export interface components {
         } & {
             [key: string]: boolean;
         };
-        /**
-         * @description Every error code the service answers (src/http/errors.ts).
-         * @enum {string}
-         */
-        ErrorCode: "invalid_request" | "invalid_encoding" | "unauthorized" | "unauthenticated" | "invalid_signature" | "buyer_mismatch" | "forbidden" | "not_owner" | "unknown_product" | "unknown_order" | "not_found" | "method_not_allowed" | "request_timeout" | "sold_out" | "not_started" | "sale_ended" | "limit_exceeded" | "insufficient_stock" | "stock_limit_exceeded" | "request_in_progress" | "invalid_ticket" | "queued" | "order_expired" | "order_cancelled" | "already_paid" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "idempotency_key_reused" | "busy" | "rate_limited" | "too_many_attempts" | "unavailable" | "outcome_unknown" | "lock_timeout" | "lock_unavailable" | "lock_quorum_unavailable" | "lock_lost" | "lock_not_held" | "lock_upgrade" | "migration_failed" | "internal";
+        /** @description `{error, message, ...details}` */
+        ErrorBody: {
+            error: components["schemas"]["ErrorCode"];
+            message: string;
+        } & {
+            [key: string]: unknown;
+        };
         /** @description `event: queued`: where the buyer stands (at once, then on a change that matters, at most ~1/s) */
         QueuedEvent: {
             /**
@@ -989,6 +997,24 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["NotFoundError"];
+            };
+        };
+        /** @description any refusal of a path or method without an operation here: e.g. an /admin path asked without the token (401 before 404) */
+        Refused: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /** @description an unexpected error (a bug: logged with the request); nothing is known to have changed */
+        Internal: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
     };
@@ -1150,8 +1176,8 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description whole seconds to wait before retrying */
                     "Retry-After": string;
-                    /** @description send it back as the Queue-Ticket header */
-                    "Queue-Ticket": string;
+                    /** @description with `queued`: the ticket */
+                    "Queue-Ticket"?: string;
                     [name: string]: unknown;
                 };
                 content: {

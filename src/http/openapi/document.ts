@@ -3,7 +3,7 @@
 import { createDocument } from 'zod-openapi';
 import { adminPaths } from './admin-paths.ts';
 import { buyerPaths, streamEventSchemas } from './buyer-paths.ts';
-import { errorCode, errorResponse } from './error-bodies.ts';
+import { errorCode, errorResponse, errorShape } from './error-bodies.ts';
 import { opsPaths } from './ops-paths.ts';
 
 const DESCRIPTION = [
@@ -32,10 +32,20 @@ function build() {
     ],
     paths: { ...buyerPaths, ...adminPaths, ...opsPaths },
     components: {
-      schemas: { ErrorCode: errorCode, ...streamEventSchemas },
+      schemas: { ErrorCode: errorCode, ErrorBody: errorShape, ...streamEventSchemas },
       responses: {
         MethodNotAllowed: errorResponse(405, ['method_not_allowed']),
         NotFound: errorResponse(404, ['not_found']),
+        Refused: {
+          description:
+            'any refusal of a path or method without an operation here: e.g. an /admin path asked without the token (401 before 404)',
+          content: { 'application/json': { schema: errorShape } },
+        },
+        Internal: {
+          description:
+            'an unexpected error (a bug: logged with the request); nothing is known to have changed',
+          content: { 'application/json': { schema: errorShape } },
+        },
       },
       securitySchemes: {
         buyerJwt: {

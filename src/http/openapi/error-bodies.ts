@@ -7,17 +7,19 @@ import { ERROR_STATUS } from '../errors.ts';
 import { isoTime, productId, requestIdHeader } from './common.ts';
 
 const count = z.number().int().min(0);
+/** A duration in ms (not always whole: the waiting room computes it from its clock). */
+const ms = z.number().min(0);
 const orderId = z.string().meta({ example: 'drop-1.3.1.k5d8sq2c0a' });
 
 /** Where a queued buyer stands: a 429 queued's body besides error and message (and a stream's `queued` event). */
 export const place = {
   ticket: z.string().meta({ description: 'send it back as the Queue-Ticket header', example: 'v1.drop-1.…' }),
   position: count.meta({ description: 'buyers ahead (an estimate)', example: 120 }),
-  etaMs: count.meta({
+  etaMs: ms.meta({
     description: 'when the service expects to serve this buyer, ms from now',
     example: 2400,
   }),
-  retryAfterMs: count.meta({ description: 'come back after this many ms (never sooner)', example: 1000 }),
+  retryAfterMs: ms.meta({ description: 'come back after this many ms (never sooner)', example: 1000 }),
   available: count.meta({ description: 'units still on sale', example: 87 }),
 };
 
@@ -61,6 +63,11 @@ export const errorCode = z
   .enum([...(Object.keys(ERROR_STATUS) as ErrorCode[]), 'internal'])
   .meta({ id: 'ErrorCode', description: 'Every error code the service answers (src/http/errors.ts).' });
 
+/** Any error answer: what a client can rely on whatever the code. */
+export const errorShape = z
+  .looseObject({ error: errorCode, message: z.string() })
+  .meta({ id: 'ErrorBody', description: '`{error, message, ...details}`' });
+
 const pascal = (code: string) => code.replace(/(^|_)([a-z])/g, (_m, _s, c: string) => c.toUpperCase());
 
 const bodies = new Map<ErrorCode, z.ZodType>();
@@ -86,7 +93,9 @@ function headersOf(status: number, codes: readonly ErrorCode[]) {
   return z.object({
     ...requestIdHeader,
     ...((status === 429 || status === 503) && { 'Retry-After': retryAfter }),
-    ...(codes.includes('queued') && { 'Queue-Ticket': place.ticket }),
+    ...(codes.includes('queued') && {
+      'Queue-Ticket': place.ticket.optional().meta({ description: 'with `queued`: the ticket' }),
+    }),
     ...(codes.includes('method_not_allowed') && { Allow: DETAILS.method_not_allowed?.allow as z.ZodString }),
   });
 }

@@ -55,7 +55,15 @@ export const productView = z
     available: count.meta({ example: 87 }),
     soldOut: z.boolean(),
     queue: z
-      .object({ waiting: count, servingLagMs: count, lottery: drawView.optional() })
+      .object({
+        waiting: count,
+        servingLagMs: z
+          .number()
+          .min(0)
+          .nullable()
+          .meta({ description: 'how far behind now the line serves; null before anyone is let in' }),
+        lottery: drawView.optional(),
+      })
       .optional()
       .meta({ description: 'while buyers wait in the waiting room' }),
     startsAt: isoTime.optional(),

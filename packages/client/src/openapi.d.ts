@@ -222,7 +222,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Prometheus metrics (not here when METRICS_PORT is set) */
+        /** Prometheus metrics; with METRICS_PORT set, on that port only (here: 404 not_found) */
         get: operations["metrics"];
         put?: never;
         post?: never;
@@ -2678,7 +2678,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Prometheus metrics (not here when METRICS_PORT is set) */
+            /** @description Prometheus metrics; with METRICS_PORT set, on that port only (here: 404 not_found) */
             200: {
                 headers: {
                     /** @description the request's id in the service's logs */
@@ -2698,6 +2698,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InvalidRequestError"];
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    /** @description the request's id in the service's logs */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
                 };
             };
             /** @description `request_timeout` */

@@ -9,8 +9,8 @@ import { opsPaths } from './ops-paths.ts';
 const DESCRIPTION = [
   'The flash-sale service: buyers order units of a product on sale; admins put sales up.',
   'Errors are `{error, message, ...details}`; `error` is one of ErrorCode, and each status lists the codes a route answers with it.',
-  'Any route also answers a method it does not have with 405 `method_not_allowed` (and `Allow`), an unknown path with 404 `not_found`, ' +
-    '(components.responses); each route lists the answers to a request it cannot read (400, 408, 431).',
+  'Any route also answers a method it does not have with 405 `method_not_allowed` (and `Allow`), and an unknown path ' +
+    'with 404 `not_found` (see components.responses); each route lists the answers to a request it cannot read (400, 408, 431).',
   'The protocol a client follows (the waiting room, retries, outcome_unknown) is in docs/api.md.',
 ].join('\n\n');
 

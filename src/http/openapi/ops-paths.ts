@@ -2,6 +2,7 @@
 // dashboard page, this document and its reference page.
 import { z } from 'zod';
 import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject } from 'zod-openapi';
+import type { ErrorCode } from '../../errors.ts';
 import { json, requestIdHeader } from './common.ts';
 import { errorResponses, TRANSPORT_CODES } from './error-bodies.ts';
 
@@ -10,13 +11,14 @@ const page = (
   summary: string,
   type: string,
   example: string,
+  codes: ErrorCode[] = [],
 ): ZodOpenApiOperationObject => ({
   operationId,
   tags: ['ops'],
   summary,
   security: [],
   responses: {
-    ...errorResponses(TRANSPORT_CODES),
+    ...errorResponses([...TRANSPORT_CODES, ...codes]),
     '200': {
       description: summary,
       headers: z.object(requestIdHeader),
@@ -63,9 +65,10 @@ export const opsPaths: ZodOpenApiPathsObject = {
   '/metrics': {
     get: page(
       'metrics',
-      'Prometheus metrics (not here when METRICS_PORT is set)',
+      'Prometheus metrics; with METRICS_PORT set, on that port only (here: 404 not_found)',
       'text/plain',
       'flashsale_orders_total{outcome="accepted"} 42',
+      ['not_found'],
     ),
   },
   '/dashboard': {

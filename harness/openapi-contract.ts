@@ -43,7 +43,7 @@ const templates = Object.keys(doc.paths).map((t) => ({
 }));
 
 /** The documented path of a request path (query left out), if any. */
-export function routeOf(path: string): string | undefined {
+function routeOf(path: string): string | undefined {
   const bare = path.split('?')[0] ?? '';
   return templates.find((t) => t.pattern.test(bare))?.template;
 }

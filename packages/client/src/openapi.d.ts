@@ -297,7 +297,10 @@ export interface components {
             /** @constant */
             error: "method_not_allowed";
             message: string;
-            /** @example GET, HEAD */
+            /**
+             * @description the methods the path has
+             * @example GET, HEAD
+             */
             allow: string;
         } & {
             [key: string]: unknown;
@@ -981,6 +984,7 @@ export interface components {
             headers: {
                 /** @description the request's id in the service's logs */
                 "X-Request-Id"?: string;
+                /** @description the methods the path has */
                 Allow: string;
                 [name: string]: unknown;
             };
@@ -1822,7 +1826,10 @@ export interface operations {
     putSale: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description a label for the audit row: 1-64 of [A-Za-z0-9_.:@ -], anything else left out */
+                "X-Admin-Actor"?: string;
+            };
             path: {
                 /** @description the product on sale */
                 productId: string;
@@ -1976,7 +1983,10 @@ export interface operations {
     restock: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description a label for the audit row: 1-64 of [A-Za-z0-9_.:@ -], anything else left out */
+                "X-Admin-Actor"?: string;
+            };
             path: {
                 /** @description the product on sale */
                 productId: string;
@@ -2143,7 +2153,10 @@ export interface operations {
     reshard: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description a label for the audit row: 1-64 of [A-Za-z0-9_.:@ -], anything else left out */
+                "X-Admin-Actor"?: string;
+            };
             path: {
                 /** @description the product on sale */
                 productId: string;

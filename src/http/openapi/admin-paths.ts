@@ -22,7 +22,7 @@ const shard = z.looseObject({
   master: z.string().optional(),
 });
 
-export const saleStatus = z
+const saleStatus = z
   .looseObject({
     productId,
     generation: count,
@@ -48,6 +48,17 @@ export const saleStatus = z
   })
   .meta({ id: 'SaleStatus' });
 
+/** A change's audit row names the token's holder and address, and this label as the caller's claim. */
+const actorHeader = z.object({
+  'X-Admin-Actor': z
+    .string()
+    .optional()
+    .meta({
+      description: 'a label for the audit row: 1-64 of [A-Za-z0-9_.:@ -], anything else left out',
+      example: 'alice',
+    }),
+});
+
 const operation = (
   operationId: string,
   summary: string,
@@ -59,7 +70,7 @@ const operation = (
   tags: ['admin'],
   summary,
   security: [{ adminToken: [] }],
-  requestParams: { path: productPath },
+  requestParams: { path: productPath, ...(body && { header: actorHeader }) },
   ...(body && { requestBody: { required: true, content: { 'application/json': { schema: body } } } }),
   responses: { '200': answer, ...errorResponses(codes) },
 });

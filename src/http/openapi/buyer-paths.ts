@@ -10,7 +10,7 @@ import { BODY_CODES, errorResponses, TRANSPORT_CODES } from './error-bodies.ts';
 import { fateAnswer, orderView, placedOrder, productView, streamEvents } from './views.ts';
 
 /** Who the buyer is, as the deployment says (BUYER_AUTH): a JWT, a proxy's header, or the body's userId. */
-export const BUYER_SECURITY: Record<string, string[]>[] = [{ buyerJwt: [] }, { buyerHeader: [] }, {}];
+const BUYER_SECURITY: Record<string, string[]>[] = [{ buyerJwt: [] }, { buyerHeader: [] }, {}];
 
 const ORDER_CODES: ErrorCode[] = [
   ...BODY_CODES,

@@ -19,7 +19,7 @@ export const requestIdHeader = {
 export const productPath = z.object({ productId });
 export const orderPath = z.object({ orderId });
 
-/** A JSON answer of `status` (200 unless told) with this body. */
+/** A JSON answer with this body (and X-Request-Id, and these headers). */
 export function json(description: string, schema: z.ZodType, headers: z.ZodRawShape = {}) {
   return {
     description,

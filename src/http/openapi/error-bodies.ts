@@ -7,6 +7,7 @@ import { ERROR_STATUS } from '../errors.ts';
 import { isoTime, productId, requestIdHeader } from './common.ts';
 
 const count = z.number().int().min(0);
+const allow = z.string().meta({ description: 'the methods the path has', example: 'GET, HEAD' });
 /** A duration in ms (not always whole: the waiting room computes it from its clock). */
 const ms = z.number().min(0);
 const orderId = z.string().meta({ example: 'drop-1.3.1.k5d8sq2c0a' });
@@ -34,7 +35,7 @@ const DETAILS: Partial<Record<ErrorCode, z.ZodRawShape>> = {
   order_expired: { orderId },
   order_cancelled: { orderId },
   already_paid: { orderId },
-  method_not_allowed: { allow: z.string().meta({ example: 'GET, HEAD' }) },
+  method_not_allowed: { allow },
   sold_out: { productId, available: z.literal(0) },
   insufficient_stock: {
     productId,
@@ -73,7 +74,7 @@ const pascal = (code: string) => code.replace(/(^|_)([a-z])/g, (_m, _s, c: strin
 const bodies = new Map<ErrorCode, z.ZodType>();
 
 /** The body of an answer with `code`: `{error, message, ...details}`; one component per code. */
-export function errorBody(code: ErrorCode): z.ZodType {
+function errorBody(code: ErrorCode): z.ZodType {
   const known = bodies.get(code);
   if (known) return known;
   const body = z
@@ -96,7 +97,7 @@ function headersOf(status: number, codes: readonly ErrorCode[]) {
     ...(codes.includes('queued') && {
       'Queue-Ticket': place.ticket.optional().meta({ description: 'with `queued`: the ticket' }),
     }),
-    ...(codes.includes('method_not_allowed') && { Allow: DETAILS.method_not_allowed?.allow as z.ZodString }),
+    ...(codes.includes('method_not_allowed') && { Allow: allow }),
   });
 }
 

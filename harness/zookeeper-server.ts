@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { ChildServer, LOOPBACK, type Place, spawnAt } from './child-server.ts';
 import { freePort } from './redis-server.ts';
 
-const ZK_SERVER = '/usr/share/zookeeper/bin/zkServer.sh';
+export const ZK_SERVER = '/usr/share/zookeeper/bin/zkServer.sh';
 
 /** Asks a four-letter word; '' when the server does not answer. */
 export function fourLetters(port: number, word: string, host = '127.0.0.1'): Promise<string> {

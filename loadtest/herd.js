@@ -3,6 +3,10 @@
 // (lib.js answered()): answered 429 queued, it keeps its ticket and Idempotency-Key and comes back
 // after retryAfterMs, until its 202 or 409 (or it gives up, QUEUE_GIVE_UP s after its first request).
 //
+// STREAM_SHARE (default 0.5) of the buyers ask for a stream (Accept: text/event-stream, DESIGN.md
+// §4): one request, answered at once or held until its result event; k6 gets the whole stream when it
+// ends, and its result is read as the JSON answer it stands for. The others poll.
+//
 // One VU drives every buyer at once (http.asyncRequest and timers), so the run itself knows each
 // buyer's first-request time and whether it got a unit, and measures first come, first served: the
 // share of the units that went to the first 1.05 x STOCK buyers by first-request time
@@ -42,6 +46,7 @@ const cfg = loadConfig({ stock: 300, shards: 4, rate: 3000, duration: '1s' });
 const buyers = envInt('BUYERS', 3000);
 const arrivalMs = parseDuration(envString('ARRIVAL', '1s')) * 1000;
 const minFairness = envNumber('MIN_FAIRNESS', 0.8);
+const streamShare = envNumber('STREAM_SHARE', 0.5);
 /** The first buyers by first-request time who should get the units: 5 % of slack for timing. */
 const FAIR_FACTOR = 1.05;
 
@@ -104,19 +109,47 @@ function wait(ms) {
  */
 async function buyer(data, i, at) {
   const p = purchase(cfg, data.productId, `${data.runId}-herd-${i}`);
+  // Every 1/STREAM_SHARE-th buyer streams, spread evenly over the arrivals.
+  const streams = Math.floor((i + 1) * streamShare) > Math.floor(i * streamShare);
+  if (streams) p.headers.Accept = 'text/event-stream';
   await wait(at - Date.now());
   for (;;) {
     sending(p);
     const res = await http.asyncRequest('POST', `${cfg.baseUrl}/api/orders`, p.body, {
       headers: p.headers,
       tags: ORDER_TAGS,
+      // A held stream lasts until the buyer's turn or the sell-out.
+      timeout: toDuration(cfg.queueGiveUpSec + 30),
     });
-    const { outcome, waitSec } = answered(cfg, p, res);
+    const { outcome, waitSec } = answered(cfg, p, streamed(res));
     if (waitSec === undefined) {
       return { firstAt: p.firstAt, lastAt: Date.now(), got: outcome === 'accepted', requests: p.requests };
     }
     await wait(waitSec * 1000);
   }
+}
+
+/**
+ * A held stream as the JSON answer its result event stands for (DESIGN.md §4); any other answer as is.
+ * @param {import('k6/http').RefinedResponse<any>} res
+ * @returns {import('k6/http').RefinedResponse<any>}
+ */
+function streamed(res) {
+  if (!String(res.headers['Content-Type'] ?? '').startsWith('text/event-stream')) return res;
+  const events = String(res.body ?? '').split('\n\n');
+  const result = events.find((e) => e.startsWith('event: result\n'));
+  const data = result?.split('\n').find((line) => line.startsWith('data: '));
+  if (data === undefined) return res;
+  const { status, body } = JSON.parse(data.slice('data: '.length));
+  const { headers, timings, error } = res;
+  return /** @type {any} */ ({
+    status,
+    body: JSON.stringify(body),
+    json: () => body,
+    headers,
+    timings,
+    error,
+  });
 }
 
 /**

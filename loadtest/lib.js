@@ -330,11 +330,12 @@ export function herdScenario(cfg, stages, execName = 'buyer') {
 }
 
 /**
- * 409 and 429 are answers the contract promises, not failures: keeps them out of
- * http_req_failed, so that metric only shows transport errors and 5xx. Call in the init context.
+ * 409 and 429 are answers the contract promises, not failures (nor a streaming buyer's 200 event
+ * stream): keeps them out of http_req_failed, so that metric only shows transport errors and 5xx.
+ * Call in the init context.
  */
 export function expectBuyerStatuses() {
-  http.setResponseCallback(http.expectedStatuses(202, 409, 429));
+  http.setResponseCallback(http.expectedStatuses(200, 202, 409, 429));
 }
 
 // ---------------------------------------------------------------------------------------------

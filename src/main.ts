@@ -8,7 +8,8 @@ import { startWorker } from './boot/worker.ts';
 
 await run(
   'main',
-  () => boot('main'),
+  // A cluster worker (a fork of this entry point) uses the servers its primary found or started.
+  () => boot('main', process.env, { devServers: cluster.isPrimary }),
   async (rt) => {
     // A cluster worker is a fork of this entry point: it serves the API only.
     if (cluster.isPrimary) await startWorker(rt);

@@ -169,8 +169,8 @@ describe('admin authentication and refused changes', () => {
         const r = await call(svc.url, route.method, route.path, route.body, {
           authorization: `Bearer ${token}`,
         });
-        assert.equal(r.status, 403, `${route.method} ${route.path} with ${token}`);
-        assert.equal(r.body.error, 'forbidden');
+        assert.equal(r.status, 401, `${route.method} ${route.path} with ${token}`);
+        assert.equal(r.body.error, 'unauthorized');
         assert.doesNotMatch(
           JSON.stringify(r.body),
           new RegExp(ADMIN_TOKEN),

@@ -202,25 +202,43 @@ describe('flashsale CLI', () => {
     >;
     assert.equal(product.paymentTimeoutSec, 600);
 
-    // The queue's lottery goes into the PUT body as DESIGN.md §4's queue: {lotterySeconds}.
-    const stand = recorder({ productId: 'cli-lot', total: 4, queue: { lotterySeconds: 30 } });
-    const lot = await cli(
-      ['sale', 'put', 'cli-lot', '--stock', '4', '--shards', '1', '--lottery-seconds', '30'],
-      {},
-      stand.fetch,
-    );
-    assert.equal(lot.code, 0, lot.err);
-    assert.match(lot.out, /, lottery 30 s\n$/);
+    // The queue's lottery goes into the PUT body as DESIGN.md §4's queue: {lotterySeconds}, and the
+    // confirmation says the window the service set (as its answer has it: queue.lottery).
+    const lotPut = ['sale', 'put', 'cli-lot', '--stock', '4', '--shards', '1', '--lottery-seconds', '30'];
+    const stand = recorder({ productId: 'cli-lot', total: 4 });
+    await cli(lotPut, {}, stand.fetch);
     assert.deepEqual(stand.sent[0]?.body, { stock: 4, shards: 1, queue: { lotterySeconds: 30 } });
+    const lot = await cli([...lotPut, '--per-user-limit', '2', ...window]);
+    assert.equal(lot.code, 0, lot.err);
+    assert.match(
+      lot.out,
+      /per-user limit 2, starts 2030-01-01T00:00:00\.000Z, ends 2030-01-02T00:00:00\.000Z, lottery 30 s \(drawn at 2030-01-01T00:00:30\.000Z, seed SHA-256 [0-9a-f]{12}…\)\n$/,
+    );
+    // A lottery the service did not set (its waiting room off) is said so, not left out.
+    const off = await cli(lotPut, {}, recorder({ productId: 'cli-lot', total: 4, shards: 1 }).fetch);
+    assert.match(off.out, /, no lottery \(the service's waiting room is off\)\n$/);
 
     const cases: Array<[string[], RegExp]> = [
       [['--payment-timeout', 'soon'], /^error: invalid_request: --payment-timeout must be an integer/],
       [['--lottery-seconds', '1.5'], /^error: invalid_request: --lottery-seconds must be an integer/],
-      [['--starts-at', 'tomorrow'], /^error: invalid_request: startsAt: /],
+      [
+        ['--starts-at', 'tomorrow'],
+        /^error: invalid_request: --starts-at must be an ISO 8601 time with a zone/,
+      ],
+      [
+        ['--starts-at', '2026-12-01T10:00:00'],
+        /^error: invalid_request: --starts-at "2026-12-01T10:00:00" has no time zone: add Z for UTC or an offset, e.g. 2026-12-01T10:00:00Z/,
+      ],
+      [
+        ['--ends-at', '2026-12-01'],
+        /^error: invalid_request: --ends-at "2026-12-01" has no time of day nor zone/,
+      ],
+      // Refused by the service: told with the flags' names, not the JSON fields'.
       [
         ['--starts-at', '2030-01-02T00:00:00Z', '--ends-at', '2030-01-01T00:00:00Z'],
-        /^error: invalid_request: endsAt: must be after startsAt/,
+        /^error: invalid_request: --ends-at: must be after --starts-at\n$/,
       ],
+      [['--lottery-seconds', '999999'], /^error: invalid_request: --lottery-seconds: /],
     ];
     for (const [options, pattern] of cases) {
       const r = await cli(['sale', 'put', 'cli-win', '--stock', '4', '--shards', '1', ...options]);
@@ -246,7 +264,7 @@ describe('flashsale CLI', () => {
     assert.match(refused.err, errorLine, refused.err);
     assert.match(
       refused.err,
-      /^error: forbidden: wrong admin token .*ADMIN_TOKEN is not set, so the CLI sent the development token/,
+      /^error: unauthorized: admin endpoints need .*ADMIN_TOKEN is not set, so the CLI sent the development token/,
     );
   });
 
@@ -304,8 +322,8 @@ describe('flashsale CLI', () => {
         ['restock', 'cli-d', '-6'],
         /^error: insufficient_stock: cannot remove 6 units from "cli-d": only 5 available/,
       ],
-      [['sale', 'put', 'cli-d', '--stock', '5', '--shards', '2000'], /^error: invalid_request: shards: /],
-      [['status', 'cli-d'], /^error: forbidden: wrong admin token/, { ADMIN_TOKEN: 'not-the-token' }],
+      [['sale', 'put', 'cli-d', '--stock', '5', '--shards', '2000'], /^error: invalid_request: --shards: /],
+      [['status', 'cli-d'], /^error: unauthorized: admin endpoints need /, { ADMIN_TOKEN: 'not-the-token' }],
     ];
     for (const [args, pattern, env] of cases) {
       const r = await cli(args, env);
@@ -323,7 +341,8 @@ describe('flashsale CLI', () => {
   it('local errors: usage, bad numbers, unreachable service — exit 2, one line', async () => {
     const port = await freePort();
     const cases: Array<[string[], RegExp, Record<string, string | undefined>?]> = [
-      [['frobnicate', 'x'], /^error: usage: unknown command "frobnicate"/],
+      [['frobnicate', 'x'], /^error: usage: unknown command "frobnicate"; see flashsale --help\n$/],
+      [['stauts', 'cli-d'], /^error: usage: unknown command "stauts" \(did you mean status\?\)/],
       [['reshard', 'cli-d'], /^error: usage: reshard needs <productId> <shards>/],
       [['reshard', 'cli-d', '2.5'], /^error: invalid_request: shards must be an integer, got "2.5"/],
       [['reshard', 'cli-d', 'eight'], /^error: invalid_request: shards must be an integer/],
@@ -334,7 +353,16 @@ describe('flashsale CLI', () => {
       ],
       [['sale', 'delete', 'cli-d'], /^error: usage: expected "sale put/],
       [['status', 'cli-d', '--stock', '3'], /^error: usage: --stock does not apply to "status"/],
-      [['status', 'cli-d', '--bogus'], /^error: usage: Unknown option '--bogus'/],
+      [['status', 'cli-d', '--bogus'], /^error: usage: unknown option --bogus; see flashsale --help\n$/],
+      [
+        ['sale', 'put', 'cli-d', '--stock', '5', '--shards', '1', '--start-at', '2030-01-01T00:00:00Z'],
+        /^error: usage: unknown option --start-at \(did you mean --starts-at\?\); see flashsale --help\n$/,
+      ],
+      [['status', 'cli-d', '--jsno'], /^error: usage: unknown option --jsno \(did you mean --json\?\)/],
+      [['status', 'cli-d', '-x'], /^error: usage: unknown option -x; see/],
+      [['status', 'cli-d', '--url'], /^error: usage: --url needs a value; see/],
+      [['sale', 'put', 'cli-d', '--stock', '--shards', '1'], /^error: usage: --stock needs a value; see/],
+      [['status', 'cli-d', '--json=yes'], /^error: usage: --json takes no value; see/],
       [['status', 'bad.id'], /^error: invalid_request: productId must match/],
       [
         ['status', 'cli-d'],
@@ -352,6 +380,8 @@ describe('flashsale CLI', () => {
       assert.equal(r.code, 2, `${args.join(' ')}: ${r.out}${r.err}`);
       assert.match(r.err, errorLine, r.err);
       assert.match(r.err, pattern);
+      // Never node's raw parseArgs text (with its unbalanced quote).
+      assert.doesNotMatch(r.err, /To specify|Unknown option '|<value>/, r.err);
     }
     // --url wins over BASE_URL.
     const viaFlag = await cli(['status', 'cli-d', '--url', svc.url], {

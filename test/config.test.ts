@@ -1,6 +1,7 @@
 // loadConfig called directly (no process per case): defaults, sections, every refusal as one line
 // naming its variable, and no secret in any message.
 import assert from 'node:assert/strict';
+import { resolve } from 'node:path';
 import { describe, test } from 'node:test';
 import { ConfigError } from '../src/config/errors.ts';
 import { loadConfig, loadSection } from '../src/config/load.ts';
@@ -50,7 +51,7 @@ describe('loadConfig: sections and defaults', () => {
       maxConnectionsPerAddress: 256,
       metricsPort: undefined,
     });
-    assert.deepEqual(c.mode, { nodeEnv: 'development', devRun: false });
+    assert.deepEqual(c.mode, { nodeEnv: 'development', devRun: false, devDataDir: resolve('.dev') });
     assert.deepEqual(c.admin, {
       token: TOKEN,
       devToken: false,
@@ -179,6 +180,30 @@ describe('loadConfig: refusals name the variable in one line', () => {
     });
   }
 
+  test('every bad variable at once, each with what it must be, in one line (not the first only)', () => {
+    const line = assertRefused(
+      { ...base, PORT: 'abc', LOCK_WAIT_MS: '-5', LOG_LEVEL: 'loud' },
+      'PORT',
+      /^invalid configuration: 3 problems: /,
+      /PORT="abc": must be an integer from 0 to 65535/,
+      /LOG_LEVEL="loud": must be one of fatal, error, warn, info, debug, trace, silent/,
+      /LOCK_WAIT_MS="-5": must be an integer from 0 to 60000/,
+    );
+    // The service's words, not the schema library's.
+    assert.doesNotMatch(line, /expected|received|NaN|Invalid/);
+  });
+
+  test('bad values and a failed check across fields are reported together', () => {
+    assertRefused(
+      { ...base, DATABASE_URL: 'nope', ADMISSION_MIN_LIMIT: '200', BUYER_AUTH: 'oauth' },
+      'DATABASE_URL',
+      /3 problems/,
+      /DATABASE_URL="nope": must be a URL/,
+      /ADMISSION_MIN_LIMIT \(200\) <= ADMISSION_LIMIT/,
+      /BUYER_AUTH="oauth": must be one of jwt, header, none/,
+    );
+  });
+
   test('HTTP headers timeout not below the request timeout', () => {
     assertRefused({ ...base, HTTP_HEADERS_TIMEOUT_MS: '30000' }, 'HTTP_HEADERS_TIMEOUT_MS', /below/);
   });
@@ -205,6 +230,20 @@ describe('loadConfig: the admin token', () => {
     const { token, devToken } = loadConfig({ FLASHSALE_DEV_RUN: '1' }).admin;
     assert.deepEqual({ token, devToken }, { token: 'dev-admin-token', devToken: true });
     assertRefused({ ADMIN_TOKEN: 'dev-admin-token' }, 'ADMIN_TOKEN', /published default/);
+  });
+
+  test('production without its secrets names all three at once, and what production needs', () => {
+    const line = assertRefused(
+      { NODE_ENV: 'production', FLASHSALE_DEV_RUN: '1' },
+      'ADMIN_TOKEN',
+      /3 problems/,
+      /QUEUE_SECRET must be set/,
+      /BUYER_AUTH must be set/,
+      /Production needs ADMIN_TOKEN, QUEUE_SECRET \(or WAITING_ROOM=off\) and BUYER_AUTH/,
+    );
+    // FLASHSALE_DEV_RUN=1 is no way out in production: the hint does not offer it.
+    assert.doesNotMatch(line, /FLASHSALE_DEV_RUN=1/);
+    assert.match(assertRefused({}, 'ADMIN_TOKEN'), /FLASHSALE_DEV_RUN=1 \(npm start sets it\)/);
   });
 
   test('outside a development run: a secret of at least 32 characters, never a published one', () => {

@@ -1,6 +1,6 @@
 // GET /admin/products/:id/live (the dashboard's JSON): admin-only, bad input refused, the same sale
-// numbers as GET /admin/products/:id, outcome counts that add up to the orders placed, one status read
-// for any number of concurrent polls. Plus the metrics behind the alerts: writer lag, reconcile gauge.
+// numbers as GET /admin/products/:id, outcome counts that add up to the orders placed, the product's
+// history with its orders' fates, one status read for any number of concurrent polls. Plus the metrics behind the alerts: writer lag, reconcile gauge.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Queue } from 'bullmq';
@@ -12,6 +12,7 @@ import { LiveView } from '../src/ops/live.ts';
 import { reconcileAll } from '../src/ops/reconcile-watch.ts';
 import { failedJobsOf } from '../src/orders/failed-jobs.ts';
 import { createOrderQueue } from '../src/orders/queue.ts';
+import { cancel, pay } from './support/lifecycle.ts';
 import { useService } from './support/suite.ts';
 
 interface Live {
@@ -40,8 +41,8 @@ describe('GET /admin/products/:id/live', () => {
     await createSale(svc.url, 'live-auth', { stock: 5, shards: 1 });
     assert.equal((await live(svc.url, 'live-auth', {})).status, 401);
     const wrong = await live(svc.url, 'live-auth', { authorization: 'Bearer nope' });
-    assert.equal(wrong.status, 403);
-    assert.equal(wrong.body.error, 'forbidden');
+    assert.equal(wrong.status, 401);
+    assert.equal(wrong.body.error, 'unauthorized');
     assert.equal(wrong.body.sale, undefined);
     const badSince = await live(svc.url, 'live-auth', admin, '?since=yesterday');
     assert.equal(badSince.status, 400);
@@ -123,18 +124,53 @@ describe('GET /admin/products/:id/live', () => {
     assert.ok(later.rates.every((p) => p.t > last));
   });
 
+  it("the product's history carries its orders' fates: awaiting payment, paid, expired, cancelled", async () => {
+    await createSale(svc.url, 'live-fates', { stock: 5, shards: 1, paymentTimeoutSec: 2 });
+    await live(svc.url, 'live-fates');
+    const placed: string[] = [];
+    for (const userId of ['payer', 'canceller', 'forgetful', 'waiter']) {
+      const r = await call(svc.url, 'POST', '/api/orders', { productId: 'live-fates', userId });
+      assert.equal(r.status, 202, JSON.stringify(r.body));
+      placed.push(r.body.orderId as string);
+    }
+    assert.equal((await pay(svc.url, placed[0] as string, 'payer')).status, 200);
+    assert.equal((await cancel(svc.url, placed[1] as string, 'canceller')).status, 200);
+    // The other two are left unpaid: both expire.
+    const fates = (p: Record<string, number>) => [p.paid, p.awaitingPayment, p.expired, p.cancelled];
+    const body = await until(
+      'the live history to show both unpaid orders expired',
+      async () => {
+        const b = (await live(svc.url, 'live-fates')).body as unknown as Live & {
+          saleHistory: Record<string, number>[];
+        };
+        const last = b.saleHistory.at(-1);
+        return last && last.expired === 2 && b.sale.awaitingPayment === 0 ? b : undefined;
+      },
+      { everyMs: 200 },
+    );
+    const last = body.saleHistory.at(-1) as Record<string, number>;
+    assert.deepEqual(fates(last), [1, 0, 2, 1]);
+    const orders = body.sale.orders as { paid: number; expired: number; cancelled: number };
+    assert.deepEqual([orders.paid, orders.expired, orders.cancelled], [1, 2, 1]);
+    assert.deepEqual([last.sold, last.returned], [body.sale.sold, body.sale.returned]);
+    // Nobody waits in the waiting room of a sale this quiet.
+    assert.equal((body as unknown as { waitingRoom: unknown }).waitingRoom, null);
+  });
+
   it('concurrent polls of a product share one status read', async () => {
     await createSale(svc.url, 'live-c', { stock: 10, shards: 2 });
     const queue = createOrderQueue(infra.env.REDIS_URL as string);
     let reads = 0;
     const view = new LiveView({
-      redis: svc.rt.redis,
-      db: svc.rt.db,
-      metrics: svc.rt.metrics,
-      failedJobsOf: (productId) => {
-        reads += 1;
-        return failedJobsOf(queue, productId);
+      views: {
+        redis: svc.rt.redis,
+        db: svc.rt.db,
+        failedJobsOf: (productId) => {
+          reads += 1;
+          return failedJobsOf(queue, productId);
+        },
       },
+      metrics: svc.rt.metrics,
     });
     try {
       const answers = await Promise.all(Array.from({ length: 20 }, () => view.product('live-c')));

@@ -3,10 +3,17 @@
 // counts `sub`; with PAYMENT_WEBHOOK_SECRET a buyer's token alone cannot pay.
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
+import express from 'express';
 import { SignJWT } from 'jose';
 import { admin, call, createSale } from '../harness/service.ts';
+import { AdminBrake } from '../src/http/admin-brake.ts';
+import { BuyerIdentity } from '../src/http/buyer-identity.ts';
 import { BuyerTokens } from '../src/http/buyer-tokens.ts';
+import { errorAnswer } from '../src/http/errors.ts';
+import { FailedAttempts } from '../src/http/failed-attempts.ts';
 import { buyerKey } from '../src/orders/keys.ts';
 import { diffSnapshots, snapshotRedis } from './support/redis-snapshot.ts';
 import { useService } from './support/suite.ts';
@@ -118,18 +125,22 @@ describe('BUYER_AUTH=jwt', () => {
     assert.deepEqual(Object.keys(own.body).sort(), [
       'orderId',
       'payBy',
+      'paymentDueAt',
       'productId',
       'quantity',
       'status',
       'userId',
     ]);
+    // The deadline as ISO 8601 (as the sale's startsAt), the same instant as payBy's epoch ms.
+    assert.equal(own.body.paymentDueAt, new Date(own.body.payBy as number).toISOString());
     const full = await call(svc.url, 'GET', path, undefined, admin);
     assert.equal(full.status, 200);
     for (const field of ['shardKey', 'token', 'generation', 'reservedAt'])
       assert.ok(field in full.body, field);
 
     const cancelByBob = await call(svc.url, 'POST', `${path}/cancel`, {}, bearer(bob));
-    assert.ok([403, 404].includes(cancelByBob.status), JSON.stringify(cancelByBob.body));
+    // As for GET: another buyer's order answers as one that does not exist.
+    assert.deepEqual([cancelByBob.status, cancelByBob.body], [byBob.status, { ...byBob.body }]);
     const spoofed = await call(svc.url, 'POST', `${path}/cancel`, { userId: 'alice' }, bearer(bob));
     assert.deepEqual([spoofed.status, spoofed.body.error], [403, 'buyer_mismatch']);
     const still = (await call(svc.url, 'GET', path, undefined, bearer(alice))).body.status;
@@ -185,4 +196,52 @@ describe('BuyerTokens with a public key', () => {
       });
     });
   }
+});
+
+describe('BUYER_AUTH=jwt: the admin view of an order behind the admin brake', () => {
+  it('a bearer that is neither the admin token nor a buyer token answers as none (401), then 429; a buyer token and the admin token still pass', async () => {
+    const tokens = new BuyerTokens({
+      secret: SECRET,
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      clockSkewSeconds: 5,
+    });
+    const brake = new AdminBrake(
+      'the-admin-token-0123456789abcdef',
+      new FailedAttempts({ rate: 0.001, burst: 3 }),
+    );
+    const identity = new BuyerIdentity({ mode: 'jwt', tokens, admin: brake, trusts: () => false });
+    const app = express();
+    app.get('/view', (req, res, next) => identity.viewer(req).then((v) => res.json(v), next));
+    app.use((err: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+      const a = errorAnswer(err);
+      res.status(a.status).json(a.body);
+    });
+    const server = app.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const none = await call(url, 'GET', '/view');
+      assert.deepEqual([none.status, none.body.error], [401, 'unauthenticated']);
+      for (let i = 0; i < 3; i++) {
+        const r = await call(url, 'GET', '/view', undefined, bearer(`guess-${i}`));
+        // The same status and code as no token (the message says why the bearer is no buyer token).
+        assert.deepEqual([r.status, r.body.error], [none.status, none.body.error], `guess ${i}`);
+      }
+      const braked = await call(url, 'GET', '/view', undefined, bearer('guess-3'));
+      assert.deepEqual([braked.status, braked.body.error], [429, 'too_many_attempts']);
+      const buyer = await call(url, 'GET', '/view', undefined, bearer(await token({ sub: 'alice' })));
+      assert.deepEqual([buyer.status, buyer.body], [200, { kind: 'buyer', buyer: 'alice' }]);
+      const adminView = await call(
+        url,
+        'GET',
+        '/view',
+        undefined,
+        bearer('the-admin-token-0123456789abcdef'),
+      );
+      assert.deepEqual([adminView.status, adminView.body], [200, { kind: 'admin' }]);
+    } finally {
+      server.close();
+    }
+  });
 });

@@ -7,9 +7,12 @@ import type { AddressInfo } from 'node:net';
 import { after, describe, it } from 'node:test';
 import express from 'express';
 import { call, createSale, placeOrder } from '../harness/service.ts';
+import { AdminBrake } from '../src/http/admin-brake.ts';
 import { BuyerIdentity } from '../src/http/buyer-identity.ts';
 import { errorAnswer } from '../src/http/errors.ts';
 import { paymentSignature } from '../src/http/payment-signature.ts';
+import { compileTrust } from '../src/http/trust.ts';
+import { rawRequest } from './support/raw-http.ts';
 import { useService } from './support/suite.ts';
 
 const SECRET = 'payment-webhook-secret-0123456789abcdef';
@@ -72,6 +75,43 @@ describe('PAYMENT_WEBHOOK_SECRET', () => {
     assert.ok(['reserved', 'confirmed'].includes(String(otherStatus)), String(otherStatus));
   });
 
+  it('the signature is checked over the body sent, whatever the path spelling: other spellings are refused, an empty-body signature never pays', async () => {
+    await createSale(svc.url, 'spelled', { stock: 3, shards: 1, paymentTimeoutSec: 3600 });
+    const placed = await placeOrder(svc.url, { productId: 'spelled', userId: 'alice' });
+    const id = placed.body.orderId as string;
+    const body = JSON.stringify({ userId: 'alice' });
+    const spellings = [
+      `/API/ORDERS/${id}/PAY`,
+      `/api/orders/${id}/PAY`,
+      `/Api/Orders/${id}/Pay`,
+      `/api/orders/${id}/pay/`,
+      `/api/orders/${id}/p%61y`,
+      `/api/%6frders/${id}/pay`,
+      `/api/orders/${id.replace('.', '%2E')}/pay`,
+      `//api/orders/${id}/pay`,
+      `/api/orders/./${id}/pay`,
+      `/api/x/../orders/${id}/pay`,
+      `${svc.url}/api/orders/${id}/pay`,
+    ];
+    for (const path of spellings) {
+      for (const [what, signedOver] of [
+        ['the body', body],
+        ['an empty body', ''],
+      ]) {
+        const r = await rawRequest(svc.url, 'POST', path, body, signed(signedOver as string));
+        assert.ok(r.status >= 400 && r.status < 500, `${path} signed over ${what}: ${r.status}`);
+        assert.equal(typeof r.body.error, 'string', `${path}: an error code`);
+      }
+    }
+    const status = async () => (await call(svc.url, 'GET', `/api/orders/${id}`)).body.status;
+    assert.ok(['reserved', 'confirmed'].includes(String(await status())), 'no spelling paid');
+    const canonical = `/api/orders/${id}/pay`;
+    const empty = await rawRequest(svc.url, 'POST', canonical, body, signed(''));
+    assert.deepEqual([empty.status, empty.body.error], [401, 'invalid_signature']);
+    const paid = await rawRequest(svc.url, 'POST', canonical, body, signed(body));
+    assert.deepEqual([paid.status, paid.body], [200, { orderId: id, status: 'paid' }]);
+  });
+
   it('a buyer cannot pay by naming themselves: the body alone is not enough', async () => {
     await createSale(svc.url, 'paid-2', { stock: 1, shards: 1, paymentTimeoutSec: 3600 });
     const placed = await placeOrder(svc.url, { productId: 'paid-2', userId: 'carol' });
@@ -88,7 +128,11 @@ describe('BUYER_AUTH=header', () => {
     const app = express();
     app.set('trust proxy', trustProxy);
     app.use(express.json());
-    const identity = new BuyerIdentity({ mode: 'header', isAdmin: () => false });
+    const identity = new BuyerIdentity({
+      mode: 'header',
+      admin: new AdminBrake('not-the-token'),
+      trusts: (address) => compileTrust(trustProxy)(address, 0),
+    });
     app.post('/who', identity.asBuyer, (req, res) => {
       res.json(req.body);
     });

@@ -58,6 +58,7 @@ describe('admin token and buyer auth rules (loadConfig)', () => {
     refuses({ ...base, BUYER_AUTH: 'header' }, /TRUST_PROXY/);
     refuses({ ...base, BUYER_AUTH: 'none', PAYMENT_WEBHOOK_SECRET: 'short' }, /PAYMENT_WEBHOOK_SECRET/);
     refuses({ ...base, BUYER_AUTH: 'none', HTTP_HEADERS_TIMEOUT_MS: '30000' }, /HTTP_HEADERS_TIMEOUT_MS/);
+    refuses({ ...base, BUYER_AUTH: 'none', HTTP_BODY_TIMEOUT_MS: '30000' }, /HTTP_BODY_TIMEOUT_MS/);
     const jwt = loadConfig({ ...base, BUYER_AUTH: 'jwt', BUYER_JWT_SECRET: 'x'.repeat(32) });
     assert.equal(jwt.buyer.auth, 'jwt');
     assert.equal(loadConfig({ ...base, BUYER_AUTH: 'header', TRUST_PROXY: '10.0.0.2' }).buyer.auth, 'header');
@@ -74,21 +75,49 @@ describe('the admin door over HTTP', () => {
   const auditRows = async () =>
     Number((await infra.pool.query('select count(*)::int as n from admin_audit')).rows[0].n);
 
-  it('an address that sent too many wrong tokens gets 429 without its token being looked at; others are not affected', async () => {
+  it('an address that sent too many wrong tokens gets 429 for wrong and missing tokens; the right one is still honoured; others are not affected', async () => {
     await createSale(svc.url, 'door', { stock: 5, shards: 1 });
     const path = '/admin/products/door';
+    const none = await call(svc.url, 'GET', path, undefined, { 'x-forwarded-for': '10.9.9.9' });
     for (let i = 0; i < 3; i++) {
       const r = await call(svc.url, 'GET', path, undefined, from('10.9.9.9', `guess-${i}`));
-      assert.deepEqual([r.status, r.body.error], [403, 'forbidden']);
+      // A wrong token answers exactly as no token does: the answer tells nothing of the guess.
+      assert.deepEqual([r.status, r.body], [none.status, none.body]);
     }
+    assert.deepEqual([none.status, none.body.error], [401, 'unauthorized']);
     const braked = await call(svc.url, 'GET', path, undefined, from('10.9.9.9', 'guess-3'));
     assert.deepEqual([braked.status, braked.body.error], [429, 'too_many_attempts']);
     assert.ok(Number(braked.headers.get('retry-after')) >= 1);
-    // Even the right token is not compared from that address now.
+    const noToken = await call(svc.url, 'GET', path, undefined, { 'x-forwarded-for': '10.9.9.9' });
+    assert.deepEqual([noToken.status, noToken.body.error], [429, 'too_many_attempts']);
+    // The admin behind the same address (a NAT) is not locked out; the guesses go on being refused.
     const right = await call(svc.url, 'GET', path, undefined, from('10.9.9.9', admin.authorization.slice(7)));
-    assert.equal(right.status, 429);
+    assert.equal(right.status, 200);
+    assert.equal((await call(svc.url, 'GET', path, undefined, from('10.9.9.9', 'guess-4'))).status, 429);
     assert.equal((await call(svc.url, 'GET', path, undefined, admin)).status, 200);
-    assert.equal((await call(svc.url, 'GET', path, undefined, from('10.8.8.8', 'one-guess'))).status, 403);
+    assert.equal((await call(svc.url, 'GET', path, undefined, from('10.8.8.8', 'one-guess'))).status, 401);
+    const metrics = await (await fetch(`${svc.url}/metrics`)).text();
+    assert.match(metrics, /flashsale_admin_token_failures_total\{braked="true"\} [1-9]/);
+  });
+
+  it('the admin view of GET /api/orders/:id meets the same brake: a wrong token answers as none, then 429', async () => {
+    const address = '10.7.7.7';
+    const order = '/api/orders/no-such-order';
+    const none = await call(svc.url, 'GET', order, undefined, { 'x-forwarded-for': address });
+    // One wrong token on the admin routes and the rest here: one brake, whichever door counts.
+    const first = await call(svc.url, 'GET', '/admin/products/door', undefined, from(address, 'g-0'));
+    assert.equal(first.status, 401);
+    for (let i = 1; i < 3; i++) {
+      const r = await call(svc.url, 'GET', order, undefined, from(address, `g-${i}`));
+      assert.deepEqual([r.status, r.body], [none.status, none.body], `guess ${i}`);
+    }
+    const braked = await call(svc.url, 'GET', order, undefined, from(address, 'g-3'));
+    assert.deepEqual([braked.status, braked.body.error], [429, 'too_many_attempts']);
+    const right = await call(svc.url, 'GET', order, undefined, from(address, admin.authorization.slice(7)));
+    assert.deepEqual([right.status, right.body.error], [404, 'unknown_order']);
+    // Without a token the order view stays open to anyone (BUYER_AUTH=none): no brake on that.
+    const anyone = await call(svc.url, 'GET', order, undefined, { 'x-forwarded-for': address });
+    assert.deepEqual([anyone.status, anyone.body], [none.status, none.body]);
   });
 
   it('the audit row names the authenticated actor and the parsed change; X-Admin-Actor is only a label', async () => {

@@ -1,6 +1,7 @@
 // Connections (issue 25): a client that trickles its headers is cut once HTTP_HEADERS_TIMEOUT_MS has
 // passed; one address cannot hold more than HTTP_MAX_CONNECTIONS_PER_ADDRESS connections (loopback,
-// this host itself, is not capped); with METRICS_PORT, /metrics is served there and not on the API port.
+// this host itself, is not capped); with METRICS_PORT, /metrics is served there and not on the API
+// port, bound to METRICS_HOST.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
@@ -20,10 +21,13 @@ const { svc } = useService({
   // On every interface, so that a client can come from an address that is not loopback.
   HOST: '0.0.0.0',
   HTTP_HEADERS_TIMEOUT_MS: '500',
+  HTTP_BODY_TIMEOUT_MS: '2000',
   HTTP_REQUEST_TIMEOUT_MS: '5000',
   HTTP_CONNECTIONS_CHECK_MS: '100',
   HTTP_MAX_CONNECTIONS_PER_ADDRESS: '4',
   METRICS_PORT: String(metricsPort),
+  // The API on every interface, its metrics on loopback only.
+  METRICS_HOST: '127.0.0.1',
 });
 
 const sockets: Socket[] = [];
@@ -101,5 +105,19 @@ describe('connections', () => {
     const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
     assert.equal(res.status, 200);
     assert.match(await res.text(), /flashsale_/);
+  });
+
+  it('METRICS_HOST: the metrics port listens on that address only, while the API is on every one', async (t) => {
+    if (!outside) {
+      t.skip('this machine has no address but loopback');
+      return;
+    }
+    const apiOutside = await fetch(`http://${outside}:${new URL(svc.url).port}/healthz`);
+    assert.equal(apiOutside.status, 200);
+    const refused = await fetch(`http://${outside}:${metricsPort}/metrics`).then(
+      () => 'answered',
+      (err: Error & { cause?: { code?: string } }) => err.cause?.code,
+    );
+    assert.equal(refused, 'ECONNREFUSED');
   });
 });

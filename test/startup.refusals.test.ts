@@ -213,14 +213,43 @@ describe('refusing to start', { concurrency: 2 }, () => {
     });
   }
 
-  it('NODE_ENV=production without ADMIN_TOKEN: refuses, naming ADMIN_TOKEN', async () => {
+  it('NODE_ENV=production without its secrets: one line names all three and what production needs', async () => {
+    // As `NODE_ENV=production npm start` runs it: npm start sets FLASHSALE_DEV_RUN=1, production ignores it.
     const exit = await runMain({
       REDIS_URL: infra.env.REDIS_URL as string,
       DATABASE_URL: infra.env.DATABASE_URL as string,
       NODE_ENV: 'production',
+      FLASHSALE_DEV_RUN: '1',
+      QUEUE_SECRET: '',
       PORT: '0',
     });
-    assertRefused(exit, /ADMIN_TOKEN/);
+    const line = assertRefused(
+      exit,
+      /ADMIN_TOKEN must be set/,
+      /QUEUE_SECRET must be set/,
+      /BUYER_AUTH must be set/,
+    );
+    assert.match(line, /Production needs ADMIN_TOKEN, QUEUE_SECRET \(or WAITING_ROOM=off\) and BUYER_AUTH/);
+    assert.doesNotMatch(line, /FLASHSALE_DEV_RUN=1/);
+  });
+
+  it('three bad variables: one line lists the three, each with what it must be', async () => {
+    const exit = await runMain({
+      REDIS_URL: infra.env.REDIS_URL as string,
+      DATABASE_URL: infra.env.DATABASE_URL as string,
+      ADMIN_TOKEN,
+      PORT: 'abc',
+      LOCK_WAIT_MS: 'soon',
+      LOCK_BACKEND: 'consul',
+    });
+    const line = assertRefused(
+      exit,
+      /3 problems/,
+      /PORT="abc": must be an integer from 0 to 65535/,
+      /LOCK_BACKEND="consul": must be one of redis, etcd, zookeeper/,
+      /LOCK_WAIT_MS="soon": must be an integer from 0 to 60000/,
+    );
+    assert.doesNotMatch(line, /expected|received|NaN/);
   });
 
   it('NODE_ENV=production with the development token or a short one: refuses, naming ADMIN_TOKEN', async () => {

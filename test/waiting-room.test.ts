@@ -6,10 +6,11 @@ import { createHash, createHmac } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { until } from '../harness/async.ts';
 import { admin, BASE_SERVICE_ENV, call, createSale, drained } from '../harness/service.ts';
-import { type Arrival, InvalidTicketError, TicketSigner, WaitingRoom } from '../src/waiting-room/index.ts';
+import { type Arrival, InvalidTicketError, TicketSigner } from '../src/waiting-room/index.ts';
 import { DRAIN_GRACE_MS } from '../src/waiting-room/line.ts';
 import { drawRank } from '../src/waiting-room/lottery.ts';
 import { TICKET_LIFETIME_MS } from '../src/waiting-room/ticket.ts';
+import { crowd as crowdLine, LONG_LINE, standInRoom } from './support/crowd.ts';
 import { diffSnapshots, snapshotRedis } from './support/redis-snapshot.ts';
 import { useService } from './support/suite.ts';
 
@@ -17,32 +18,8 @@ const { infra, svc } = useService();
 const SECRET = BASE_SERVICE_ENV.QUEUE_SECRET as string;
 /** Lines are reported to on their own clock (every process, every tick): not what a request changed. */
 const LINES_TICK = { exclude: (key: string) => key.startsWith('queue:{') };
-/**
- * Buyers a stand-in process puts in a line: so many that the service's own idle capacity (it offers
- * about a tenth of its limit per tick) cannot drain the line while a test looks at it.
- */
-const LONG_LINE = 2_000_000;
-
-/** A stand-in for one API process's admission control: the capacity a test hands out. */
-class Capacity {
-  completed = 0;
-  limit = 0;
-  running = 0;
-}
-
 /** A waiting room as an API process runs it, on the test's clock and capacity. */
-function room(now: { ms: number }, available = 100) {
-  const capacity = new Capacity();
-  const r = new WaitingRoom({
-    redis: infra.client,
-    now: () => now.ms,
-    signer: new TicketSigner(SECRET),
-    available: async () => available,
-    soldOut: () => false,
-  });
-  r.start(capacity);
-  return { room: r, capacity };
-}
+const room = (now: { ms: number }, available = 100) => standInRoom(infra.client, now, available);
 
 describe('waiting-room tickets', () => {
   const signer = new TicketSigner(SECRET);
@@ -246,20 +223,7 @@ describe('waiting-room lottery', () => {
 
 describe('waiting room over HTTP', () => {
   /** Another API process whose line holds `buyers`: the service's own line turns active from it. */
-  async function crowd(productId: string, buyers: number) {
-    const now = { ms: Date.now() };
-    const other = room(now);
-    const line = await other.room.line(productId);
-    for (let i = 0; i < buyers; i++) line.arrive({ userId: `crowd-${i}`, firstSeen: now.ms });
-    await other.room.tick();
-    // The service reads its line once a tick: wait until it shows the crowd.
-    await until('the service to see the line', async () => {
-      const product = await call(svc.url, 'GET', `/api/products/${productId}`);
-      // The service lets some in meanwhile: its idle slots move the line on too.
-      return ((product.body.queue as { waiting?: number } | undefined)?.waiting ?? 0) >= buyers / 2;
-    });
-    return other;
-  }
+  const crowd = (productId: string, buyers: number) => crowdLine(infra.client, svc.url, productId, buyers);
 
   const order = (productId: string, userId: string, headers: Record<string, string> = {}) =>
     call(svc.url, 'POST', '/api/orders', { productId, userId }, headers);
@@ -279,6 +243,7 @@ describe('waiting room over HTTP', () => {
     assert.equal(r.headers.get('queue-ticket'), r.body.ticket);
     assert.ok(Number(r.headers.get('retry-after')) >= 1);
     assert.ok((r.body.position as number) >= 40, JSON.stringify(r.body));
+    assert.match(String(r.body.message), /more buyers than it can serve right now: \d+ ahead of you/);
     assert.equal(r.body.available, 10);
     assert.ok((r.body.retryAfterMs as number) > 0);
     const ticket = String(r.body.ticket);
@@ -361,12 +326,54 @@ describe('waiting room over HTTP', () => {
     const r = await order('wr-draw', 'early-bird');
     assert.deepEqual([r.status, r.body.error], [429, 'queued'], JSON.stringify(r.body));
     assert.ok((r.body.retryAfterMs as number) > 500_000, 'come back once the window has closed');
+    // A lone early buyer is told why it waits: the window, not a crowd that is not there.
+    assert.equal(r.body.position, 0);
+    assert.match(String(r.body.message), /lottery window for \d+ s more/);
+    assert.doesNotMatch(String(r.body.message), /more buyers than it can serve/);
     const product = await call(svc.url, 'GET', '/api/products/wr-draw');
     const shown = (product.body.queue as { lottery: { seedSha256: string; seed?: string } }).lottery;
     assert.deepEqual([shown.seedSha256, shown.seed], [committed.seedSha256, undefined]);
     // A sale put again without a lottery has none: its buyers are served at once.
     await call(svc.url, 'PUT', '/admin/products/wr-draw', { stock: 5, shards: 1 }, admin);
     await until('the lottery to be gone', async () => (await order('wr-draw', 'early-bird')).status === 202);
+  });
+
+  it('the dashboard shows the line as the product page does; a sold-out product keeps nobody waiting', async () => {
+    await createSale(svc.url, 'wr-dash', { stock: 2, shards: 1 });
+    const other = await crowd('wr-dash', LONG_LINE);
+    const lines = async () => {
+      const [live, page, status] = await Promise.all([
+        call(svc.url, 'GET', '/admin/products/wr-dash/live', undefined, admin),
+        call(svc.url, 'GET', '/api/products/wr-dash'),
+        call(svc.url, 'GET', '/admin/products/wr-dash', undefined, admin),
+      ]);
+      const waiting = (v: unknown) => (v as { waiting?: number } | null | undefined)?.waiting ?? 0;
+      return {
+        dashboard: waiting(live.body.waitingRoom),
+        page: waiting(page.body.queue),
+        admin: waiting(status.body.queue),
+      };
+    };
+    const before = await lines();
+    for (const [where, n] of Object.entries(before)) assert.ok(n >= LONG_LINE / 2, `${where}: ${n} waiting`);
+    const r = await call(svc.url, 'POST', '/admin/products/wr-dash/restock', { delta: -2 }, admin);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    await until('the service to learn of the sell-out', async () => {
+      const late = await order('wr-dash', 'late');
+      return late.body.error === 'sold_out';
+    });
+    // Its line rests unreported from now on: no figure may stay frozen at the crowd (or grow a lag).
+    let last = {};
+    await until(
+      'no waiting figure for the sold-out product',
+      async () => {
+        const now = await lines();
+        last = now;
+        return now.dashboard === 0 && now.page === 0 && now.admin === 0;
+      },
+      { describe: () => JSON.stringify(last) },
+    );
+    other.room.stop();
   });
 
   it('sold out while buyers wait: every waiting ticket gets 409 sold_out', async () => {

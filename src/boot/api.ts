@@ -7,15 +7,15 @@ import { LockClient } from '@flashsale/lock';
 import { SaleChanges } from '../admin/sale-changes.ts';
 import { ApiCluster } from '../api-cluster.ts';
 import { type ApiExtension, createApp } from '../http/app.ts';
-import type { BuyerIdentity } from '../http/buyer-identity.ts';
+import { type BodyLimits, MAX_BODY_BYTES } from '../http/body-limits.ts';
 import { answerClientErrors } from '../http/client-errors.ts';
 import { capConnectionsPerAddress } from '../http/connection-cap.ts';
-import { apiDoors } from '../http/doors.ts';
+import { type ApiDoors, apiDoors } from '../http/doors.ts';
 import { EventLoopLag } from '../http/loop-lag.ts';
+import { withOrderDoor } from '../http/order-door.ts';
 import { OrderGate } from '../http/order-gate.ts';
 import { OrderIntake } from '../http/order-intake.ts';
-import { withOrderLane } from '../http/order-lane.ts';
-import { withShedLane } from '../http/shed-lane.ts';
+import { StreamHolder } from '../http/streams/stream-holder.ts';
 import { SaleAdmin } from '../inventory/admin.ts';
 import { Catalog } from '../inventory/catalog.ts';
 import { StockConsolidator } from '../inventory/consolidate.ts';
@@ -151,41 +151,73 @@ function orderGate(
   return gate;
 }
 
-/** What the lanes in front of express decide with. */
-interface Lanes {
+/** What the order door decides with. */
+interface DoorParts {
+  bodyLimits: BodyLimits;
   gate: OrderGate;
   intake: OrderIntake;
-  identity: BuyerIdentity;
+  doors: ApiDoors;
+  streams: StreamHolder | undefined;
 }
 
-/** The app behind the order lane (herd answers before express), behind the shed lane (busy). */
-function withLanes(rt: Runtime, app: ReturnType<typeof createApp>, { gate, intake, identity }: Lanes) {
-  const { metrics, logger } = rt;
-  const ordered = withOrderLane(app, {
-    intake,
-    identity,
-    onAnswer: metrics.observeOrder,
-    logger,
+/** Waiting buyers' streams (WAITING_ROOM on and WAITING_ROOM_MAX_STREAMS > 0), their orders placed by the intake. */
+function streamHolder(rt: Runtime, room: WaitingRoom | undefined, catalog: Catalog, intake: OrderIntake) {
+  const { config, metrics, logger } = rt;
+  if (!room || config.waitingRoom.maxStreams === 0) return undefined;
+  const holder = new StreamHolder({
+    max: config.waitingRoom.maxStreams,
+    room,
+    soldOut: (productId) => catalog.isSoldOut(productId),
+    place: (call) =>
+      intake.answer(
+        () => call,
+        (err) => logger.error({ err }, 'unexpected error'),
+      ),
+    // A held buyer's result is its request's final answer: counted with every order answer too.
+    onResult: (outcome, seconds) => {
+      metrics.observeOrder(outcome, seconds);
+      metrics.observeStreamResult(outcome);
+    },
+    onEvent: (event) => metrics.streamEvents.inc({ event }),
+    onRefused: () => metrics.streamsRefused.inc(),
   });
-  return withShedLane(ordered, { gate, onShed: () => metrics.orders.inc({ outcome: 'busy' }) });
+  metrics.watchStreams(() => holder.size);
+  return holder;
+}
+
+/** The server's listener: POST /api/orders through the order door, the rest to express. */
+function withDoor(
+  rt: Runtime,
+  app: ReturnType<typeof createApp>,
+  { gate, intake, doors, streams, bodyLimits }: DoorParts,
+) {
+  return withOrderDoor(app, {
+    bodyLimits,
+    gate,
+    intake,
+    identity: doors.identity,
+    trust: doors.trust,
+    nobodyTrusted: rt.config.http.trustProxy === false,
+    onAnswer: rt.metrics.observeOrder,
+    logger: rt.logger,
+    streams,
+  });
 }
 
 /**
- * The HTTP server of the app on PORT/HOST, with the shed lane in front and the per-address
+ * The HTTP server of the app on PORT/HOST, with the order door in front and the per-address
  * connection cap (TRUST_PROXY peers exempt); resolves once listening.
  */
-async function listen(rt: Runtime, app: ReturnType<typeof createApp>, lanes: Lanes): Promise<Server> {
+async function listen(rt: Runtime, app: ReturnType<typeof createApp>, parts: DoorParts): Promise<Server> {
   const { config, logger } = rt;
-  const listener = withLanes(rt, app, lanes);
+  const listener = withDoor(rt, app, parts);
   const server = Object.assign(createServer(serverOptions(config.http), listener), {
     maxConnections: MAX_CONNECTIONS,
   });
   answerClientErrors(server);
   const { maxConnectionsPerAddress } = config.http;
-  if (maxConnectionsPerAddress > 0) {
-    const trusted = app.get('trust proxy fn') as (address: string, hop: number) => boolean;
-    capConnectionsPerAddress(server, maxConnectionsPerAddress, (a) => trusted(a, 0));
-  }
+  if (maxConnectionsPerAddress > 0)
+    capConnectionsPerAddress(server, maxConnectionsPerAddress, (a) => parts.doors.trust(a, 0));
   server.listen({ port: config.http.port, host: config.http.host, backlog: LISTEN_BACKLOG });
   await once(server, 'listening');
   const address = server.address();
@@ -213,34 +245,37 @@ export async function startApi(rt: Runtime, extension?: ApiExtension): Promise<S
   const { maxOrderQuantity } = config.http;
   const orders = placeOrders(rt, path, limits, admin);
   const intake = new OrderIntake({ gate, orders, maxOrderQuantity });
-  const doors = apiDoors(config, redis);
+  const bodyLimits = { maxBytes: MAX_BODY_BYTES, timeoutMs: config.http.bodyTimeoutMs };
+  const doors = apiDoors(config, redis, (braked) =>
+    metrics.adminTokenFailures.inc({ braked: String(braked) }),
+  );
   const app = createApp({
     redis,
     db,
     catalog,
     orders,
-    intake,
     payments: lifecycle.payments,
     changes: new SaleChanges({ admin, redis, db, logger }),
     lockService: rt.lockService,
     metrics,
     logger,
-    adminToken: config.admin.token,
     room,
     failedJobsOf: (productId) => failedJobsOf(queues, productId),
     extend: extension && ((app) => extension(app, { redis, catalog, handOff, maxOrderQuantity })),
     doors,
     metricsElsewhere: config.http.metricsPort !== undefined,
+    bodyLimits,
   });
   // X-Forwarded-For is believed only from TRUST_PROXY's addresses (req.ip for the per-address limit).
-  app.set('trust proxy', config.http.trustProxy);
+  app.set('trust proxy', doors.trust);
   if (config.buyer.auth !== 'none' && config.payments.webhookSecret === undefined) {
     logger.warn(
       'PAYMENT_WEBHOOK_SECRET unset: a buyer marks their own orders paid (set it for sales that take payment)',
     );
   }
   if (config.http.metricsPort !== undefined) await startMetricsServer(rt);
-  const server = await listen(rt, app, { gate, intake, identity: doors.identity });
+  const streams = streamHolder(rt, room, catalog, intake);
+  const server = await listen(rt, app, { gate, intake, doors, streams, bodyLimits });
   // Closers run last-pushed first: stop the server (finishing in-flight requests) before the lock
   // client, hand-off, queue and subscriber those requests use.
   rt.closers.push(
@@ -254,6 +289,8 @@ export async function startApi(rt: Runtime, extension?: ApiExtension): Promise<S
     () => handOff.close(),
     () => locks.close(),
     () => closeServer(server, config.shutdown.timeoutMs),
+    // First: a held stream is a request in flight the server would wait for.
+    async () => streams?.close(),
   );
   return server;
 }

@@ -10,6 +10,7 @@ import { createLogger, type Logger } from '../log.ts';
 import { createMetrics, type Metrics } from '../metrics.ts';
 import type { RedisClient, RedisTarget } from '../redis/connection.ts';
 import { checkPostgres, connectLockService, connectRedis, redisTarget } from './connect.ts';
+import { startDevServices } from './dev/dev-services.ts';
 import { StartupError } from './startup-error.ts';
 
 /**
@@ -28,6 +29,8 @@ export interface Runtime<C extends WorkerConfig = Config> {
   lockService: ExternalShardLocks | undefined;
   /** What shutdown() closes, last pushed first: each part pushes its own as it starts. */
   closers: Array<() => Promise<unknown>>;
+  /** The servers a development run started for itself (src/boot/dev), stopped after everything else. */
+  devServers: Array<() => Promise<void>>;
 }
 
 /** Reads the config (the API's secrets only where `api`); a refusal is a StartupError. */
@@ -42,12 +45,17 @@ function readConfig(env: NodeJS.ProcessEnv, api: boolean): Config | WorkerConfig
 /**
  * Config, connections checked, migrations: what every entry point needs before it starts its part.
  * `name` names the Redis connection (`flashsale-<name>`). `{ api: false }` (the worker) boots without
- * the API's secrets (ADMIN_TOKEN, QUEUE_SECRET).
+ * the API's secrets (ADMIN_TOKEN, QUEUE_SECRET). `{ devServers: true }` (`npm start`'s process) may
+ * start a private Redis and an embedded Postgres where nothing answers at the defaults (src/boot/dev).
  *
  * @example
  * const rt = await boot('worker', process.env, { api: false });
  */
-export async function boot(name: string, env?: NodeJS.ProcessEnv): Promise<Runtime>;
+export async function boot(
+  name: string,
+  env?: NodeJS.ProcessEnv,
+  options?: { devServers?: boolean },
+): Promise<Runtime>;
 export async function boot(
   name: string,
   env: NodeJS.ProcessEnv,
@@ -56,12 +64,14 @@ export async function boot(
 export async function boot(
   name: string,
   env: NodeJS.ProcessEnv = process.env,
-  { api } = { api: true },
+  { api = true, devServers = false }: { api?: boolean; devServers?: boolean } = {},
 ): Promise<Runtime<Config | WorkerConfig>> {
   const config = readConfig(env, api);
   const logger = createLogger(config.log.level);
   if ('admin' in config && config.admin.devToken)
     logger.warn('ADMIN_TOKEN not set: using the development token "dev-admin-token"');
+  // Where nothing answers at the default URLs, a development run starts its own servers (`npm start`).
+  const dev = devServers ? await startDevServices(config, env) : [];
   const target = redisTarget(config.redis);
   const redis = await connectRedis(target, `flashsale-${name}`);
   const db = createDatabase(config.postgres.url);
@@ -80,5 +90,5 @@ export async function boot(
   await migrateToLatest(db);
   // Closers run last-pushed first: the lock service closes after everything that uses it.
   const closers: Array<() => Promise<unknown>> = lockService ? [async () => lockService.close()] : [];
-  return { config, logger, metrics, redis, target, db, lockService, closers };
+  return { config, logger, metrics, redis, target, db, lockService, closers, devServers: dev };
 }

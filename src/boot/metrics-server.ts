@@ -8,8 +8,9 @@ import { serverOptions } from './server-options.ts';
 import { closeServer } from './shutdown.ts';
 
 /**
- * GET /metrics and /healthz on `port`: METRICS_PORT when set (then /metrics is not on the API port),
- * else PORT (the worker's batch metrics); undefined when the port is taken.
+ * GET /metrics and /healthz on `port`: METRICS_PORT when set (then /metrics is not on the API port;
+ * bound to METRICS_HOST, else HOST), else PORT on HOST (the worker's batch metrics); undefined when
+ * the port is taken.
  */
 export async function startMetricsServer(
   rt: Runtime<WorkerConfig>,
@@ -32,8 +33,11 @@ export async function startMetricsServer(
       res.writeHead(404).end();
     }
   });
+  // METRICS_HOST binds METRICS_PORT only; the worker's metrics on PORT are on HOST as the API would be.
+  const { metricsPort, metricsHost, host } = config.http;
+  const bindTo = metricsPort !== undefined && port === metricsPort ? (metricsHost ?? host) : host;
   try {
-    server.listen(port, config.http.host);
+    server.listen(port, bindTo);
     await once(server, 'listening');
   } catch (err) {
     logger.warn({ err, port }, 'metrics server not started (set PORT or METRICS_PORT to a free port)');

@@ -34,6 +34,7 @@ export function startLifecycle(
     redis,
     db,
     returns,
+    limits,
     onFate: (fate) => metrics.orderFates.inc({ fate }),
     logger,
   });

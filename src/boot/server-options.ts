@@ -21,5 +21,8 @@ export function serverOptions(http: HttpSection): ServerOptions {
     headersTimeout: http.headersTimeoutMs,
     requestTimeout: http.requestTimeoutMs,
     connectionsCheckingInterval: http.connectionsCheckMs,
+    // Node's own check answers HTTP/1.1 without Host a bare 400; the app answers it in JSON
+    // (http/request-target.ts), and the metrics server needs no Host.
+    requireHostHeader: false,
   };
 }

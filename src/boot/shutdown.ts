@@ -4,13 +4,17 @@ import type { Server, ServerResponse } from 'node:http';
 import type { WorkerConfig } from '../config/load.ts';
 import type { Runtime } from './boot.ts';
 
-/** Closes what the runtime started, last started first, then its connections. */
+/** Closes what the runtime started, last started first, then its connections, then its dev servers. */
 export async function shutdown(rt: Runtime<WorkerConfig>): Promise<void> {
   for (const close of [...rt.closers].reverse()) {
     await close().catch((err: unknown) => rt.logger.warn({ err }, 'close failed'));
   }
   await rt.db.destroy().catch(() => {});
   rt.redis.disconnect();
+  // Last: a development run's own Redis and Postgres, once nothing uses them.
+  for (const stop of rt.devServers) {
+    await stop().catch((err: unknown) => rt.logger.warn({ err }, 'stopping a development server failed'));
+  }
 }
 
 /**

@@ -3,6 +3,8 @@
 // as the CLI must (whole numbers, a product id); their ranges are the service's to check.
 
 import { parseArgs } from 'node:util';
+import { closest, distance } from 'fastest-levenshtein';
+import { z } from 'zod';
 import { CliError } from './cli-error.ts';
 
 /** The options of `sale put` (stock and shards required, the rest optional). */
@@ -47,8 +49,33 @@ function parse(args: string[]) {
   try {
     return parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
   } catch (err) {
-    throw new CliError('usage', `${(err as Error).message} (see flashsale --help)`);
+    throw new CliError('usage', `${optionProblem(err as NodeJS.ErrnoException)}; see flashsale --help`);
   }
+}
+
+/** The option a parseArgs refusal is about: its text quotes it first ('--stock <value>', '-x'). */
+const QUOTED_OPTION = /'(-{1,2}[^'\s<=]+)/;
+
+/** A parseArgs refusal in a person's words: the option, and what is wrong with it. */
+function optionProblem(err: NodeJS.ErrnoException): string {
+  const option = QUOTED_OPTION.exec(err.message)?.[1];
+  if (option === undefined) return 'the options cannot be read';
+  if (err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    return `unknown option ${option}${didYouMean(option.replace(/^-+/, ''), Object.keys(OPTIONS), '--')}`;
+  }
+  const known = (OPTIONS as Record<string, { type: string }>)[option.replace(/^-+/, '')];
+  return known?.type === 'boolean' ? `${option} takes no value` : `${option} needs a value`;
+}
+
+/**
+ * ` (did you mean <prefix><name>?)` when one of `names` is a slip of the keyboard from `typed` (up to a
+ * third of it wrong, two letters at least: --start-at, --stok, stauts), else nothing.
+ */
+export function didYouMean(typed: string, names: readonly string[], prefix = ''): string {
+  const best = closest(typed, [...names]);
+  return distance(typed, best) <= Math.max(2, Math.floor(typed.length / 3))
+    ? ` (did you mean ${prefix}${best}?)`
+    : '';
 }
 
 export function parseCommandLine(argv: string[]): CommandLine {
@@ -96,4 +123,34 @@ export function integer(name: string, raw: string): number {
   const n = Number(raw);
   if (!Number.isSafeInteger(n)) throw new CliError('invalid_request', `${name} is out of range: ${raw}`);
   return n;
+}
+
+/** The service's rule for a sale time (src/http/validation.ts): ISO 8601 with `Z` or an offset. */
+const ZONED = z.iso.datetime({ offset: true });
+const WITHOUT_ZONE = z.iso.datetime({ local: true });
+const DATE_ONLY = z.iso.date();
+
+/**
+ * A sale time as the service takes it; otherwise a refusal naming the flag and what is missing
+ * (the zone, the time of day), with the value mended as an example.
+ */
+export function saleTime(flag: string, raw: string): string {
+  const v = raw.trim();
+  if (ZONED.safeParse(v).success) return v;
+  if (WITHOUT_ZONE.safeParse(v).success) {
+    throw new CliError(
+      'invalid_request',
+      `${flag} "${raw}" has no time zone: add Z for UTC or an offset, e.g. ${v}Z or ${v}+01:00`,
+    );
+  }
+  if (DATE_ONLY.safeParse(v).success) {
+    throw new CliError(
+      'invalid_request',
+      `${flag} "${raw}" has no time of day nor zone, e.g. ${v}T10:00:00Z`,
+    );
+  }
+  throw new CliError(
+    'invalid_request',
+    `${flag} must be an ISO 8601 time with a zone, e.g. 2026-12-01T10:00:00Z; got "${raw}"`,
+  );
 }

@@ -66,7 +66,7 @@ export async function request(
     if (ctx.devToken && (res.status === 401 || res.status === 403)) {
       message += ' (ADMIN_TOKEN is not set, so the CLI sent the development token: set ADMIN_TOKEN)';
     }
-    throw new CliError(code, message);
+    throw new CliError(code, message, typeof json.field === 'string' ? json.field : undefined);
   }
   return { status: res.status, body: json };
 }

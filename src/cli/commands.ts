@@ -1,7 +1,15 @@
 // The commands by name: each checks its own arguments and options before anything is sent, and returns
 // the run that calls the admin API (so a usage error never needs the service or a token).
 
-import { type CommandLine, integer, onlyOptions, product, SALE_OPTIONS } from './args.ts';
+import {
+  type CommandLine,
+  didYouMean,
+  integer,
+  onlyOptions,
+  product,
+  SALE_OPTIONS,
+  saleTime,
+} from './args.ts';
 import { reshard, restock, salePut } from './changes.ts';
 import { CliError } from './cli-error.ts';
 import type { Context, Json } from './client.ts';
@@ -42,7 +50,10 @@ const COMMANDS: Record<string, Command> = {
 /** The run of a command line's command, its arguments checked. */
 export function command([name = '', ...args]: string[], options: CommandLine['sale']): Run {
   const parse = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
-  if (!parse) throw new CliError('usage', `unknown command "${name}" (see flashsale --help)`);
+  if (!parse) {
+    const hint = name === '' ? '' : didYouMean(name, Object.keys(COMMANDS));
+    throw new CliError('usage', `unknown command "${name}"${hint}; see flashsale --help`);
+  }
   return parse(args, options);
 }
 
@@ -59,7 +70,7 @@ function productAndInteger(
   return [id, integer(name, raw)];
 }
 
-/** The PUT body of `sale put`: DESIGN.md §4's sale, times passed on for the service to check. */
+/** The PUT body of `sale put`: DESIGN.md §4's sale, each value checked as far as the CLI can tell. */
 function saleBody(o: CommandLine['sale']): Json {
   if (o.stock === undefined || o.shards === undefined) {
     throw new CliError('usage', 'sale put needs --stock <n> and --shards <n>');
@@ -71,8 +82,8 @@ function saleBody(o: CommandLine['sale']): Json {
     stock: integer('--stock', o.stock),
     shards: integer('--shards', o.shards),
     perUserLimit: optional(o['per-user-limit'], (v) => integer('--per-user-limit', v)),
-    startsAt: o['starts-at'],
-    endsAt: o['ends-at'],
+    startsAt: optional(o['starts-at'], (v) => saleTime('--starts-at', v)),
+    endsAt: optional(o['ends-at'], (v) => saleTime('--ends-at', v)),
     paymentTimeoutSec: optional(o['payment-timeout'], (v) => integer('--payment-timeout', v)),
     queue: lottery === undefined ? undefined : { lotterySeconds: lottery },
   };

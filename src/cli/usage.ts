@@ -6,7 +6,7 @@ Usage:
   flashsale sale put <productId> --stock <n> --shards <n> [sale options]
   flashsale restock <productId> <delta>        add units (negative: remove, never below 0 left)
   flashsale reshard <productId> <shards>       move the remaining stock into <shards> new shards (1-1024)
-  flashsale status <productId>                 available, returning, sold (reserved + confirmed + paid), each shard
+  flashsale status <productId>                 settings, available, returning, sold (reserved + confirmed + paid), orders, shards, last change
   flashsale reconcile <productId>              check available + returning + sold == total and sold == reserved + confirmed + paid
 
 Sale options (sale put; a put replaces the whole sale, so an option left out is unset):

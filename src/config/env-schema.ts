@@ -15,9 +15,31 @@ export function variable<S extends z.ZodType>(name: string, schema: S): Variable
   return { name, schema };
 }
 
-/** An integer in min..max, `def` when unset. */
-export const int = (def: number, min: number, max: number) =>
-  z.coerce.number().int().min(min).max(max).default(def);
+/** An integer in min..max, `def` when unset; a bad value is told the range, in words. */
+export const int = (def: number, min: number, max: number) => intIn(min, max).default(def);
+
+/** An integer in min..max (no default). */
+export const intIn = (min: number, max: number) => {
+  const error = `must be an integer from ${min} to ${max}`;
+  return z.coerce.number({ error }).int({ error }).min(min, { error }).max(max, { error });
+};
+
+/** A number in min..max, `def` when unset. */
+export const numberIn = (def: number, min: number, max: number) => {
+  const error = `must be a number from ${min} to ${max}`;
+  return z.coerce.number({ error }).min(min, { error }).max(max, { error }).default(def);
+};
+
+/** One of `values`, told as a list when it is not. */
+export const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
+  z.enum(values, { error: `must be one of ${values.join(', ')}` });
+
+/** Any URL. */
+export const url = (def: string) =>
+  z
+    .string()
+    .default(def)
+    .refine((v) => URL.canParse(v), 'must be a URL');
 
 /** A URL whose scheme is one of `schemes` (e.g. a Redis URL must not be http://). */
 export const urlWith = (def: string, schemes: readonly string[]) =>

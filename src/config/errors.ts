@@ -1,12 +1,19 @@
-// The configuration's error: a missing or invalid setting, whose message is the one line to print.
+// The configuration's error: every missing or invalid setting at once, in the one line to print.
 // It names the variable to fix and never carries a secret (URL passwords are masked).
 
-/** A configuration value is missing or invalid; its message is the one line to print. */
+/**
+ * Configuration values are missing or invalid; its message is the one line to print, listing every
+ * problem (`problems`, each naming its variable), then `hint` (what a kind of run needs).
+ */
 export class ConfigError extends Error {
   readonly code = 'config_invalid';
+  readonly problems: string[];
 
-  constructor(problem: string) {
-    super(`invalid configuration: ${problem}`);
+  constructor(problems: string | string[], hint?: string) {
+    const list = typeof problems === 'string' ? [problems] : problems;
+    const count = list.length > 1 ? `${list.length} problems: ` : '';
+    super(`invalid configuration: ${count}${list.join('; ')}${hint ? `. ${hint}` : ''}`);
     this.name = 'ConfigError';
+    this.problems = list;
   }
 }

@@ -1,6 +1,5 @@
 // Reads the environment once into typed sections (sections.ts) and checks what spans fields (admission
 // limits, one Redis or a cluster, HTTP timeouts, the API's secrets and buyer auth). Pure: reads only env.
-import { z } from 'zod';
 import type { Variable } from './env-schema.ts';
 import { ConfigError } from './errors.ts';
 import { redactUrl } from './redact.ts';
@@ -29,6 +28,8 @@ export interface BuyerSection {
 export interface WaitingRoomSection {
   enabled: boolean;
   secret: string;
+  /** Streams each API process holds for waiting buyers (WAITING_ROOM_MAX_STREAMS). */
+  maxStreams: number;
 }
 
 /** The validated configuration of a process that serves the API (main, api). */
@@ -50,22 +51,54 @@ function withoutEmpty(env: Env): Env {
   return Object.fromEntries(Object.entries(env).filter(([, v]) => v !== ''));
 }
 
-/** The variables of these sections parsed (defaults applied), each section's values under its name. */
-function parseSections(env: Env, sections: Partial<Record<string, Record<string, Variable>>>) {
-  const variables = Object.values(sections).flatMap((fields) => Object.values(fields ?? {}));
-  const parsed = z.object(Object.fromEntries(variables.map((v) => [v.name, v.schema]))).safeParse(env);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const name = String(issue?.path[0] ?? 'environment');
-    throw new ConfigError(`${name}=${JSON.stringify(redactUrl(env[name] ?? ''))}: ${issue?.message}`);
+/**
+ * The sections whose variables all parse (defaults applied), each section's values under its name;
+ * every bad variable's problem (in the schema's words, with its value) goes to `problems`.
+ */
+function parseSections(
+  env: Env,
+  sections: Partial<Record<string, Record<string, Variable>>>,
+  problems: string[],
+): Partial<ParsedSections> {
+  const out: Record<string, unknown> = {};
+  for (const [section, fields] of Object.entries(sections)) {
+    const values: Record<string, unknown> = {};
+    let ok = true;
+    for (const [field, v] of Object.entries(fields ?? {})) {
+      const parsed = v.schema.safeParse(env[v.name]);
+      if (parsed.success) values[field] = parsed.data;
+      else {
+        ok = false;
+        problems.push(
+          `${v.name}=${JSON.stringify(redactUrl(env[v.name] ?? ''))}: ${parsed.error.issues[0]?.message}`,
+        );
+      }
+    }
+    if (ok) out[section] = values;
   }
-  const values = parsed.data as Record<string, unknown>;
-  return Object.fromEntries(
-    Object.entries(sections).map(([section, fields]) => [
-      section,
-      Object.fromEntries(Object.entries(fields ?? {}).map(([field, v]) => [field, values[v.name]])),
-    ]),
-  );
+  return out as Partial<ParsedSections>;
+}
+
+/** Runs a check, recording its refusal in `problems` instead of stopping at it; undefined then. */
+function collect<T>(problems: string[], check: () => T): T | undefined {
+  try {
+    return check();
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    problems.push(...err.problems);
+    return undefined;
+  }
+}
+
+/**
+ * The line after the problems when a secret that a development run would not need is missing: what
+ * production needs (FLASHSALE_DEV_RUN is ignored there), or how to make a local run.
+ */
+function secretsHint(problems: string[], mode: ModeSection | undefined): string | undefined {
+  if (!problems.some((p) => /^(ADMIN_TOKEN|QUEUE_SECRET|BUYER_AUTH) must be set/.test(p))) return undefined;
+  return mode && isProduction(mode.nodeEnv)
+    ? 'Production needs ADMIN_TOKEN, QUEUE_SECRET (or WAITING_ROOM=off) and BUYER_AUTH, whatever FLASHSALE_DEV_RUN says'
+    : 'A local run needs none of them with FLASHSALE_DEV_RUN=1 (npm start sets it)';
 }
 
 function checkAdmission({ minLimit, initialLimit, maxLimit }: ParsedSections['admission']): void {
@@ -82,10 +115,15 @@ function checkRedis(redis: ParsedSections['redis'], env: Env): void {
   }
 }
 
-function checkHttp({ headersTimeoutMs, requestTimeoutMs }: HttpSection): void {
+function checkHttp({ headersTimeoutMs, bodyTimeoutMs, requestTimeoutMs }: HttpSection): void {
   if (headersTimeoutMs >= requestTimeoutMs) {
     throw new ConfigError(
       `HTTP_HEADERS_TIMEOUT_MS (${headersTimeoutMs}) must be below HTTP_REQUEST_TIMEOUT_MS (${requestTimeoutMs})`,
+    );
+  }
+  if (bodyTimeoutMs >= requestTimeoutMs) {
+    throw new ConfigError(
+      `HTTP_BODY_TIMEOUT_MS (${bodyTimeoutMs}) must be below HTTP_REQUEST_TIMEOUT_MS (${requestTimeoutMs})`,
     );
   }
 }
@@ -94,7 +132,7 @@ function checkHttp({ headersTimeoutMs, requestTimeoutMs }: HttpSection): void {
  * A development run: FLASHSALE_DEV_RUN=1 (`npm start`), never with NODE_ENV=production (compared
  * case-insensitively: `NODE_ENV=Production` is production too).
  */
-function isDevRun({ nodeEnv, devRun }: ModeSection): boolean {
+export function isDevRun({ nodeEnv, devRun }: ModeSection): boolean {
   return devRun && !isProduction(nodeEnv);
 }
 
@@ -107,7 +145,7 @@ function adminSection({ token, ...rest }: ParsedSections['admin'], dev: boolean)
   const chosen = token ?? (dev ? DEV_ADMIN_TOKEN : '');
   if (chosen === '') {
     throw new ConfigError(
-      'ADMIN_TOKEN must be set (or FLASHSALE_DEV_RUN=1 for a local run with the token "dev-admin-token")',
+      `ADMIN_TOKEN must be set: a secret of at least ${MIN_ADMIN_TOKEN_LENGTH} characters`,
     );
   }
   if (!dev && KNOWN_ADMIN_TOKENS.has(chosen)) {
@@ -133,9 +171,7 @@ function buyerSection(
 ): BuyerSection {
   const auth = sections.buyer.auth ?? (dev ? 'none' : undefined);
   if (auth === undefined) {
-    throw new ConfigError(
-      'BUYER_AUTH must be set to jwt, header or none outside a development run (FLASHSALE_DEV_RUN=1)',
-    );
+    throw new ConfigError('BUYER_AUTH must be set outside a development run: jwt, header or none');
   }
   const { secret, publicKeyPem } = sections.buyerJwt;
   if (auth === 'jwt' && (secret === undefined) === (publicKeyPem === undefined)) {
@@ -153,21 +189,26 @@ function buyerSection(
 
 /** The ticket key: required (32+ characters) outside a development run while the room is on. */
 function waitingRoomSection(
-  { enabled, secret }: ParsedSections['waitingRoom'],
+  { enabled, secret, maxStreams }: ParsedSections['waitingRoom'],
   dev: boolean,
 ): WaitingRoomSection {
   const chosen = secret ?? (dev || !enabled ? DEV_QUEUE_SECRET : '');
-  if (chosen.length < MIN_QUEUE_SECRET || (chosen === DEV_QUEUE_SECRET && !dev && enabled)) {
+  if (chosen === '') {
     throw new ConfigError(
-      `QUEUE_SECRET must be a secret of at least ${MIN_QUEUE_SECRET} characters shared by every API process (or WAITING_ROOM=off, or FLASHSALE_DEV_RUN=1 for a local run)`,
+      `QUEUE_SECRET must be set: a secret of at least ${MIN_QUEUE_SECRET} characters shared by every API process (or WAITING_ROOM=off)`,
     );
   }
-  return { enabled, secret: chosen };
+  if (chosen.length < MIN_QUEUE_SECRET || (chosen === DEV_QUEUE_SECRET && !dev && enabled)) {
+    throw new ConfigError(
+      `QUEUE_SECRET must be a secret of at least ${MIN_QUEUE_SECRET} characters shared by every API process (or WAITING_ROOM=off)`,
+    );
+  }
+  return { enabled, secret: chosen, maxStreams };
 }
 
 /**
- * Reads and validates the configuration once, at start. Throws ConfigError with one line naming the
- * variable. A process without the API (`{ api: false }`: the worker) needs neither ADMIN_TOKEN,
+ * Reads and validates the configuration once, at start. Throws ConfigError with one line naming
+ * every missing or bad variable and what it must be (not only the first). A process without the API (`{ api: false }`: the worker) needs neither ADMIN_TOKEN,
  * QUEUE_SECRET nor BUYER_AUTH.
  *
  * @example
@@ -181,21 +222,28 @@ export function loadConfig(env?: Env): Config;
 export function loadConfig(env: Env, options: { api: false }): WorkerConfig;
 export function loadConfig(env: Env = process.env, options = { api: true }): Config | WorkerConfig {
   const cleaned = withoutEmpty(env);
-  const parsed = parseSections(cleaned, SECTIONS) as ParsedSections;
-  const { admin, waitingRoom, buyer, buyerJwt, payments, ...sections } = parsed;
-  checkAdmission(sections.admission);
-  checkRedis(sections.redis, cleaned);
-  checkHttp(sections.http);
-  if (!options.api) return sections;
-  const dev = isDevRun(sections.mode);
-  return {
-    ...sections,
-    admin: adminSection(admin, dev),
-    waitingRoom: waitingRoomSection(waitingRoom, dev),
-    buyer: buyerSection(parsed, dev),
+  const problems: string[] = [];
+  const { admin, waitingRoom, buyer, buyerJwt, payments, ...rest } = parseSections(
+    cleaned,
+    SECTIONS,
+    problems,
+  );
+  const { mode, http, redis, admission } = rest;
+  if (admission) collect(problems, () => checkAdmission(admission));
+  if (redis) collect(problems, () => checkRedis(redis, cleaned));
+  if (http) collect(problems, () => checkHttp(http));
+  // Every check runs on what parsed, so one start reports every problem (issue 43).
+  const dev = mode !== undefined && isDevRun(mode);
+  const api = options.api && {
+    admin: admin && collect(problems, () => adminSection(admin, dev)),
+    waitingRoom: waitingRoom && collect(problems, () => waitingRoomSection(waitingRoom, dev)),
+    buyer: buyer && buyerJwt && http && collect(problems, () => buyerSection({ buyer, buyerJwt, http }, dev)),
     buyerJwt,
     payments,
   };
+  if (problems.length > 0) throw new ConfigError(problems, secretsHint(problems, mode));
+  const sections = rest as Omit<ParsedSections, 'admin' | 'waitingRoom' | 'buyer' | 'buyerJwt' | 'payments'>;
+  return api ? ({ ...sections, ...api } as Config) : sections;
 }
 
 /**
@@ -208,5 +256,8 @@ export function loadSection<N extends keyof ParsedSections>(
   name: N,
   env: Env = process.env,
 ): ParsedSections[N] {
-  return parseSections(withoutEmpty(env), { [name]: SECTIONS[name] })[name] as ParsedSections[N];
+  const problems: string[] = [];
+  const parsed = parseSections(withoutEmpty(env), { [name]: SECTIONS[name] }, problems);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return parsed[name] as ParsedSections[N];
 }

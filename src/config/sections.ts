@@ -1,13 +1,18 @@
 // Every setting, grouped into the section its component receives (config.redis, config.writer, ...):
 // each field names its environment variable, bounds and default here, and nowhere else (DESIGN.md §6).
+import { resolve } from 'node:path';
 import { z } from 'zod';
 import {
   clusterNodes,
   httpEndpoints,
   int,
+  intIn,
+  numberIn,
+  oneOf,
   processCount,
   rateLimit,
   trustProxy,
+  url,
   urlWith,
   type Variable,
   variable,
@@ -41,7 +46,7 @@ export const SECTIONS = {
   },
   postgres: {
     /** Postgres for orders and the audit log. Default `postgres://postgres@127.0.0.1:5432/postgres`. */
-    url: variable('DATABASE_URL', z.string().url().default('postgres://postgres@127.0.0.1:5432/postgres')),
+    url: variable('DATABASE_URL', url('postgres://postgres@127.0.0.1:5432/postgres')),
   },
   http: {
     /** HTTP port (API; the worker's /metrics). 0 picks a free port. Default 3000. */
@@ -61,12 +66,22 @@ export const SECTIONS = {
     headersTimeoutMs: variable('HTTP_HEADERS_TIMEOUT_MS', int(12_000, 100, 60_000)),
     /** Longest a client may take to send a whole request; above headersTimeoutMs (load.ts). Default 30000. */
     requestTimeoutMs: variable('HTTP_REQUEST_TIMEOUT_MS', int(30_000, 200, 600_000)),
+    /**
+     * Longest a request's body may take to arrive once its headers have (a trickled body is cut with
+     * 408 and the connection closed); below requestTimeoutMs (load.ts). Default 5000, 100..600000.
+     */
+    bodyTimeoutMs: variable('HTTP_BODY_TIMEOUT_MS', int(5000, 100, 600_000)),
     /** How often the server looks for connections past those timeouts. Default 1000, 50..30000. */
     connectionsCheckMs: variable('HTTP_CONNECTIONS_CHECK_MS', int(1000, 50, 30_000)),
     /** Open connections per client address (TRUST_PROXY peers and loopback exempt); 0: no cap. Default 256. */
     maxConnectionsPerAddress: variable('HTTP_MAX_CONNECTIONS_PER_ADDRESS', int(256, 0, 100_000)),
     /** Serve GET /metrics on this port (and not on the API port). Unset: /metrics on the API port (PORT). */
-    metricsPort: variable('METRICS_PORT', z.coerce.number().int().min(0).max(65535).optional()),
+    metricsPort: variable('METRICS_PORT', intIn(0, 65535).optional()),
+    /**
+     * Address METRICS_PORT binds to (e.g. `127.0.0.1` or a private interface, so that /metrics is
+     * not on the API's public address). Unset: HOST.
+     */
+    metricsHost: variable('METRICS_HOST', z.string().min(1).optional()),
   },
   /** What kind of run this is: the secrets a process requires depend on it (load.ts). */
   mode: {
@@ -79,6 +94,17 @@ export const SECTIONS = {
         .string()
         .optional()
         .transform((v) => v === '1'),
+    ),
+    /**
+     * Where a development run keeps the private redis-server and embedded PostgreSQL it starts when
+     * nothing answers at the default REDIS_URL / DATABASE_URL (src/boot/dev). Default `.dev` (git-ignored).
+     */
+    devDataDir: variable(
+      'FLASHSALE_DEV_DATA',
+      z
+        .string()
+        .default('.dev')
+        .transform((v) => resolve(v)),
     ),
   },
   admin: {
@@ -94,7 +120,7 @@ export const SECTIONS = {
      * peer) or `none` (the body's userId, trusting every caller). Required outside a development
      * run; a development run defaults to `none` (load.ts).
      */
-    auth: variable('BUYER_AUTH', z.enum(BUYER_AUTH_MODES).optional()),
+    auth: variable('BUYER_AUTH', oneOf(BUYER_AUTH_MODES).optional()),
   },
   /** The keys of buyer JWTs (BUYER_AUTH=jwt): exactly one of secret and publicKeyPem (load.ts). */
   buyerJwt: {
@@ -120,7 +146,7 @@ export const SECTIONS = {
     /** pino level; `debug` logs every order. Default `info`. */
     level: variable(
       'LOG_LEVEL',
-      z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+      oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     ),
   },
   locks: {
@@ -128,7 +154,7 @@ export const SECTIONS = {
      * The lock service that guards the shard decrements: `redis` (the stock's own Redis, one round
      * trip per order), `etcd` or `zookeeper` (their fencing tokens checked by the shard script). Default redis.
      */
-    backend: variable('LOCK_BACKEND', z.enum(['redis', 'etcd', 'zookeeper']).default('redis')),
+    backend: variable('LOCK_BACKEND', oneOf(['redis', 'etcd', 'zookeeper']).default('redis')),
     /** etcd endpoints `http(s)://host:port,...` (LOCK_BACKEND=etcd). Default `http://127.0.0.1:2379`. */
     etcdEndpoints: variable('ETCD_ENDPOINTS', httpEndpoints('http://127.0.0.1:2379')),
     /** ZooKeeper connect string `host:port,...[/chroot]` (LOCK_BACKEND=zookeeper). Default `127.0.0.1:2181`. */
@@ -208,8 +234,7 @@ export const SECTIONS = {
     /** `on`: under excess demand, orders are answered 429 queued and admitted first come, first served; `off`: 429 busy. */
     enabled: variable(
       'WAITING_ROOM',
-      z
-        .enum(['on', 'off'])
+      oneOf(['on', 'off'])
         .default('on')
         .transform((v) => v === 'on'),
     ),
@@ -218,6 +243,12 @@ export const SECTIONS = {
      * 32 characters); required outside a development run while WAITING_ROOM is on (see load.ts).
      */
     secret: variable('QUEUE_SECRET', z.string().optional()),
+    /**
+     * Streams (`Accept: text/event-stream`) each API process holds for waiting buyers; past it a
+     * waiting buyer gets 429 queued and polls. Each is an open connection and a file descriptor: keep
+     * it under the process's open-file limit, with room for the other connections. 0: no streams.
+     */
+    maxStreams: variable('WAITING_ROOM_MAX_STREAMS', int(10_000, 0, 1_000_000)),
   },
   /** Admission control (src/http/admission.ts): the adaptive limit of orders in flight per process. */
   admission: {
@@ -234,7 +265,7 @@ export const SECTIONS = {
     /** Mean event-loop delay above which nothing waits for a slot; 0: not watched. */
     maxLagMs: variable('ADMISSION_MAX_LAG_MS', int(100, 0, 60_000)),
     /** Event-loop utilization (0..1) at or above which a herd (refusals >= completions) cuts the limit; 0: not watched. */
-    maxUtilization: variable('ADMISSION_MAX_UTILIZATION', z.coerce.number().min(0).max(1).default(0.9)),
+    maxUtilization: variable('ADMISSION_MAX_UTILIZATION', numberIn(0.9, 0, 1)),
   },
 } satisfies Record<string, Record<string, Variable>>;
 

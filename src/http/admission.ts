@@ -166,8 +166,18 @@ export class AdmissionControl {
   }
 
   /**
+   * A slot now, or undefined without waiting: for a buyer who can be told at once where it stands
+   * (a streaming buyer is held on its stream rather than silently in this queue).
+   */
+  tryAcquire(): Release | undefined {
+    if (this.hasFreeSlot()) return this.admit();
+    this.noteExcess(this.clock());
+    return undefined;
+  }
+
+  /**
    * Why an order arriving now would be refused on arrival, or undefined if it would be admitted or
-   * may wait. Lets the HTTP server refuse before it reads or parses the request (the shed lane).
+   * may wait. Lets the HTTP server refuse before it reads or parses the request (the order door's shed check).
    */
   refusalOnArrival(): ShedReason | undefined {
     if (this.hasFreeSlot()) return undefined;

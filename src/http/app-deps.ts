@@ -13,8 +13,8 @@ import type { OrderPayments } from '../orders/payments.ts';
 import type { PlaceOrder } from '../orders/place-order.ts';
 import type { RedisClient } from '../redis/connection.ts';
 import type { WaitingRoom } from '../waiting-room/room.ts';
+import type { BodyLimits } from './body-limits.ts';
 import type { ApiDoors } from './doors.ts';
-import type { OrderIntake } from './order-intake.ts';
 
 export interface AppDeps {
   redis: RedisClient;
@@ -27,9 +27,6 @@ export interface AppDeps {
   changes: SaleChanges;
   metrics: Metrics;
   logger: Logger;
-  adminToken: string;
-  /** What POST /api/orders checks before the use case: validation, the order gate, memory refusals. */
-  intake: OrderIntake;
   /** The waiting room (WAITING_ROOM=on): its line is shown on GET /api/products/:productId. */
   room?: WaitingRoom | undefined;
   /** The order queue's failed jobs of a product, shown on GET /admin/products/:productId. */
@@ -40,6 +37,8 @@ export interface AppDeps {
   extend?: (app: express.Router) => void;
   /** Buyer identity, the payer of /pay and the brake on wrong admin tokens (doors.ts). */
   doors: ApiDoors;
+  /** Limits on every request's body (body-limits.ts): its size, and its own timeout. */
+  bodyLimits: BodyLimits;
   /** True when /metrics has a port of its own (METRICS_PORT): not served on the API port then. */
   metricsElsewhere?: boolean;
 }

@@ -4,8 +4,10 @@
 import express, { type ErrorRequestHandler } from 'express';
 import { failure, send } from './answers.ts';
 import type { AppDeps } from './app-deps.ts';
+import { type BodyLimits, guardBody } from './body-limits.ts';
 import { HttpError } from './errors.ts';
 import { requestLog } from './request-log.ts';
+import { checkTarget } from './request-target.ts';
 import { adminRouter } from './routes/admin.ts';
 import { dashboardPage } from './routes/dashboard.ts';
 import { openApiRoutes } from './routes/openapi.ts';
@@ -15,11 +17,22 @@ import { productsRouter } from './routes/products.ts';
 
 export type { ApiExtension, ApiParts, AppDeps } from './app-deps.ts';
 
+/** Every request's body guarded (body-limits.ts) before any route may read it. */
+function guardBodies(limits: BodyLimits): express.RequestHandler {
+  return (req, res, next) => {
+    if (guardBody(req, res, limits)) next();
+  };
+}
+
 export function createApp(deps: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  app.set('case sensitive routing', true);
+  app.set('strict routing', true);
   app.use(requestLog(deps.logger));
+  app.use(guardBodies(deps.bodyLimits));
+  app.use(checkTarget());
   // Orders first: the herd's requests then pass through no other router's routes.
   app.use(ordersRouter(deps));
   app.use(opsRouter(deps));
@@ -30,6 +43,8 @@ export function createApp(deps: AppDeps): express.Express {
   deps.extend?.(app);
   app.use((req, _res, next) => next(new HttpError('not_found', `no route ${req.method} ${req.path}`)));
   const onError: ErrorRequestHandler = (err, req, res, _next) => {
+    // Answered already: a body refused mid-way (body-limits.ts), whose reader then failed too.
+    if (res.headersSent) return;
     send(res, failure(err, req));
   };
   app.use(onError);

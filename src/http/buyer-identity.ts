@@ -1,8 +1,10 @@
 // Who the buyer is (BUYER_AUTH, DESIGN.md §4 "Buyer identity"): the `sub` of a verified JWT, the
 // X-Buyer-Id of a trusted proxy, or (none) the body's userId; and who may read an order.
+import type { IncomingMessage } from 'node:http';
 import type { Request, RequestHandler } from 'express';
 import type { BuyerAuth } from '../config/security.ts';
 import { bearerToken } from './admin-auth.ts';
+import type { AdminBrake } from './admin-brake.ts';
 import { BuyerMismatchError, UnauthenticatedError } from './auth-errors.ts';
 import type { BuyerTokens } from './buyer-tokens.ts';
 import { userId as userIdSchema } from './validation.ts';
@@ -14,8 +16,10 @@ export interface BuyerIdentityOptions {
   mode: BuyerAuth;
   /** The verifier of buyer JWTs (mode jwt). */
   tokens?: BuyerTokens | undefined;
-  /** Constant-time test of a bearer token against ADMIN_TOKEN (admin-auth.ts). */
-  isAdmin: (token: string) => boolean;
+  /** The admin token's check and brake (admin-brake.ts), for the admin view of an order. */
+  admin: AdminBrake;
+  /** True for a TRUST_PROXY peer (trust.ts): only such a peer's X-Buyer-Id is believed. */
+  trusts: (address: string) => boolean;
 }
 
 /**
@@ -31,9 +35,9 @@ export class BuyerIdentity {
   }
 
   /** The authenticated buyer, or undefined in mode `none`; throws UnauthenticatedError. */
-  async buyer(req: Request): Promise<string | undefined> {
+  async buyer(req: IncomingMessage): Promise<string | undefined> {
     if (this.o.mode === 'none') return undefined;
-    if (this.o.mode === 'header') return checked(trustedBuyerHeader(req));
+    if (this.o.mode === 'header') return checked(this.trustedBuyerHeader(req));
     const token = bearerToken(req);
     if (!token || !this.o.tokens) throw new UnauthenticatedError('Authorization: Bearer <JWT> missing');
     return checked(await this.o.tokens.subject(token));
@@ -53,28 +57,38 @@ export class BuyerIdentity {
   };
 
   /** Binds the body's userId to the authenticated buyer (mode none: nothing to do). */
-  async bind(req: Request): Promise<void> {
+  async bind(req: IncomingMessage & { body?: unknown }): Promise<void> {
     if (this.o.mode === 'none') return;
     const buyer = await this.buyer(req);
     if (buyer !== undefined) req.body = boundBody(req.body, buyer);
   }
 
-  /** Who reads: the admin token first (constant time), then the buyer (mode none: anyone). */
+  /**
+   * Who reads: the admin token first, then the buyer (mode none: anyone). A bearer token that is
+   * neither the admin token nor (mode jwt) the buyer's counts as a wrong admin token, and is answered
+   * as no token would be (so the answer says nothing of the guess) until its address is braked: 429.
+   */
   async viewer(req: Request): Promise<Viewer> {
     const token = bearerToken(req);
-    if (token !== undefined && this.o.isAdmin(token)) return { kind: 'admin' };
-    const buyer = await this.buyer(req);
-    return buyer === undefined ? { kind: 'anyone' } : { kind: 'buyer', buyer };
+    if (this.o.admin.isAdmin(token)) return { kind: 'admin' };
+    try {
+      const buyer = await this.buyer(req);
+      if (token !== undefined && this.o.mode !== 'jwt') this.o.admin.refused(req.ip, true);
+      return buyer === undefined ? { kind: 'anyone' } : { kind: 'buyer', buyer };
+    } catch (err) {
+      if (token !== undefined && err instanceof UnauthenticatedError) this.o.admin.refused(req.ip, true);
+      throw err;
+    }
   }
-}
 
-/** X-Buyer-Id, believed only from a TRUST_PROXY peer (the socket's address, not X-Forwarded-For). */
-function trustedBuyerHeader(req: Request): string | undefined {
-  const trust = req.app.get('trust proxy fn') as ((addr: string, i: number) => boolean) | undefined;
-  const peer = req.socket.remoteAddress;
-  if (peer === undefined || !trust?.(peer, 0))
-    throw new UnauthenticatedError('X-Buyer-Id from an untrusted peer');
-  return req.get('x-buyer-id');
+  /** X-Buyer-Id, believed only from a TRUST_PROXY peer (the socket's address, not X-Forwarded-For). */
+  private trustedBuyerHeader(req: IncomingMessage): string | undefined {
+    const peer = req.socket.remoteAddress;
+    if (peer === undefined || !this.o.trusts(peer))
+      throw new UnauthenticatedError('X-Buyer-Id from an untrusted peer');
+    const id = req.headers['x-buyer-id'];
+    return Array.isArray(id) ? id.join(', ') : id;
+  }
 }
 
 /** The buyer id as an id (it goes into Redis hash tags): anything else is no identity. */

@@ -1,9 +1,12 @@
 // Requests Node's HTTP parser refuses before the app sees them (a body cut short of its
-// Content-Length, malformed or oversized headers, a request too slow to arrive): answered in the
-// service's error shape ({error, message}) instead of Node's bare status line.
+// Content-Length, malformed or oversized headers, a request too slow to arrive), and CONNECT, which
+// Node never gives the app: answered in the service's error shape ({error, message}) instead of
+// Node's bare status line or a closed connection.
 import { type Server, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { errorAnswer, HttpError } from './errors.ts';
+import { SERVER_METHODS } from './request-target.ts';
+import { MethodNotAllowedError } from './routes/allow.ts';
 
 function refusal(code: string | undefined): HttpError {
   switch (code) {
@@ -30,11 +33,23 @@ export function answerClientErrors(server: Server): void {
       socket.destroy();
       return;
     }
-    const { status, body } = errorAnswer(refusal(err.code));
-    const json = JSON.stringify(body);
-    socket.end(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-        `Content-Length: ${Buffer.byteLength(json)}\r\nConnection: close\r\n\r\n${json}`,
-    );
+    answerRaw(socket, refusal(err.code));
   });
+  // Not a proxy: a tunnel is refused like any method the service does not have.
+  server.on('connect', (req: { url?: string }, socket: Duplex) => {
+    answerRaw(socket, new MethodNotAllowedError('CONNECT', req.url ?? '', SERVER_METHODS));
+  });
+}
+
+/** Writes `err`'s answer on the bare socket and closes it. */
+function answerRaw(socket: Duplex, err: HttpError): void {
+  const { status, body, headers } = errorAnswer(err);
+  const json = JSON.stringify(body);
+  const extra = Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `${extra}Content-Length: ${Buffer.byteLength(json)}\r\nConnection: close\r\n\r\n${json}`,
+  );
 }

@@ -1,10 +1,10 @@
-// Failed admin attempts per client address (the admin door's brute-force brake): an address that
-// sent too many wrong tokens is refused without its token being looked at, until its bucket refills.
+// Failed admin attempts per client address (the admin door's brute-force brake): a token bucket of
+// failures per address, whose emptiness is what the brake (admin-brake.ts) answers 429 on.
 import { type RateLimit, TokenBuckets } from './token-buckets.ts';
 
 /**
  * A token bucket of failures per address: `burst` wrong tokens, then `rate` a second. `blockedFor`
- * only reads (a right token costs nothing); `fail` takes a token. Memory is bounded as TokenBuckets' is.
+ * only reads; `fail` takes a token. Memory is bounded as TokenBuckets' is.
  */
 export class FailedAttempts {
   private readonly buckets: TokenBuckets;
@@ -13,13 +13,13 @@ export class FailedAttempts {
     this.buckets = new TokenBuckets(limit, maxKeys);
   }
 
-  /** Whole seconds `address` must wait before its next token is looked at; 0: look at it. */
+  /** Whole seconds `address` is braked for; 0: it is not. */
   blockedFor(address: string, now: number): number {
     return Math.ceil(this.buckets.peek(address, now));
   }
 
-  /** Records a wrong token from `address`. */
-  fail(address: string, now: number): void {
-    this.buckets.take(address, now);
+  /** Records a wrong token from `address`: whole seconds it is braked for now (0: not braked). */
+  fail(address: string, now: number): number {
+    return Math.ceil(this.buckets.take(address, now));
   }
 }

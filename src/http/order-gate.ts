@@ -33,6 +33,17 @@ export interface OrderGateOptions {
   onInvalidTicket?: () => void;
 }
 
+/** How an order goes through the gate. */
+export interface EntryOptions {
+  /** Counted by the rate limits (default true; not an order the service places for a held buyer). */
+  limited?: boolean;
+  /**
+   * May wait in admission control's queue for a slot (default true). False: a buyer the line lets in
+   * but no slot is free for is queued at once (a streaming buyer, then held and told where it stands).
+   */
+  patient?: boolean;
+}
+
 /** An order let through the gate: free its slot when answered; a ticket's id keys its idempotency. */
 export interface Entry {
   release: Release;
@@ -77,27 +88,34 @@ export class OrderGate {
 
   /**
    * `address`: the client's, asked only with a per-address limit (req.ip runs TRUST_PROXY's rules);
-   * `waitedMs`: how long ago the request was read (a first request's place is then).
+   * `waitedMs`: how long ago the request was read (a first request's place is then); `how`: see
+   * EntryOptions.
    */
   async enter(
     order: GateOrder,
     address: () => string | undefined,
     ticket?: string,
     waitedMs = 0,
+    how: EntryOptions = {},
   ): Promise<Entry> {
+    const { limited = true, patient = true } = how;
     const arrival = this.arrival(order, ticket, waitedMs);
     // A ticket goes along even here: if it placed an order, that order is its answer, not sold_out.
     if (this.o.isSoldOut(order.productId)) return { release: NOTHING, ticketId: arrival?.ticket?.id };
+    if (limited) this.rateLimit(order, address);
+    if (this.o.room && arrival) return this.wait(this.o.room, arrival, order.quantity, patient);
+    const admitted = await this.admission.acquire();
+    if (typeof admitted === 'function') return { release: admitted };
+    throw this.shed(admitted, order.productId);
+  }
+
+  private rateLimit(order: GateOrder, address: () => string | undefined): void {
     const now = performance.now();
     if (this.addresses) {
       const from = address();
       if (from !== undefined) this.limit(this.addresses.take(from, now), 'address');
     }
     if (this.users) this.limit(this.users.take(order.userId, now), 'user');
-    if (this.o.room && arrival) return this.wait(this.o.room, arrival, order.quantity);
-    const admitted = await this.admission.acquire();
-    if (typeof admitted === 'function') return { release: admitted };
-    throw this.shed(admitted, order.productId);
   }
 
   /** The buyer's place by its ticket (InvalidTicketError when it is not genuine), or now. */
@@ -114,12 +132,17 @@ export class OrderGate {
    * The waiting room's door: while buyers wait, only those whose first request the line has reached
    * go on to admission control; anyone else, and anyone it refuses, is answered 429 queued.
    */
-  private async wait(room: WaitingRoom, arrival: Arrival, quantity: number): Promise<Entry> {
+  private async wait(
+    room: WaitingRoom,
+    arrival: Arrival,
+    quantity: number,
+    patient: boolean,
+  ): Promise<Entry> {
     const line = room.known(arrival.productId) ?? (await room.line(arrival.productId));
     if (room.lets(line, arrival)) {
       // Its turn (a ticket that placed an order had its turn before): the order use case answers,
       // with the ticket as the order's key, so a ticket whose order was placed gets that order.
-      const admitted = await this.admission.acquire();
+      const admitted = patient ? await this.admission.acquire() : this.admission.tryAcquire();
       if (typeof admitted === 'function') return { release: admitted, ticketId: arrival.ticket?.id };
     } else if (line.available < quantity) {
       // Still waiting, and not enough left for it: told at once, from memory.
@@ -130,7 +153,7 @@ export class OrderGate {
 
   /**
    * The Retry-After (seconds) of the 429 busy an order arriving now would get from admission control,
-   * decided before its request is read: the shed lane answers it without parsing (see shed-lane.ts).
+   * decided before its request is read: the order door answers it without reading the body (order-door.ts).
    * Undefined: let it in. No error is built: under a herd this runs thousands of times a second.
    */
   refuseOnArrival(): number | undefined {

@@ -1,4 +1,4 @@
-// POST /api/orders whoever read the request (express or the order lane): the order validated, its
+// POST /api/orders once the order door read it (or a held buyer's turn came): the order validated, its
 // Idempotency-Key checked, the order gate passed, the refusals known from memory, then the use case.
 import { type OrderOutcome, orderOutcome } from '../metrics.ts';
 import type { OrderRequest, PlacedOrder, PlaceOrder } from '../orders/place-order.ts';
@@ -18,6 +18,13 @@ export interface OrderCall {
   address: () => string | undefined;
   /** How long ago the request was read: a first request's place in the waiting line is then. */
   waitedMs: number;
+  /**
+   * A buyer held on its stream whose turn came (StreamHolder): placed by the service, not a new
+   * request of the buyer's, so the rate limits do not count it again.
+   */
+  held?: boolean;
+  /** The buyer asked for a stream and one can be held: told at once where it stands, not kept silently waiting. */
+  streams?: boolean;
 }
 
 /** What POST /api/orders answers, and the outcome it is counted by. */
@@ -62,7 +69,10 @@ export class OrderIntake {
       call.idempotencyKey === undefined
         ? undefined
         : parse(idempotencyKeyHeader, call.idempotencyKey, 'Idempotency-Key');
-    const entry = await this.o.gate.enter(order, call.address, call.ticket, call.waitedMs);
+    const entry = await this.o.gate.enter(order, call.address, call.ticket, call.waitedMs, {
+      limited: !call.held,
+      patient: call.held === true || !call.streams,
+    });
     const key = idempotencyKey ?? (entry.ticketId === undefined ? undefined : `ticket:${entry.ticketId}`);
     const refused = this.o.orders.refusalFromMemory(order, key);
     if (refused) {
@@ -73,7 +83,7 @@ export class OrderIntake {
   }
 
   /**
-   * The whole order, whoever read the request (the order lane, or express's route): `read` gives the
+   * The whole order, as the order door read it or a held stream's turn came: `read` gives the
    * call (it may throw a refusal: a body not JSON, a buyer mismatch), then admit, then the use case.
    * Never throws: a failure of no known status is answered 500 after `unexpected` heard it.
    */

@@ -5,17 +5,24 @@ import type { IncomingMessage } from 'node:http';
 import type { RequestHandler } from 'express';
 import type { RedisClient } from '../redis/connection.ts';
 import { InvalidSignatureError } from './auth-errors.ts';
+import { HttpError } from './errors.ts';
 
 /** How far the provider's timestamp may be from this server's clock, either way (replay window). */
 export const REPLAY_WINDOW_SECONDS = 5 * 60;
 
-const PAY_PATH = /^\/api\/orders\/[^/]+\/pay\/?(\?.*)?$/;
-/** The raw bodies of pay calls, as received (the signature is over the bytes, not the parsed JSON). */
+/**
+ * The raw body of every request read as JSON, as received (the signature is over the bytes, not the
+ * parsed JSON). Kept for every path, not picked out by one: a path test here that routing did not
+ * share once let `/API/ORDERS/<id>/PAY` be checked over an empty body. It is the parser's own buffer
+ * (at most 16 kB), held no longer than the request.
+ */
 const rawBodies = new WeakMap<IncomingMessage, Buffer>();
+/** The pay path as the service spells it (case-sensitive), the only one a webhook is taken on. */
+const PAY_PATH = /^\/api\/orders\/[^/]+\/pay$/;
 
-/** express.json's `verify` hook: keeps the raw body of a pay call (at most the parser's 16 kB). */
+/** express.json's `verify` hook: keeps the raw body. */
 export function keepRawBody(req: IncomingMessage, _res: unknown, buf: Buffer): void {
-  if (PAY_PATH.test(req.url ?? '')) rawBodies.set(req, buf);
+  rawBodies.set(req, buf);
 }
 
 /** The signature header's value for `body` sent at `timestamp` (unix seconds); what the provider computes. */
@@ -44,10 +51,13 @@ export function requirePaymentSignature(
 ): RequestHandler {
   const verify = verifier(secret, nowMs);
   return async (req, _res, next) => {
+    // The provider calls the route as written (the router ignores case); any other spelling is nobody's webhook.
+    if (!PAY_PATH.test(req.originalUrl.split('?')[0] ?? ''))
+      return next(new HttpError('non_canonical_path', 'the pay path must be /api/orders/<orderId>/pay'));
+    const orderId = String(req.params.orderId);
     const refused = verify(req);
     if (refused) return next(refused);
     const key = usedKey(req.get('x-payment-signature') as string);
-    const orderId = String(req.params.orderId);
     try {
       const first = await redis.set(key, orderId, 'EX', 2 * REPLAY_WINDOW_SECONDS, 'NX');
       if (first === null && (await redis.get(key)) !== orderId) {

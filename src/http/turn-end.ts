@@ -13,7 +13,7 @@ let pending: Pending[] = [];
  * Runs `write(res)` at the end of this loop turn, after every request read in it has been decided.
  * Each answer written to loopback wakes its reader if it sleeps; written one by one between the
  * decisions, a process slower than its peer wakes it for every answer (measured on this 2-core VM:
- * the order lane's refusals cost 20-32 µs of 92-137 µs more that way; docs/benchmarks.md). A write
+ * the order door's refusals cost 20-32 µs of 92-137 µs more that way; docs/benchmarks.md). A write
  * that throws ends its own response only.
  *
  * @example

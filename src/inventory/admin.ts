@@ -13,6 +13,7 @@ import {
 import { UnknownProductError } from './errors.ts';
 import { publishSaleEvent } from './events.ts';
 import { pruneRetired, retireShards, switchGeneration } from './generation.ts';
+import { causeOf, recordChange } from './history.ts';
 import { adminLockName, saleKey, shardKeys } from './keys.ts';
 import { fromLockError, translatingLockErrors } from './lock-errors.ts';
 import { availableStock, loadSale, type Sale, type SaleWindow } from './sale.ts';
@@ -74,10 +75,17 @@ export class SaleAdmin {
     return { sale, available, created: kind === 'created' };
   }
 
-  /** Moves the remaining stock into `shards` new shards, live: orders waiting on old shards move over. */
-  async reshard(productId: string, shards: number): Promise<AdminResult> {
+  /**
+   * Moves the remaining stock into `shards` new shards, live: orders waiting on old shards move over.
+   * `by` 'consolidation' records the change as the service's own (history.ts); default: an admin's.
+   */
+  async reshard(productId: string, shards: number, by?: 'consolidation'): Promise<AdminResult> {
     await this.mustExist(productId);
-    const { sale, available } = await this.change(productId, { action: 'reshard', shards });
+    const { sale, available } = await this.change(productId, {
+      action: 'reshard',
+      shards,
+      ...(by && { by }),
+    });
     return { sale, available };
   }
 
@@ -176,6 +184,7 @@ export class SaleAdmin {
     const plan = planFor(productId, change, sale);
     const holds = await this.lockShards(productId, sale);
     let done: Applied;
+    let shards: number;
     try {
       // Under every shard lock the stock cannot move: refuse before anything is changed.
       if (fresh && sale && change.action === 'restock') await checkRestock(this.redis, sale, change.delta);
@@ -189,9 +198,17 @@ export class SaleAdmin {
       const { kind, available, next } = plan(retired);
       const generation = await switchGeneration(this.redis, productId, sale, retired, next);
       done = { generation, kind, available };
+      shards = next.stocks.length;
     } finally {
       await Promise.allSettled(holds.map((h) => h.release()));
     }
+    // History only: a change that was made is never answered with an error for a line of it missing.
+    await recordChange(this.redis, productId, {
+      ...done,
+      by: causeOf(change),
+      shards,
+      at: new Date().toISOString(),
+    }).catch(() => {});
     await publishSaleEvent(this.redis, { productId, kind: done.kind, generation: done.generation });
     return done;
   }

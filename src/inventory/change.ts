@@ -15,7 +15,8 @@ export type Change =
       window?: SaleWindow;
       paymentTimeoutSec?: number;
     }
-  | { action: 'reshard'; shards: number }
+  /** `by`: set when the service resharded on its own (the sold-out consolidation); absent: an admin. */
+  | { action: 'reshard'; shards: number; by?: 'consolidation' }
   | { action: 'restock'; delta: number }
   /** Puts `units` of expired or cancelled orders (read from the sale's `returning` when journaled) back on sale. */
   | { action: 'return'; units: number };

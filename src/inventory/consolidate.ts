@@ -50,7 +50,7 @@ export class StockConsolidator {
     // Another process (or an admin) changed the sale since: its new lots are what to try next.
     if ((await this.generationOf(short.productId)) !== short.generation) return;
     const shards = lotsFor(short);
-    await this.admin.reshard(short.productId, shards);
+    await this.admin.reshard(short.productId, shards, 'consolidation');
     this.onConsolidated?.(short.productId, shards);
   }
 }

@@ -15,6 +15,8 @@ export const productOfChannel = (channel: string): string | null => SALE_EVENTS.
 
 export const saleKey = (productId: string): string => `sale:{${productId}}`;
 export const shardListKey = (productId: string): string => `sale:{${productId}}:shards`;
+/** The sale's recent generation changes (history.ts), newest first. */
+export const changesKey = (productId: string): string => `sale:{${productId}}:changes`;
 
 /** What became of an order that was accepted: paid for good, or expired / cancelled (units given back). */
 export type Fate = 'paid' | 'expired' | 'cancelled';

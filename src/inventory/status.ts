@@ -1,6 +1,5 @@
-// What an operator sees of a sale: units available, sold (reserved + confirmed + paid), each shard, and
-// a reconcile that checks DESIGN.md §5's conservation with returned units: available + returning + sold
-// == total, sold == reserved + confirmed + paid.
+// What an operator sees of a sale: its settings, units available, sold (reserved + confirmed + paid),
+// orders by fate, each shard and the recent changes, as one consistent picture (reconcile.ts checks it).
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import type { Database, OrderRowStatus } from '../db/database.ts';
@@ -8,8 +7,10 @@ import { existingOrderIds, rowStatuses, unitsByStatus } from '../db/orders-repo.
 import { type BatchCommand, isCluster, masterOf, type RedisClient, runBatch } from '../redis/connection.ts';
 import { type PendingChange, parsePending } from './change.ts';
 import { BusyError, UnknownProductError } from './errors.ts';
-import { lifecycleKeys, retiredShardsKey, saleKey, shardKeys } from './keys.ts';
+import { type ChangeRecord, parseChanges } from './history.ts';
+import { changesKey, lifecycleKeys, retiredShardsKey, saleKey, shardKeys } from './keys.ts';
 import { loadSale, type Sale } from './sale.ts';
+import { type SaleSettings, settingsView } from './settings.ts';
 
 export interface ShardView {
   index: number;
@@ -22,10 +23,10 @@ export interface ShardView {
   master?: string;
 }
 
-export interface SaleStatus {
+/** The sale's settings (settings.ts) with its units by state, its shards and its recent changes. */
+export interface SaleStatus extends SaleSettings {
   productId: string;
   generation: number;
-  perUserLimit: number;
   total: number;
   available: number;
   /** Units sold and not given back: reserved + confirmed + paid. */
@@ -53,13 +54,8 @@ export interface SaleStatus {
    * units are in transit to the next generation, so conservation holds throughout.
    */
   pending: PendingChange | null;
-}
-
-export interface Difference {
-  check: string;
-  expected: number;
-  found: number;
-  detail: string;
+  /** The last generation changes, newest first: who made each (an admin, or the service) and when. */
+  changes: ChangeRecord[];
 }
 
 /** A reshard or restock changes the shards under a reader's feet; this many re-reads, then answer busy. */
@@ -94,6 +90,7 @@ interface Snapshot {
   settling: Map<string, { status: string; quantity: number }>;
   counters: Record<(typeof COUNTERS)[number], number>;
   awaitingPayment: number;
+  changes: ChangeRecord[];
 }
 
 /** The sale hash's unit and order counters of returns and fates. */
@@ -111,7 +108,7 @@ async function readSnapshot(redis: RedisClient, productId: string): Promise<Snap
     if (err) throw err;
     return v;
   });
-  // Replies in the order of snapshotCommands: shards, reservation hashes, due, settle, sale hash.
+  // Replies in the order of snapshotCommands: shards, reservation hashes, changes, due, settle, sale hash.
   const n = sale.shardKeys.length;
   const shards = (replies.slice(0, n) as (string | null)[][]).map((values, index) => {
     const key = sale.shardKeys[index] as string;
@@ -131,20 +128,21 @@ async function readSnapshot(redis: RedisClient, productId: string): Promise<Snap
   return {
     sale,
     shards,
-    reservations: (replies.slice(n, -3) as string[][]).flatMap((vals) =>
+    reservations: (replies.slice(n, -4) as string[][]).flatMap((vals) =>
       vals.map((v) => JSON.parse(v) as { orderId: string; quantity: number }),
     ),
     pending: parsePending(pending),
     settling: settlingFates(replies.at(-2) as Record<string, string>),
     awaitingPayment: Number(replies.at(-3) ?? 0),
+    changes: parseChanges(replies.at(-4) as string[]),
     counters: Object.fromEntries(COUNTERS.map((c, i) => [c, Number(counts[i] ?? 0)])) as Snapshot['counters'],
   };
 }
 
 /**
  * One batch for the whole snapshot: each current shard's stock, sold and retired marker (one MGET in
- * its slot), the reservation hash of every shard current or retired, the payment deadlines, the
- * fates to settle, and last the sale hash, read again to see whether a change ran meanwhile.
+ * its slot), the reservation hash of every shard current or retired, the recent changes, the
+ * payment deadlines, the fates to settle, and last the sale hash, read again to see whether a change ran meanwhile.
  */
 function snapshotCommands(sale: Sale, retired: string[]): BatchCommand[] {
   const commands: BatchCommand[] = sale.shardKeys.map((key) => ({
@@ -157,6 +155,8 @@ function snapshotCommands(sale: Sale, retired: string[]): BatchCommand[] {
   }
   const fates = lifecycleKeys(sale.productId);
   const saleHash = saleKey(sale.productId);
+  const changes = changesKey(sale.productId);
+  commands.push({ key: changes, queue: (p) => p.lrange(changes, 0, -1) });
   commands.push({ key: fates.due, queue: (p) => p.zcard(fates.due) });
   commands.push({ key: fates.settle, queue: (p) => p.hgetall(fates.settle) });
   commands.push({ key: saleHash, queue: (p) => p.hmget(saleHash, ...SALE_FIELDS) });
@@ -183,7 +183,7 @@ function shardView(index: number, key: string, [stock, sold, marker]: (string | 
 
 async function withPostgres(
   db: Kysely<Database>,
-  { sale, shards, reservations, pending, settling, counters, awaitingPayment }: Snapshot,
+  { sale, shards, reservations, pending, settling, counters, awaitingPayment, changes }: Snapshot,
 ): Promise<SaleStatus> {
   // One snapshot of Postgres for all questions, so a row committed between them is counted once.
   const [units, persisted, rows] = await db
@@ -211,7 +211,7 @@ async function withPostgres(
   return {
     productId: sale.productId,
     generation: sale.generation,
-    perUserLimit: sale.perUserLimit,
+    ...settingsView(sale),
     total: sale.total,
     available: shards.reduce((a, s) => a + s.stock, 0),
     sold: sale.retiredSold + shards.reduce((a, s) => a + s.sold, 0) - counters.returned,
@@ -225,6 +225,7 @@ async function withPostgres(
     staleReservations: reservations.length - unpersisted.length,
     shards,
     pending,
+    changes,
   };
 }
 
@@ -249,46 +250,4 @@ function placeFates(
     if (fate.status === 'paid') paid += fate.quantity;
   }
   return { reserved, confirmed, paid };
-}
-
-export function reconcile(status: SaleStatus): { ok: boolean; differences: Difference[] } {
-  const differences: Difference[] = [];
-  const { available, returning, sold, total, reserved, confirmed, paid } = status;
-  if (available + returning + sold !== total) {
-    const found = available + returning + sold;
-    differences.push({
-      check: 'available + returning + sold == total',
-      expected: total,
-      found,
-      detail: `available ${available} + returning ${returning} + sold ${sold} = ${found}, total ${total}`,
-    });
-  }
-  if (sold !== reserved + confirmed + paid) {
-    const found = reserved + confirmed + paid;
-    differences.push({
-      check: 'sold == reserved + confirmed + paid',
-      expected: sold,
-      found,
-      detail: `reserved ${reserved} + confirmed ${confirmed} + paid ${paid} = ${found}, sold ${sold}`,
-    });
-  }
-  if (returning < 0) {
-    differences.push({
-      check: 'returning >= 0',
-      expected: 0,
-      found: returning,
-      detail: `returning ${returning}`,
-    });
-  }
-  for (const s of status.shards) {
-    if (s.stock < 0) {
-      differences.push({
-        check: 'shard stock >= 0',
-        expected: 0,
-        found: s.stock,
-        detail: `${s.key} holds ${s.stock}`,
-      });
-    }
-  }
-  return { ok: differences.length === 0, differences };
 }

@@ -1,15 +1,13 @@
-// The live view of one product behind the dashboard (GET /admin/products/:id/live): the sale's status
-// as GET /admin/products/:id reads it, the order queue, and this process's rates (sampler.ts). Kept
+// The live view of one product behind the dashboard (GET /admin/products/:id/live): GET
+// /admin/products/:id's answer (sale-view.ts) and its history, the waiting room's line as the product
+// page shows it, the order queue, and this process's rates (sampler.ts). Kept
 // cheap for any number of viewers: each product's status is read from Redis/Postgres at most once
 // per second and concurrent polls share that read; the queue likewise, for all products at once.
 import os from 'node:os';
-import type { Kysely } from 'kysely';
-import type { Database } from '../db/database.ts';
-import { type SaleStatus, saleStatus } from '../inventory/status.ts';
+import type { SaleStatus } from '../inventory/status.ts';
 import type { Metrics, QUEUE_STATES } from '../metrics.ts';
-import type { FailedJobs, FailedJobsOf } from '../orders/failed-jobs.ts';
-import type { RedisClient } from '../redis/connection.ts';
-import type { LineStats } from '../waiting-room/room.ts';
+import type { LineStats, QueueView as LineView } from '../waiting-room/room.ts';
+import { type SaleView, type SaleViewDeps, saleView } from './sale-view.ts';
 import { HISTORY_POINTS, IDLE_STOP_MS, type RatePoint, RateSampler } from './sampler.ts';
 
 /** A read is reused this long; polls meanwhile get it (or wait for the one in flight). */
@@ -23,6 +21,13 @@ export interface SalePoint {
   sold: number;
   reserved: number;
   confirmed: number;
+  paid: number;
+  /** Units of expired or cancelled orders given back so far: sold + returned is every unit ever sold. */
+  returned: number;
+  /** Orders waiting to be paid, and orders expired and cancelled so far (the product's, every process's). */
+  awaitingPayment: number;
+  expired: number;
+  cancelled: number;
   /** Units that reached Postgres per second since the previous read (any writer process). */
   persistedPerSecond: number | null;
 }
@@ -41,10 +46,11 @@ export interface LiveProduct {
   at: number;
   /** Rates and latencies are this process's: behind a load balancer, one replica's share. */
   replica: { hostname: string; pid: number };
-  sale: SaleStatus & { failedJobs: FailedJobs; soldOut: boolean };
+  /** GET /admin/products/:id's answer, and whether the sale is sold out. */
+  sale: SaleView & { soldOut: boolean };
   queue: QueueView;
-  /** The waiting room's line of the product; null when the room is off or nobody waits. */
-  waitingRoom: LineStats | null;
+  /** The waiting room's line of the product as its public view shows it, with pace and ETA; null when the room is off or nobody waits. */
+  waitingRoom: (LineView & Omit<LineStats, 'servingLagMs'>) | null;
   /**
    * REDIS_WAIT_REPLICAS: Redis masters short of replicas (their shards are skipped) and the units
    * orders last found stranded on them, as this process sees them.
@@ -85,17 +91,16 @@ class Cached<T> {
 }
 
 interface Watched {
-  status: Cached<{ status: SaleStatus; failedJobs: FailedJobs }>;
+  status: Cached<SaleView>;
   history: SalePoint[];
 }
 
 export interface LiveDeps {
-  redis: RedisClient;
-  db: Kysely<Database>;
+  /** What GET /admin/products/:id reads (sale-view.ts). */
+  views: SaleViewDeps;
   metrics: Metrics;
-  failedJobsOf: FailedJobsOf;
-  /** The waiting room's line of a product (WAITING_ROOM=on). */
-  waitingLine?: (productId: string) => Promise<LineStats | undefined>;
+  /** The waiting room's line of a product (WAITING_ROOM=on): WaitingRoom.stats. */
+  waitingLine?: (productId: string) => Promise<(LineView & Omit<LineStats, 'servingLagMs'>) | undefined>;
 }
 
 export class LiveView {
@@ -112,7 +117,7 @@ export class LiveView {
   async product(productId: string, since = 0): Promise<LiveProduct> {
     await this.sampler.watch();
     const w = this.watch(productId);
-    const [{ status, failedJobs }, queue, line, replicas] = await Promise.all([
+    const [sale, queue, line, replicas] = await Promise.all([
       w.status.get(),
       this.queue.get(),
       this.deps.waitingLine?.(productId),
@@ -124,7 +129,7 @@ export class LiveView {
       productId,
       at: Date.now(),
       replica: { hostname: os.hostname(), pid: process.pid },
-      sale: { ...status, failedJobs, soldOut: status.available === 0 && status.pending === null },
+      sale: { ...sale, soldOut: sale.available === 0 && sale.pending === null },
       queue,
       waitingRoom: line ?? null,
       replicas,
@@ -153,12 +158,9 @@ export class LiveView {
     const w: Watched = {
       history: [],
       status: new Cached(READ_TTL_MS, async () => {
-        const [status, failedJobs] = await Promise.all([
-          saleStatus(this.deps.redis, this.deps.db, productId),
-          this.deps.failedJobsOf(productId),
-        ]);
-        record(w.history, status);
-        return { status, failedJobs };
+        const view = await saleView(this.deps.views, productId);
+        record(w.history, view);
+        return view;
       }),
     };
     this.watched.set(productId, w);
@@ -200,6 +202,11 @@ function record(history: SalePoint[], s: SaleStatus): void {
     sold: s.sold,
     reserved: s.reserved,
     confirmed: s.confirmed,
+    paid: s.paid,
+    returned: s.returned,
+    awaitingPayment: s.awaitingPayment,
+    expired: s.orders.expired,
+    cancelled: s.orders.cancelled,
     persistedPerSecond: previous
       ? Math.max(0, s.confirmed - previous.confirmed) / Math.max(0.001, (t - previous.t) / 1000)
       : null,

@@ -5,7 +5,8 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { PRODUCT_ID_PATTERN, saleKey } from '../inventory/keys.ts';
-import { reconcile, saleStatus } from '../inventory/status.ts';
+import { reconcile } from '../inventory/reconcile.ts';
+import { saleStatus } from '../inventory/status.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import { every, type Periodic } from '../periodic.ts';

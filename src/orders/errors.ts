@@ -31,12 +31,6 @@ export class UnknownOrderError extends FlashsaleError {
   }
 }
 
-export class NotOwnerError extends FlashsaleError {
-  constructor(orderId: string) {
-    super('not_owner', `order "${orderId}" belongs to another buyer`, { orderId });
-  }
-}
-
 export class OrderExpiredError extends FlashsaleError {
   constructor(orderId: string) {
     super('order_expired', `order "${orderId}" was not paid in time; its units went back on sale`, {

@@ -80,17 +80,37 @@ export async function sweepProduct(
   }
   if (expired > 0) o.onExpired?.(expired);
   if (returning > 0) await o.returns.request(productId);
-  const { settle } = lifecycleKeys(productId);
   let settled = 0;
-  for (const [orderId, raw] of Object.entries(await o.redis.hgetall(settle))) {
-    const { status, userId } = JSON.parse(raw) as { status: Fate; userId: string };
-    if (!(await recordFate(o.db, orderId, status))) continue;
-    const ticket = parseOrderId(orderId)?.ticket;
-    if (status !== 'paid' && ticket) await o.limits.giveBack(productId, userId, ticket);
-    await o.redis.hdel(settle, orderId);
-    settled += 1;
+  for (const [orderId, raw] of Object.entries(await o.redis.hgetall(lifecycleKeys(productId).settle))) {
+    if (await settleFate(o, productId, orderId, raw)) settled += 1;
   }
   return { expired, settled };
+}
+
+type SettleDeps = Pick<ExpiryOptions, 'redis' | 'db' | 'limits'>;
+
+/**
+ * Carries one decided fate (its `settle` entry, `raw`) to the order's row and, for an expired or
+ * cancelled order, gives the buyer's claim back — row first, so the Postgres per-user backstop never
+ * counts a given-back claim. False when the row is not written yet (it waits for the writer).
+ */
+async function settleFate(o: SettleDeps, productId: string, orderId: string, raw: string): Promise<boolean> {
+  const { status, userId } = JSON.parse(raw) as { status: Fate; userId: string };
+  if (!(await recordFate(o.db, orderId, status))) return false;
+  const ticket = parseOrderId(orderId)?.ticket;
+  if (status !== 'paid' && ticket) await o.limits.giveBack(productId, userId, ticket);
+  await o.redis.hdel(lifecycleKeys(productId).settle, orderId);
+  return true;
+}
+
+/**
+ * Settles the fate just decided for `orderId` at once (the sweep's step for one order): a cancel's
+ * 200 then comes with the buyer's limit already given back. False when there is nothing to settle
+ * or its row is not written yet (the sweep settles it then).
+ */
+export async function settleOrder(o: SettleDeps, productId: string, orderId: string): Promise<boolean> {
+  const raw = await o.redis.hget(lifecycleKeys(productId).settle, orderId);
+  return raw !== null && settleFate(o, productId, orderId, raw);
 }
 
 /** One sweep of every product with lifecycle work; a product that fails (Postgres down) is retried next round. */

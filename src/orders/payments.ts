@@ -5,7 +5,9 @@ import type { Database } from '../db/database.ts';
 import type { Fate } from '../inventory/keys.ts';
 import type { Logger } from '../log.ts';
 import type { RedisClient } from '../redis/connection.ts';
-import { AlreadyPaidError, NotOwnerError, OrderCancelledError, OrderExpiredError } from './errors.ts';
+import type { BuyerLimits } from './buyer-limit.ts';
+import { AlreadyPaidError, OrderCancelledError, OrderExpiredError, UnknownOrderError } from './errors.ts';
+import { settleOrder } from './expiry.ts';
 import { decideFate } from './lifecycle.ts';
 import { orderStatus } from './order-status.ts';
 import type { UnitReturns } from './unit-returns.ts';
@@ -14,6 +16,8 @@ export interface PaymentsDeps {
   redis: RedisClient;
   db: Kysely<Database>;
   returns: UnitReturns;
+  /** The per-user limits, given back at once for an order cancelled (or expired by a late payment). */
+  limits: BuyerLimits;
   /** Called for each fate this process decided (metrics). */
   onFate?: (fate: Fate) => void;
   logger?: Logger;
@@ -26,7 +30,7 @@ export interface FateAnswer {
 
 /**
  * `pay` answers `{orderId, status: 'paid'}` (again for an order already paid) or throws
- * `UnknownOrderError`, `NotOwnerError`, `OrderExpiredError` (not paid in time, also when this very
+ * `UnknownOrderError` (also for another buyer's order), `OrderExpiredError` (not paid in time, also when this very
  * payment came too late) or `OrderCancelledError`. `cancel` answers `{orderId, status: 'cancelled'}`
  * (again for one already cancelled) once its units are back on sale, or throws the same lookups'
  * errors, `AlreadyPaidError` or `OrderExpiredError`. A refused request changes nothing.
@@ -51,7 +55,8 @@ export class OrderPayments {
   private async decide(orderId: string, userId: string, action: 'pay' | 'cancel'): Promise<Fate> {
     const { redis, db } = this.deps;
     const order = await orderStatus(redis, db, orderId);
-    if (order.userId !== userId) throw new NotOwnerError(orderId);
+    // Another buyer's order answers as an order that does not exist: the answer tells nobody else it does.
+    if (order.userId !== userId) throw new UnknownOrderError(orderId);
     const { fate, now } = await decideFate(redis, order, action);
     if (now) this.deps.onFate?.(fate);
     if (now && fate !== 'paid') {
@@ -59,6 +64,10 @@ export class OrderPayments {
       // they wait in the sale's `returning`.
       await this.deps.returns.request(order.productId).catch((err: unknown) => {
         this.deps.logger?.warn({ err, orderId }, 'putting units back on sale failed; the expiry sweep will');
+      });
+      // Before the answer: a buyer told "cancelled" may order again at once, within their limit.
+      await settleOrder(this.deps, order.productId, orderId).catch((err: unknown) => {
+        this.deps.logger?.warn({ err, orderId }, 'settling the fate failed; the expiry sweep will');
       });
     }
     return fate;

@@ -15,6 +15,21 @@ export interface Place {
   available: number;
 }
 
+/**
+ * Why this buyer waits, in its own case: a lottery window still open (even for a lone buyer), buyers
+ * ahead, or none ahead but no capacity free this instant.
+ */
+function queuedMessage(productId: string, position: number, drawMs: number): string {
+  if (drawMs > 0) {
+    const seconds = Math.ceil(drawMs / 1000);
+    return `"${productId}" is in its lottery window for ${seconds} s more: every buyer who comes before it closes gets a place drawn at random; come back with your ticket then`;
+  }
+  if (position > 0) {
+    return `"${productId}" has more buyers than it can serve right now: ${position} ahead of you, keep your place`;
+  }
+  return `"${productId}" is busy this instant: you are next in line, come back with your ticket`;
+}
+
 export class QueuedError extends FlashsaleError {
   /** An expected answer, thousands a second in a herd: no stack trace (see CodedError). */
   static readonly refusal = true;
@@ -22,13 +37,13 @@ export class QueuedError extends FlashsaleError {
   /** The answer's headers besides Retry-After: the ticket to come back with. */
   readonly headers: Record<string, string>;
 
+  /** `drawMs`: how long the product's lottery window stays open (0: none is open). */
   constructor(
     productId: string,
     readonly place: Place,
+    drawMs = 0,
   ) {
-    super('queued', `"${productId}" has more buyers than it can serve right now: keep your place`, {
-      ...place,
-    });
+    super('queued', queuedMessage(productId, place.position, drawMs), { ...place });
     this.retryAfterSeconds = Math.max(1, Math.ceil(place.retryAfterMs / 1000));
     this.headers = { 'Queue-Ticket': place.ticket };
   }

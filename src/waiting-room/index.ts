@@ -7,7 +7,7 @@ import type { RedisClient } from '../redis/connection.ts';
 import { WaitingRoom } from './room.ts';
 import { TicketSigner } from './ticket.ts';
 
-export { InvalidTicketError, QueuedError } from './errors.ts';
+export { InvalidTicketError, type Place, QueuedError } from './errors.ts';
 export type { Arrival, CapacitySignals } from './room.ts';
 export { WaitingRoom } from './room.ts';
 export { TicketSigner } from './ticket.ts';

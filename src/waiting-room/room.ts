@@ -189,13 +189,17 @@ export class WaitingRoom {
     // In a lottery window nobody is served before the draw: come back once it has closed.
     const drawMs = line.drawing(now) ? (line.draw?.closesAt ?? now) - now : 0;
     const finite = Math.max(drawMs, Number.isFinite(etaMs) ? etaMs : UNKNOWN_ETA_MS);
-    return new QueuedError(arrival.productId, {
-      ticket,
-      position,
-      etaMs: finite,
-      retryAfterMs: Math.max(drawMs, this.retryAfter(finite)),
-      available: Number.isFinite(line.available) ? line.available : 0,
-    });
+    return new QueuedError(
+      arrival.productId,
+      {
+        ticket,
+        position,
+        etaMs: finite,
+        retryAfterMs: Math.max(drawMs, this.retryAfter(finite)),
+        available: Number.isFinite(line.available) ? line.available : 0,
+      },
+      drawMs,
+    );
   }
 
   /**
@@ -207,32 +211,46 @@ export class WaitingRoom {
     return Math.round(Math.min(MAX_RETRY_MS, Math.max(MIN_RETRY_MS, etaMs) + spread));
   }
 
-  /** A product's line (buyers waiting, how far behind now it serves) and lottery, for its page. */
+  /**
+   * A product's line (buyers waiting, how far behind now it serves) and lottery, for its page. A sold-out
+   * product keeps nobody waiting (each returning ticket is answered sold_out), and once this process
+   * knows it, its line rests unreported: figures kept would only grow stale, so none are shown.
+   */
   async view(productId: string): Promise<QueueView | undefined> {
     const line = await this.line(productId);
     const now = this.o.now();
     const draw = line.draw && drawView(line.draw, now);
-    if (!line.active && !draw) return undefined;
+    const waits = this.waits(line);
+    if (!waits && !draw) return undefined;
     // Nobody let in yet (a lottery window before its draw): no serving point, so no lag (null, not Infinity).
-    const lag = line.active ? Math.max(0, Math.round(now - line.servingPoint)) : 0;
+    const lag = waits ? Math.max(0, Math.round(now - line.servingPoint)) : 0;
     return {
-      waiting: line.waiting,
+      waiting: waits ? line.waiting : 0,
       servingLagMs: Number.isFinite(lag) ? lag : null,
       ...(draw && { lottery: draw }),
     };
   }
 
-  /** One product's line for the dashboard, or undefined when nobody waits in it. */
-  async stats(productId: string): Promise<LineStats | undefined> {
-    const line = await this.line(productId);
-    return line.active ? this.statsOf(line) : undefined;
+  /**
+   * One product's line for the dashboard: view() as the product page shows it, with its pace and ETA;
+   * undefined when nobody waits in it.
+   */
+  async stats(productId: string): Promise<(QueueView & Omit<LineStats, 'servingLagMs'>) | undefined> {
+    const view = await this.view(productId);
+    const line = this.known(productId);
+    return view && line && this.waits(line) ? { ...this.statsOf(line), ...view } : undefined;
+  }
+
+  /** True while buyers wait in the line for a product still on sale (here, or by the last tick's read). */
+  private waits(line: WaitingLine): boolean {
+    return line.active && line.available !== 0 && !this.o.soldOut(line.productId);
   }
 
   /** Every line in use here, summed (waiting, rate) or at its worst (lag, ETA), for the metrics. */
   state(): LineStats {
     const total = { waiting: 0, servingLagMs: 0, admittedPerSecond: 0, etaMs: 0 };
     for (const line of this.lines.values()) {
-      if (!line.active) continue;
+      if (!this.waits(line)) continue;
       const s = this.statsOf(line);
       total.waiting += s.waiting;
       total.admittedPerSecond += s.admittedPerSecond;

@@ -48,7 +48,7 @@ export function useBadInput() {
   async function raw(
     method: string,
     path: string,
-    body: string | undefined,
+    body: string | Uint8Array<ArrayBuffer> | undefined,
     headers: Record<string, string>,
   ) {
     return reply(await fetch(`${apiHandle.url}${path}`, { method, headers, body }));

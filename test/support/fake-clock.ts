@@ -10,7 +10,7 @@ const LIB = '/usr/lib/x86_64-linux-gnu';
  * clock_gettime comes from inside jemalloc's initialisation: wolfcw/libfaketime#130); glibc's
  * malloc-debug library, preloaded first, serves malloc/free instead and libfaketime starts cleanly.
  */
-const PRELOAD = [`${LIB}/libc_malloc_debug.so.0`, `${LIB}/faketime/libfaketime.so.1`];
+export const PRELOAD = [`${LIB}/libc_malloc_debug.so.0`, `${LIB}/faketime/libfaketime.so.1`];
 
 export class FakeClock {
   private offsetS = 0;

@@ -291,7 +291,7 @@ export interface components {
          * @description Every error code the service answers (src/http/errors.ts).
          * @enum {string}
          */
-        ErrorCode: "invalid_request" | "invalid_encoding" | "unauthorized" | "unauthenticated" | "invalid_signature" | "buyer_mismatch" | "forbidden" | "not_owner" | "unknown_product" | "unknown_order" | "not_found" | "method_not_allowed" | "request_timeout" | "sold_out" | "not_started" | "sale_ended" | "limit_exceeded" | "insufficient_stock" | "stock_limit_exceeded" | "request_in_progress" | "invalid_ticket" | "queued" | "order_expired" | "order_cancelled" | "already_paid" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "idempotency_key_reused" | "busy" | "rate_limited" | "too_many_attempts" | "unavailable" | "outcome_unknown" | "lock_timeout" | "lock_unavailable" | "lock_quorum_unavailable" | "lock_lost" | "lock_not_held" | "lock_upgrade" | "migration_failed" | "internal";
+        ErrorCode: "invalid_request" | "invalid_encoding" | "non_canonical_path" | "unauthorized" | "unauthenticated" | "invalid_signature" | "buyer_mismatch" | "unknown_product" | "unknown_order" | "not_found" | "method_not_allowed" | "request_timeout" | "body_timeout" | "sold_out" | "not_started" | "sale_ended" | "limit_exceeded" | "insufficient_stock" | "stock_limit_exceeded" | "request_in_progress" | "invalid_ticket" | "queued" | "order_expired" | "order_cancelled" | "already_paid" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "idempotency_key_reused" | "busy" | "rate_limited" | "too_many_attempts" | "unavailable" | "outcome_unknown" | "lock_timeout" | "lock_unavailable" | "lock_quorum_unavailable" | "lock_lost" | "lock_not_held" | "lock_upgrade" | "migration_failed" | "internal";
         /** @description `method_not_allowed`: 405 */
         MethodNotAllowedError: {
             /** @constant */
@@ -348,6 +348,14 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** @description `non_canonical_path`: 400 */
+        NonCanonicalPathError: {
+            /** @constant */
+            error: "non_canonical_path";
+            message: string;
+        } & {
+            [key: string]: unknown;
+        };
         /** @description `invalid_encoding`: 400 */
         InvalidEncodingError: {
             /** @constant */
@@ -397,6 +405,14 @@ export interface components {
         RequestTimeoutError: {
             /** @constant */
             error: "request_timeout";
+            message: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description `body_timeout`: 408 */
+        BodyTimeoutError: {
+            /** @constant */
+            error: "body_timeout";
             message: string;
         } & {
             [key: string]: unknown;
@@ -636,6 +652,12 @@ export interface components {
              * @example 1796241600000
              */
             payBy?: number;
+            /**
+             * Format: date-time
+             * @description the payment deadline (Redis clock), as ISO 8601
+             * @example 2026-12-01T20:00:00.000Z
+             */
+            paymentDueAt?: string;
             /** @description admin only */
             shardKey?: string;
             /** @description admin only */
@@ -669,6 +691,14 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** @description `too_many_attempts`: 429 */
+        TooManyAttemptsError: {
+            /** @constant */
+            error: "too_many_attempts";
+            message: string;
+        } & {
+            [key: string]: unknown;
+        };
         PaidOrder: {
             /**
              * @description the order's id
@@ -683,16 +713,6 @@ export interface components {
             /** @constant */
             error: "invalid_signature";
             message: string;
-        } & {
-            [key: string]: unknown;
-        };
-        /** @description `not_owner`: 403 */
-        NotOwnerError: {
-            /** @constant */
-            error: "not_owner";
-            message: string;
-            /** @example drop-1.3.1.k5d8sq2c0a */
-            orderId: string;
         } & {
             [key: string]: unknown;
         };
@@ -812,22 +832,6 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** @description `forbidden`: 403 */
-        ForbiddenError: {
-            /** @constant */
-            error: "forbidden";
-            message: string;
-        } & {
-            [key: string]: unknown;
-        };
-        /** @description `too_many_attempts`: 429 */
-        TooManyAttemptsError: {
-            /** @constant */
-            error: "too_many_attempts";
-            message: string;
-        } & {
-            [key: string]: unknown;
-        };
         SaleStatus: {
             /**
              * @description the product on sale
@@ -835,7 +839,8 @@ export interface components {
              */
             productId: string;
             generation: number;
-            perUserLimit: number;
+            /** @description null: no limit */
+            perUserLimit: number | null;
             total: number;
             available: number;
             sold: number;
@@ -1054,9 +1059,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description the buyer must wait: a stream of `queued` events, then one `result` (DESIGN: streaming admission) */
+            /** @description the buyer must wait: a stream of `queued` events, then one `result` */
             200: {
                 headers: {
+                    /** @description the buyer's ticket: come back with it */
+                    "Queue-Ticket": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1074,7 +1081,7 @@ export interface operations {
                     "application/json": components["schemas"]["PlacedOrder"];
                 };
             };
-            /** @description `invalid_request`, `invalid_encoding`, `invalid_ticket` */
+            /** @description `invalid_request`, `non_canonical_path`, `invalid_encoding`, `invalid_ticket` */
             400: {
                 headers: {
                     /** @description the request's id in the service's logs */
@@ -1082,7 +1089,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InvalidRequestError"] | components["schemas"]["InvalidEncodingError"] | components["schemas"]["InvalidTicketError"];
+                    "application/json": components["schemas"]["InvalidRequestError"] | components["schemas"]["NonCanonicalPathError"] | components["schemas"]["InvalidEncodingError"] | components["schemas"]["InvalidTicketError"];
                 };
             };
             /** @description `unauthenticated` */
@@ -1118,7 +1125,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnknownProductError"];
                 };
             };
-            /** @description `request_timeout` */
+            /** @description `request_timeout`, `body_timeout` */
             408: {
                 headers: {
                     /** @description the request's id in the service's logs */
@@ -1126,7 +1133,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RequestTimeoutError"];
+                    "application/json": components["schemas"]["RequestTimeoutError"] | components["schemas"]["BodyTimeoutError"];
                 };
             };
             /** @description `sold_out`, `insufficient_stock`, `limit_exceeded`, `not_started`, `sale_ended`, `request_in_progress` */
@@ -1237,7 +1244,7 @@ export interface operations {
                     "application/json": components["schemas"]["OrderView"];
                 };
             };
-            /** @description `invalid_request` */
+            /** @description `invalid_request`, `non_canonical_path` */
             400: {
                 headers: {
                     /** @description the request's id in the service's logs */
@@ -1245,7 +1252,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InvalidRequestError"];
+                    "application/json": components["schemas"]["InvalidRequestError"] | components["schemas"]["NonCanonicalPathError"];
                 };
             };
             /** @description `unauthenticated` */
@@ -1279,6 +1286,19 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RequestTimeoutError"];
+                };
+            };
+            /** @description `too_many_attempts` */
+            429: {
+                headers: {
+                    /** @description the request's id in the service's logs */
+                    "X-Request-Id"?: string;
+                    /** @description whole seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TooManyAttemptsError"];
                 };
             };
             /** @description `headers_too_large` */
@@ -1341,7 +1361,7 @@ export interface operations {
                     "application/json": components["schemas"]["PaidOrder"];
                 };
             };
-            /** @description `invalid_request`, `invalid_encoding` */
+            /** @description `invalid_request`, `non_canonical_path`, `invalid_encoding` */
             400: {
                 headers: {
                     /** @description the request's id in the service's logs */
@@ -1349,7 +1369,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InvalidRequestError"] | components["schemas"]["InvalidEncodingError"];
+                    "application/json": components["schemas"]["InvalidRequestError"] | components["schemas"]["NonCanonicalPathError"] | components["schemas"]["InvalidEncodingError"];
                 };
             };
             /** @description `unauthenticated`, `invalid_signature` */
@@ -1363,7 +1383,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnauthenticatedError"] | components["schemas"]["InvalidSignatureError"];
                 };
             };
-            /** @description `buyer_mismatch`, `not_owner` */
+            /** @description `buyer_mismatch` */
             403: {
                 headers: {
                     /** @description the request's id in the service's logs */
@@ -1371,7 +1391,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["BuyerMismatchError"] | components["schemas"]["NotOwnerError"];
+                    "application/json": components["schemas"]["BuyerMismatchError"];
                 };
             };
             /** @description `unknown_order` */
@@ -1385,7 +1405,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnknownOrderError"];
                 };
             };
-            /** @description `request_timeout` */
+            /** @description `request_timeout`, `body_timeout` */
             408: {
                 headers: {
                     /** @description the request's id in the service's logs */
@@ -1393,7 +1413,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RequestTimeoutError"];
+                    "application/json": components["schemas"]["RequestTimeoutError"] | components["schemas"]["BodyTimeoutError"];
                 };
             };
             /** @description `order_cancelled`, `order_expired` */
@@ -1497,7 +1517,7 @@ export interface operations {
                     "application/json": components["schemas"]["CancelledOrder"];
                 };
             };
-            /** @description `invalid_request`, `invalid_encoding` */
+            /** @description `invalid_request`, `non_canonical_path`, `invalid_encoding` */
             400: {
                 headers: {
                     /** @description the request's id in the service's logs */
@@ -1505,7 +1525,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InvalidRequestError"] | components["schemas"]["InvalidEncodingError"];
+                    "application/json": components["schemas"]["InvalidRequestError"] | components["schemas"]["NonCanonicalPathError"] | components["schemas"]["InvalidEncodingError"];
                 };
             };
             /** @description `unauthenticated` */
@@ -1519,7 +1539,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnauthenticatedError"];
                 };
             };
-            /** @description `buyer_mismatch`, `not_owner` */
+            /** @description `buyer_mismatch` */
             403: {
                 headers: {
                     /** @description the request's id in the service's logs */
@@ -1527,7 +1547,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["BuyerMismatchError"] | components["schemas"]["NotOwnerError"];
+                    "application/json": components["schemas"]["BuyerMismatchError"];
                 };
             };
             /** @description `unknown_order` */
@@ -1541,7 +1561,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnknownOrderError"];
                 };
             };
-            /** @description `request_timeout` */
+            /** @description `request_timeout`, `body_timeout` */
             408: {
                 headers: {
                     /** @description the request's id in the service's logs */
@@ -1549,7 +1569,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RequestTimeoutError"];
+                    "application/json": components["schemas"]["RequestTimeoutError"] | components["schemas"]["BodyTimeoutError"];
                 };
             };
             /** @description `already_paid`, `order_expired` */
@@ -1647,7 +1667,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProductView"];
                 };
             };
-            /** @description `invalid_request` */
+            /** @description `invalid_request`, `non_canonical_path` */
             400: {
                 headers: {
                     /** @description the request's id in the service's logs */
@@ -1655,7 +1675,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InvalidRequestError"];
+                    "application/json": components["schemas"]["InvalidRequestError"] | components["schemas"]["NonCanonicalPathError"];
                 };
             };
             /** @description `unknown_product` */
@@ -1729,7 +1749,7 @@ export interface operations {
                     "application/json": components["schemas"]["SaleStatus"];
                 };
             };
-            /** @description `invalid_request` */
+            /** @description `invalid_request`, `non_canonical_path` */
             400: {
                 headers: {
                     /** @description the request's id in the service's logs */
@@ -1737,7 +1757,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InvalidRequestError"];
+                    "application/json": components["schemas"]["InvalidRequestError"] | components["schemas"]["NonCanonicalPathError"];
                 };
             };
             /** @description `unauthorized` */
@@ -1749,17 +1769,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UnauthorizedError"];
-                };
-            };
-            /** @description `forbidden` */
-            403: {
-                headers: {
-                    /** @description the request's id in the service's logs */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description `unknown_product` */
@@ -1875,7 +1884,7 @@ export interface operations {
                     "application/json": components["schemas"]["Sale"];
                 };
             };
-            /** @description `invalid_request`, `invalid_encoding` */
+            /** @description `invalid_request`, `non_canonical_path`, `invalid_encoding` */
             400: {
                 headers: {
                     /** @description the request's id in the service's logs */
@@ -1883,7 +1892,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InvalidRequestError"] | components["schemas"]["InvalidEncodingError"];
+                    "application/json": components["schemas"]["InvalidRequestError"] | components["schemas"]["NonCanonicalPathError"] | components["schemas"]["InvalidEncodingError"];
                 };
             };
             /** @description `unauthorized` */
@@ -1897,18 +1906,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
-            /** @description `forbidden` */
-            403: {
-                headers: {
-                    /** @description the request's id in the service's logs */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenError"];
-                };
-            };
-            /** @description `request_timeout` */
+            /** @description `request_timeout`, `body_timeout` */
             408: {
                 headers: {
                     /** @description the request's id in the service's logs */
@@ -1916,7 +1914,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RequestTimeoutError"];
+                    "application/json": components["schemas"]["RequestTimeoutError"] | components["schemas"]["BodyTimeoutError"];
                 };
             };
             /** @description `payload_too_large` */
@@ -2023,7 +2021,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_request`, `invalid_encoding` */
+            /** @description `invalid_request`, `non_canonical_path`, `invalid_encoding` */
             400: {
                 headers: {
                     /** @description the request's id in the service's logs */
@@ -2031,7 +2029,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InvalidRequestError"] | components["schemas"]["InvalidEncodingError"];
+                    "application/json": components["schemas"]["InvalidRequestError"] | components["schemas"]["NonCanonicalPathError"] | components["schemas"]["InvalidEncodingError"];
                 };
             };
             /** @description `unauthorized` */
@@ -2045,17 +2043,6 @@ export interface operations {
                     "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
-            /** @description `forbidden` */
-            403: {
-                headers: {
-                    /** @description the request's id in the service's logs */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenError"];
-                };
-            };
             /** @description `unknown_product` */
             404: {
                 headers: {
@@ -2067,7 +2054,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnknownProductError"];
                 };
             };
-            /** @description `request_timeout` */
+            /** @description `request_timeout`, `body_timeout` */
             408: {
                 headers: {
                     /** @description the request's id in the service's logs */
@@ -2075,7 +2062,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RequestTimeoutError"];
+                    "application/json": components["schemas"]["RequestTimeoutError"] | components["schemas"]["BodyTimeoutError"];
                 };
             };
             /** @description `insufficient_stock`, `stock_limit_exceeded` */
@@ -2192,7 +2179,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_request`, `invalid_encoding` */
+            /** @description `invalid_request`, `non_canonical_path`, `invalid_encoding` */
             400: {
                 headers: {
                     /** @description the request's id in the service's logs */
@@ -2200,7 +2187,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InvalidRequestError"] | components["schemas"]["InvalidEncodingError"];
+                    "application/json": components["schemas"]["InvalidRequestError"] | components["schemas"]["NonCanonicalPathError"] | components["schemas"]["InvalidEncodingError"];
                 };
             };
             /** @description `unauthorized` */
@@ -2214,17 +2201,6 @@ export interface operations {
                     "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
-            /** @description `forbidden` */
-            403: {
-                headers: {
-                    /** @description the request's id in the service's logs */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenError"];
-                };
-            };
             /** @description `unknown_product` */
             404: {
                 headers: {
@@ -2236,7 +2212,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnknownProductError"];
                 };
             };
-            /** @description `request_timeout` */
+            /** @description `request_timeout`, `body_timeout` */
             408: {
                 headers: {
                     /** @description the request's id in the service's logs */
@@ -2244,7 +2220,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RequestTimeoutError"];
+                    "application/json": components["schemas"]["RequestTimeoutError"] | components["schemas"]["BodyTimeoutError"];
                 };
             };
             /** @description `payload_too_large` */
@@ -2344,7 +2320,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_request` */
+            /** @description `invalid_request`, `non_canonical_path` */
             400: {
                 headers: {
                     /** @description the request's id in the service's logs */
@@ -2352,7 +2328,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InvalidRequestError"];
+                    "application/json": components["schemas"]["InvalidRequestError"] | components["schemas"]["NonCanonicalPathError"];
                 };
             };
             /** @description `unauthorized` */
@@ -2364,17 +2340,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UnauthorizedError"];
-                };
-            };
-            /** @description `forbidden` */
-            403: {
-                headers: {
-                    /** @description the request's id in the service's logs */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description `unknown_product` */
@@ -2464,7 +2429,7 @@ export interface operations {
                     "application/json": components["schemas"]["LiveView"];
                 };
             };
-            /** @description `invalid_request` */
+            /** @description `invalid_request`, `non_canonical_path` */
             400: {
                 headers: {
                     /** @description the request's id in the service's logs */
@@ -2472,7 +2437,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InvalidRequestError"];
+                    "application/json": components["schemas"]["InvalidRequestError"] | components["schemas"]["NonCanonicalPathError"];
                 };
             };
             /** @description `unauthorized` */
@@ -2484,17 +2449,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UnauthorizedError"];
-                };
-            };
-            /** @description `forbidden` */
-            403: {
-                headers: {
-                    /** @description the request's id in the service's logs */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenError"];
                 };
             };
             /** @description `unknown_product` */
@@ -2581,7 +2535,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_request` */
+            /** @description `invalid_request`, `non_canonical_path` */
             400: {
                 headers: {
                     /** @description the request's id in the service's logs */
@@ -2589,7 +2543,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InvalidRequestError"];
+                    "application/json": components["schemas"]["InvalidRequestError"] | components["schemas"]["NonCanonicalPathError"];
                 };
             };
             /** @description `request_timeout` */
@@ -2636,7 +2590,7 @@ export interface operations {
                     "application/json": components["schemas"]["Readiness"];
                 };
             };
-            /** @description `invalid_request` */
+            /** @description `invalid_request`, `non_canonical_path` */
             400: {
                 headers: {
                     /** @description the request's id in the service's logs */
@@ -2644,7 +2598,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InvalidRequestError"];
+                    "application/json": components["schemas"]["InvalidRequestError"] | components["schemas"]["NonCanonicalPathError"];
                 };
             };
             /** @description `request_timeout` */
@@ -2702,7 +2656,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description `invalid_request` */
+            /** @description `invalid_request`, `non_canonical_path` */
             400: {
                 headers: {
                     /** @description the request's id in the service's logs */
@@ -2710,7 +2664,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InvalidRequestError"];
+                    "application/json": components["schemas"]["InvalidRequestError"] | components["schemas"]["NonCanonicalPathError"];
                 };
             };
             /** @description `not_found` */
@@ -2768,7 +2722,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description `invalid_request` */
+            /** @description `invalid_request`, `non_canonical_path` */
             400: {
                 headers: {
                     /** @description the request's id in the service's logs */
@@ -2776,7 +2730,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InvalidRequestError"];
+                    "application/json": components["schemas"]["InvalidRequestError"] | components["schemas"]["NonCanonicalPathError"];
                 };
             };
             /** @description `request_timeout` */
@@ -2830,7 +2784,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_request` */
+            /** @description `invalid_request`, `non_canonical_path` */
             400: {
                 headers: {
                     /** @description the request's id in the service's logs */
@@ -2838,7 +2792,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InvalidRequestError"];
+                    "application/json": components["schemas"]["InvalidRequestError"] | components["schemas"]["NonCanonicalPathError"];
                 };
             };
             /** @description `request_timeout` */
@@ -2885,7 +2839,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description `invalid_request` */
+            /** @description `invalid_request`, `non_canonical_path` */
             400: {
                 headers: {
                     /** @description the request's id in the service's logs */
@@ -2893,7 +2847,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InvalidRequestError"];
+                    "application/json": components["schemas"]["InvalidRequestError"] | components["schemas"]["NonCanonicalPathError"];
                 };
             };
             /** @description `request_timeout` */

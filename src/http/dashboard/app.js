@@ -1,14 +1,14 @@
 // The dashboard page's script: asks for the admin token (kept in sessionStorage), then polls
 // GET /admin/products/:id/live every second and draws it. Plain browser JavaScript, no build step.
-/* global uPlot */
+import { drawCharts, GROUPS } from './charts.js';
+import { $, setText } from './dom.js';
+import { DASH, fmt, fmtMs, fmtTime, lastChangeText, lineText, settingRows } from './format.js';
+import { renderChanges, renderShards } from './tables.js';
 
 const TOKEN_KEY = 'flashsale.adminToken';
 const POLL_MS = 1000;
 /** Points kept per chart (the server keeps five minutes of one-second points). */
 const MAX_POINTS = 300;
-const GROUPS = ['accepted', 'sold_out', 'queued', 'busy', 'errors_5xx'];
-
-const $ = (id) => document.getElementById(id);
 
 const state = {
   product: '',
@@ -20,17 +20,6 @@ const state = {
   queue: [],
   charts: undefined,
 };
-
-const fmt = (n, digits = 0) =>
-  n === null || n === undefined || Number.isNaN(n)
-    ? '–'
-    : Number(n).toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: 0 });
-const fmtMs = (n) => (n === null || n === undefined ? '–' : `${fmt(n, n < 10 ? 2 : 1)} ms`);
-
-function setText(id, text) {
-  const el = $(id);
-  if (el.textContent !== text) el.textContent = text;
-}
 
 function showError(message) {
   $('error').textContent = message;
@@ -120,18 +109,22 @@ function render(live) {
   setText('available', fmt(s.available));
   setText('sold', fmt(s.sold));
   setText('total', fmt(s.total));
-  setText('reserved', fmt(s.reserved));
-  setText('confirmed', fmt(s.confirmed));
+  setText('units', `${fmt(s.sold)} = ${fmt(s.reserved)} + ${fmt(s.confirmed)} + ${fmt(s.paid)}`);
+  setText('returning', fmt(s.returning));
+  setText('awaiting', fmt(s.awaitingPayment));
+  setText('paid', fmt(s.orders.paid));
+  setText('expired', fmt(s.orders.expired));
+  setText('cancelled', fmt(s.orders.cancelled));
   setText('failed-jobs', fmt(s.failedJobs?.count ?? 0));
   setText('sold-out', s.pending ? 'change pending' : s.soldOut ? 'SOLD OUT' : 'selling');
   $('sold-out').className = `value ${s.soldOut ? 'alarm' : 'ok'}`;
   setText('generation', `${s.generation} · ${s.shards.length}`);
-  const hasWindow = s.startsAt !== undefined || s.endsAt !== undefined;
-  $('window-card').hidden = !hasWindow;
-  if (hasWindow) setText('window', `${s.startsAt ?? '…'} → ${s.endsAt ?? '…'}`);
+  setText('last-change', lastChangeText(s.changes[0]));
+  renderSettings(s);
   $('pending-card').hidden = !s.pending;
-  if (s.pending) setText('pending', JSON.stringify(s.pending));
+  if (s.pending) setText('pending', `${s.pending.action} since ${fmtTime(s.pending.since)}`);
   renderShards(s);
+  renderChanges(s.changes);
   renderLine(live.waitingRoom);
   renderReplicas(live.replicas);
 
@@ -139,10 +132,33 @@ function render(live) {
   append(state.sales, live.saleHistory);
   append(state.queue, [{ t: live.at, ...live.queue }]);
   renderNow(live);
-  renderCharts();
+  drawCharts(state, $);
   setText(
     'status-line',
     `${live.productId} · replica ${live.replica.hostname}:${live.replica.pid} · ${new Date(live.at).toLocaleTimeString()}`,
+  );
+}
+
+/** The settings as a definition list, rebuilt only when they change. */
+function renderSettings(s) {
+  const rows = settingRows(s);
+  const el = $('settings');
+  const key = JSON.stringify(rows);
+  if (el.dataset.key === key) return;
+  el.dataset.key = key;
+  el.replaceChildren(
+    ...rows.flatMap(([label, text, iso]) => {
+      const dt = document.createElement('dt');
+      const dd = document.createElement('dd');
+      dt.textContent = label;
+      const value = iso ? document.createElement('time') : dd;
+      value.textContent = text;
+      if (iso) {
+        value.dateTime = iso;
+        dd.append(value);
+      }
+      return [dt, dd];
+    }),
   );
 }
 
@@ -158,28 +174,50 @@ function renderReplicas(r) {
   $('replicas').className = `value small ${short === 0 ? 'ok' : 'alarm'}`;
 }
 
-/** The waiting room's line of the product: shown while buyers wait. */
+/** The waiting room's line of the product, as its public view shows it: shown while buyers wait. */
 function renderLine(line) {
   $('line-card').hidden = !line;
-  if (!line) return;
-  setText(
-    'line',
-    `${fmt(line.waiting)} waiting · ${fmt(line.admittedPerSecond, 1)}/s let in · lag ${fmtMs(line.servingLagMs)} · ETA ${fmtMs(line.etaMs)}`,
-  );
+  if (line) setText('line', lineText(line));
+}
+
+/** Per second between the first and last sale reads of the last `seconds`, for one figure. */
+function saleRate(pick, seconds = 10) {
+  const last = state.sales.at(-1);
+  const first = state.sales.find((p) => p.t >= (last?.t ?? 0) - seconds * 1000);
+  if (!last || !first || last.t === first.t) return null;
+  return Math.max(0, pick(last) - pick(first)) / ((last.t - first.t) / 1000);
 }
 
 function renderNow(live) {
   const now = live.now;
-  setText('now-window', now ? `(last ${fmt(now.seconds, 0)} s, this replica)` : '(warming up)');
-  for (const g of GROUPS) setText(`rate-${g}`, now ? fmt(now.ordersPerSecond[g], 1) : '–');
-  setText('rate-invalid-tickets', now ? fmt(now.invalidTicketsPerSecond, 1) : '–');
-  setText('latency', now ? `${fmtMs(now.acceptedP50Ms)} / ${fmtMs(now.acceptedP99Ms)}` : '–');
-  setText('lock-wait', now ? fmtMs(now.lockWaitP99Ms) : '–');
-  setText('handoffs', now ? fmt(now.handoffsPerSecond, 1) : '–');
+  setText('sale-window', state.sales.length > 1 ? '(last 10 s)' : '(warming up)');
+  setText(
+    'sold-rate',
+    fmt(
+      saleRate((p) => p.sold),
+      1,
+    ),
+  );
+  setText(
+    'expired-rate',
+    fmt(
+      saleRate((p) => p.expired),
+      1,
+    ),
+  );
+  setText('persisted', fmt(now?.persistedPerSecond, 1));
+  setText(
+    'now-window',
+    now ? `(last ${fmt(now.seconds, 0)} s, replica ${live.replica.pid})` : '(warming up)',
+  );
+  for (const g of GROUPS) setText(`rate-${g}`, now ? fmt(now.ordersPerSecond[g], 1) : DASH);
+  setText('rate-invalid-tickets', now ? fmt(now.invalidTicketsPerSecond, 1) : DASH);
+  setText('latency', now ? `${fmtMs(now.acceptedP50Ms)} / ${fmtMs(now.acceptedP99Ms)}` : DASH);
+  setText('lock-wait', now ? fmtMs(now.lockWaitP99Ms) : DASH);
+  setText('handoffs', now ? fmt(now.handoffsPerSecond, 1) : DASH);
   const q = live.queue;
   setText('queue', `${fmt(q.waiting)} · ${fmt(q.active)} · ${fmt(q.delayed)}  (failed ${fmt(q.failed)})`);
-  setText('lag', q.lagSeconds === null ? '–' : `${fmt(q.lagSeconds, 2)} s`);
-  setText('persisted', fmt(now?.persistedPerSecond, 1));
+  setText('lag', q.lagSeconds === null ? DASH : `${fmt(q.lagSeconds, 2)} s`);
   const totals = GROUPS.map((g) =>
     Math.round(state.rates.reduce((sum, p) => sum + p.ordersPerSecond[g] * p.seconds, 0)),
   );
@@ -189,129 +227,6 @@ function renderNow(live) {
   GROUPS.forEach((g, i) => {
     el.dataset[g] = String(totals[i]);
   });
-}
-
-function renderShards(s) {
-  const tbody = $('shards').tBodies[0];
-  const withMaster = s.shards.some((x) => x.master !== undefined);
-  for (const el of document.querySelectorAll('.master-col')) el.hidden = !withMaster;
-  // 100 % is an even share of what the generation started with, or the fullest shard if above it.
-  const scale = Math.max(1, ...s.shards.map((x) => x.stock + x.sold));
-  while (tbody.rows.length > s.shards.length) tbody.deleteRow(-1);
-  s.shards.forEach((shard, i) => {
-    const row = tbody.rows[i] ?? tbody.insertRow();
-    if (row.cells.length === 0) {
-      row.innerHTML =
-        '<td class="index"></td><td class="key"></td><td class="bar-col"><div class="bar"><div class="fill"></div></div></td>' +
-        '<td class="stock num"></td><td class="sold num"></td><td class="master master-col"></td>';
-    }
-    row.dataset.shard = String(shard.index);
-    row.dataset.stock = String(shard.stock);
-    row.classList.toggle('retired', shard.retired === true);
-    row.cells[0].textContent = String(shard.index);
-    row.cells[1].textContent = shard.key;
-    const fill = row.cells[2].firstElementChild.firstElementChild;
-    fill.style.width = `${Math.min(100, (shard.stock / scale) * 100)}%`;
-    fill.classList.toggle('empty', shard.stock === 0);
-    row.cells[3].textContent = fmt(shard.stock);
-    row.cells[4].textContent = fmt(shard.sold);
-    row.cells[5].textContent = shard.master ?? '';
-    row.cells[5].hidden = !withMaster;
-  });
-}
-
-const COLORS = {
-  accepted: '#2e9d5b',
-  sold_out: '#7a6ff0',
-  queued: '#0e9aa7',
-  busy: '#e0a31a',
-  errors_5xx: '#d64545',
-  p50: '#3b82c4',
-  p99: '#d64545',
-  lock: '#d97706',
-  handoffs: '#6b7280',
-  queue: '#3b82c4',
-  reserved: '#e0a31a',
-  persisted: '#2e9d5b',
-};
-
-function chart(el, series, axes = [{}, {}]) {
-  const opts = {
-    width: el.clientWidth || 480,
-    height: 180,
-    series: [
-      {},
-      ...series.map(([label, color, scale]) => ({ label, stroke: color, width: 2, scale: scale ?? 'y' })),
-    ],
-    axes: [{}, ...axes.slice(1)],
-    // One point has no span: show the minute before it rather than uPlot's years-wide default.
-    scales: { x: { time: true, range: (_u, min, max) => [min === max ? max - 60 : min, max] } },
-    legend: { live: false },
-  };
-  return new uPlot(opts, [[], ...series.map(() => [])], el);
-}
-
-function renderCharts() {
-  if (!state.charts) {
-    state.charts = {
-      orders: chart($('chart-orders'), [
-        ['202 accepted', COLORS.accepted],
-        ['409 sold_out', COLORS.sold_out],
-        ['429 queued', COLORS.queued],
-        ['429 busy', COLORS.busy],
-        ['5xx', COLORS.errors_5xx],
-      ]),
-      latency: chart($('chart-latency'), [
-        ['p50', COLORS.p50],
-        ['p99', COLORS.p99],
-      ]),
-      lock: chart(
-        $('chart-lock'),
-        [
-          ['wait p99 ms', COLORS.lock, 'y'],
-          ['hand-offs/s', COLORS.handoffs, 'h'],
-        ],
-        [{}, {}, { scale: 'h', side: 1, grid: { show: false } }],
-      ),
-      writer: chart(
-        $('chart-writer'),
-        [
-          ['queue (waiting+active+delayed)', COLORS.queue, 'y'],
-          ['outstanding units', COLORS.reserved, 'y'],
-          ['persisted/s', COLORS.persisted, 'p'],
-        ],
-        [{}, {}, { scale: 'p', side: 1, grid: { show: false } }],
-      ),
-    };
-    window.addEventListener('resize', resizeCharts);
-  }
-  const r = state.rates;
-  const xs = r.map((p) => p.t / 1000);
-  state.charts.orders.setData([xs, ...GROUPS.map((g) => r.map((p) => p.ordersPerSecond[g]))]);
-  state.charts.latency.setData([xs, r.map((p) => p.acceptedP50Ms), r.map((p) => p.acceptedP99Ms)]);
-  state.charts.lock.setData([xs, r.map((p) => p.lockWaitP99Ms), r.map((p) => p.handoffsPerSecond)]);
-  // The writer chart mixes the queue (one point per poll) with the sale's reads: one time axis each
-  // would need two charts, so each point carries the nearest earlier value of the other series.
-  const q = state.queue;
-  const sales = state.sales;
-  let j = 0;
-  const rows = q.map((p) => {
-    while (j + 1 < sales.length && sales[j + 1].t <= p.t) j++;
-    const sale = sales[j];
-    return [
-      p.t / 1000,
-      p.waiting + p.active + p.delayed,
-      sale?.reserved ?? null,
-      sale?.persistedPerSecond ?? null,
-    ];
-  });
-  state.charts.writer.setData([0, 1, 2, 3].map((k) => rows.map((row) => row[k])));
-}
-
-function resizeCharts() {
-  for (const [id, c] of Object.entries(state.charts ?? {})) {
-    c.setSize({ width: $(`chart-${id}`).clientWidth, height: 180 });
-  }
 }
 
 function productFromUrl() {

@@ -9,7 +9,7 @@ import { isoTime, json, productId, productPath } from './common.ts';
 import { BODY_CODES, errorResponses, TRANSPORT_CODES } from './error-bodies.ts';
 
 const count = z.number().int().min(0);
-const ADMIN_CODES: ErrorCode[] = [...TRANSPORT_CODES, 'unauthorized', 'forbidden', 'too_many_attempts'];
+const ADMIN_CODES: ErrorCode[] = [...TRANSPORT_CODES, 'unauthorized', 'too_many_attempts'];
 const CHANGE_CODES: ErrorCode[] = [...ADMIN_CODES, ...BODY_CODES, 'busy', 'unavailable'];
 
 const window = { startsAt: isoTime.optional(), endsAt: isoTime.optional() };
@@ -26,7 +26,7 @@ const saleStatus = z
   .looseObject({
     productId,
     generation: count,
-    perUserLimit: count,
+    perUserLimit: z.number().int().min(1).nullable().meta({ description: 'null: no limit' }),
     total: count,
     available: count,
     sold: count,
@@ -50,13 +50,10 @@ const saleStatus = z
 
 /** A change's audit row names the token's holder and address, and this label as the caller's claim. */
 const actorHeader = z.object({
-  'X-Admin-Actor': z
-    .string()
-    .optional()
-    .meta({
-      description: 'a label for the audit row: 1-64 of [A-Za-z0-9_.:@ -], anything else left out',
-      example: 'alice',
-    }),
+  'X-Admin-Actor': z.string().optional().meta({
+    description: 'a label for the audit row: 1-64 of [A-Za-z0-9_.:@ -], anything else left out',
+    example: 'alice',
+  }),
 });
 
 const operation = (

@@ -81,8 +81,10 @@ const placeOrder: ZodOpenApiOperationObject = {
   },
   responses: {
     '200': {
-      description:
-        'the buyer must wait: a stream of `queued` events, then one `result` (DESIGN: streaming admission)',
+      description: 'the buyer must wait: a stream of `queued` events, then one `result`',
+      headers: z.object({
+        'Queue-Ticket': z.string().meta({ description: "the buyer's ticket: come back with it" }),
+      }),
       content: { 'text/event-stream': { schema: z.string().meta({ example: STREAM_EXAMPLE }) } },
     },
     '202': json('the order: its units are sold to this buyer', placedOrder),
@@ -125,7 +127,6 @@ const fate = (what: 'pay' | 'cancel'): ZodOpenApiOperationObject => ({
       'unauthenticated',
       ...(what === 'pay' ? (['invalid_signature', 'order_cancelled'] as const) : (['already_paid'] as const)),
       'buyer_mismatch',
-      'not_owner',
       'unknown_order',
       'order_expired',
       'busy',
@@ -145,7 +146,13 @@ export const buyerPaths: ZodOpenApiPathsObject = {
       requestParams: { path: orderPath },
       responses: {
         '200': json('the order; the admin sees its internals too', orderView),
-        ...errorResponses([...TRANSPORT_CODES, 'unauthenticated', 'unknown_order', 'unavailable']),
+        ...errorResponses([
+          ...TRANSPORT_CODES,
+          'unauthenticated',
+          'unknown_order',
+          'too_many_attempts',
+          'unavailable',
+        ]),
       },
     },
   },

@@ -31,7 +31,6 @@ const DETAILS: Partial<Record<ErrorCode, z.ZodRawShape>> = {
   },
   unknown_product: { productId },
   unknown_order: { orderId },
-  not_owner: { orderId },
   order_expired: { orderId },
   order_cancelled: { orderId },
   already_paid: { orderId },
@@ -129,6 +128,7 @@ export function errorResponses(codes: readonly ErrorCode[]): ZodOpenApiResponses
 /** Codes of any request the service cannot read: a malformed head or path, too slow, headers too large. */
 export const TRANSPORT_CODES: readonly ErrorCode[] = [
   'invalid_request',
+  'non_canonical_path',
   'request_timeout',
   'headers_too_large',
 ];
@@ -136,6 +136,7 @@ export const TRANSPORT_CODES: readonly ErrorCode[] = [
 /** Codes of a request whose body the service reads (JSON, up to 16 kB, UTF-8, optionally compressed). */
 export const BODY_CODES: readonly ErrorCode[] = [
   ...TRANSPORT_CODES,
+  'body_timeout',
   'invalid_encoding',
   'payload_too_large',
   'unsupported_media_type',

@@ -28,6 +28,7 @@ export const orderView = z
     userId,
     quantity,
     payBy,
+    paymentDueAt: isoTime.optional().meta({ description: 'the payment deadline (Redis clock), as ISO 8601' }),
     shardKey: z.string().optional().meta({ description: 'admin only' }),
     generation: count.optional().meta({ description: 'admin only' }),
     shardIndex: count.optional().meta({ description: 'admin only' }),

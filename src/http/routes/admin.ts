@@ -1,38 +1,34 @@
 // The admin endpoints under /admin, behind the bearer token (checked before a body is read): sale
 // changes through the audited use case (SaleChanges), and the sale's status, reconcile and live view.
-import express, { type Request, type Router } from 'express';
+import type express from 'express';
+import type { Request, Router } from 'express';
 import { saleSummary } from '../../admin/sale-changes.ts';
-import { reconcile, saleStatus } from '../../inventory/status.ts';
+import { reconcile } from '../../inventory/reconcile.ts';
+import { settingsView } from '../../inventory/settings.ts';
+import { saleStatus } from '../../inventory/status.ts';
+import { saleView } from '../../ops/sale-view.ts';
 import { adminActor } from '../admin-actor.ts';
 import { adminAuth } from '../admin-auth.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { jsonBody } from '../body.ts';
 import { parse, productId as productIdSchema, reshardBody, restockBody, saleBody } from '../validation.ts';
-import { onlyMethods } from './allow.ts';
+import { exactRouter, onlyMethods } from './allow.ts';
 import { liveRoutes } from './dashboard.ts';
-import { windowView } from './views.ts';
 
-type AdminDeps = Pick<
-  AppDeps,
-  'redis' | 'db' | 'changes' | 'metrics' | 'adminToken' | 'failedJobsOf' | 'room' | 'doors'
->;
+type AdminDeps = Pick<AppDeps, 'redis' | 'db' | 'changes' | 'metrics' | 'failedJobsOf' | 'room' | 'doors'>;
 
 const productParam = (req: Request) => parse(productIdSchema, req.params.productId, 'productId');
 
 export function adminRouter(deps: AdminDeps): Router {
-  const { redis, db, metrics, failedJobsOf } = deps;
-  const router = express.Router();
-  router.use(adminAuth(deps.adminToken, deps.doors.adminFailures), jsonBody());
+  const { redis, db, metrics, failedJobsOf, room } = deps;
+  const views = { redis, db, failedJobsOf, queueView: room && ((id: string) => room.view(id)) };
+  const router = exactRouter();
+  router.use(adminAuth(deps.doors.adminBrake), jsonBody());
   router
     .route('/products/:productId')
     .put(putSale(deps))
     .get(async (req, res) => {
-      const productId = productParam(req);
-      const [status, failedJobs] = await Promise.all([
-        saleStatus(redis, db, productId),
-        failedJobsOf(productId),
-      ]);
-      res.json({ ...status, failedJobs });
+      res.json(await saleView(views, productParam(req)));
     })
     .all(onlyMethods('GET', 'PUT'));
   router.route('/products/:productId/restock').post(restock(deps)).all(onlyMethods('POST'));
@@ -50,9 +46,8 @@ export function adminRouter(deps: AdminDeps): Router {
       });
     })
     .all(onlyMethods('GET'));
-  const room = deps.room;
   const waitingLine = room && ((productId: string) => room.stats(productId));
-  router.use(liveRoutes({ redis, db, metrics, failedJobsOf, waitingLine }));
+  router.use(liveRoutes({ views, metrics, waitingLine }));
   return router;
 }
 
@@ -85,9 +80,7 @@ function putSale(deps: AdminDeps): express.RequestHandler {
       available: r.available,
       shards: r.sale.shardKeys.length,
       generation: r.sale.generation,
-      perUserLimit: r.sale.perUserLimit || null,
-      ...windowView(r.sale.window),
-      ...(r.sale.paymentTimeoutSec > 0 && { paymentTimeoutSec: r.sale.paymentTimeoutSec }),
+      ...settingsView(r.sale),
       ...(lottery && { queue: { lottery } }),
     });
   };

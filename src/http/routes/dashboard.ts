@@ -7,7 +7,7 @@ import express, { type Router } from 'express';
 import { z } from 'zod';
 import { type LiveDeps, LiveView } from '../../ops/live.ts';
 import { parse, productId } from '../validation.ts';
-import { onlyMethods } from './allow.ts';
+import { exactRouter, onlyMethods } from './allow.ts';
 
 const PAGE_DIR = fileURLToPath(new URL('../dashboard/', import.meta.url));
 const resolveModule = createRequire(import.meta.url).resolve;
@@ -27,9 +27,13 @@ export const sinceQuery = z
   .transform(Number)
   .optional();
 
+const onlyGet = onlyMethods('GET');
+const readOnly: express.RequestHandler = (req, res, next) =>
+  req.method === 'GET' || req.method === 'HEAD' ? next() : onlyGet(req, res, next);
+
 /** GET /dashboard and its files (public: the page holds no data until given the admin token). */
 export function dashboardPage(): Router {
-  const router = express.Router();
+  const router = exactRouter();
   const noSniff = (res: express.Response) => {
     res.set('X-Content-Type-Options', 'nosniff');
     res.set('Content-Security-Policy', CSP);
@@ -43,19 +47,23 @@ export function dashboardPage(): Router {
     })
     .all(onlyMethods('GET'));
   for (const [name, file] of Object.entries(UPLOT)) {
-    router.get(`/dashboard/${name}`, (_req, res) => {
-      noSniff(res);
-      res.sendFile(file);
-    });
+    router
+      .route(`/dashboard/${name}`)
+      .get((_req, res) => {
+        noSniff(res);
+        res.sendFile(file);
+      })
+      .all(onlyMethods('GET'));
   }
-  router.use('/dashboard', express.static(PAGE_DIR, { index: false, setHeaders: noSniff }));
+  // The page's own files answer like the routes above: GET and HEAD, 405 for any other method.
+  router.use('/dashboard', readOnly, express.static(PAGE_DIR, { index: false, setHeaders: noSniff }));
   return router;
 }
 
 /** GET /products/:productId/live?since=<epoch ms>, mounted on the admin router (token checked there). */
 export function liveRoutes(deps: LiveDeps): Router {
   const live = new LiveView(deps);
-  const router = express.Router();
+  const router = exactRouter();
   router
     .route('/products/:productId/live')
     .get(async (req, res) => {

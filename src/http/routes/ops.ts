@@ -1,15 +1,15 @@
 // Ops endpoints: GET /healthz (the process is up), /readyz (Redis, Postgres and the lock service
 // reachable) and /metrics (Prometheus).
-import express, { type Router } from 'express';
+import type { Router } from 'express';
 import { checkDatabase } from '../../db/database.ts';
 import type { AppDeps } from '../app-deps.ts';
-import { onlyMethods } from './allow.ts';
+import { exactRouter, onlyMethods } from './allow.ts';
 
 export function opsRouter(
   deps: Pick<AppDeps, 'redis' | 'db' | 'metrics' | 'lockService' | 'metricsElsewhere'>,
 ): Router {
   const { redis, db, metrics, lockService } = deps;
-  const router = express.Router();
+  const router = exactRouter();
   router
     .route('/healthz')
     .get((_req, res) => {

@@ -1,15 +1,15 @@
 // The public product endpoint: GET /api/products/:productId (what is left on sale, and when).
-import express, { type Router } from 'express';
+import type { Router } from 'express';
 import { UnknownProductError } from '../../inventory/errors.ts';
 import { availableStock } from '../../inventory/sale.ts';
+import { windowView } from '../../inventory/settings.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { parse, productId as productIdSchema } from '../validation.ts';
-import { onlyMethods } from './allow.ts';
-import { windowView } from './views.ts';
+import { exactRouter, onlyMethods } from './allow.ts';
 
 export function productsRouter(deps: Pick<AppDeps, 'redis' | 'catalog' | 'room'>): Router {
   const { redis, catalog, room } = deps;
-  const router = express.Router();
+  const router = exactRouter();
   router
     .route('/api/products/:productId')
     .get(async (req, res) => {

@@ -2,9 +2,9 @@
 // page rendered from it in the browser by Redoc (its standalone bundle, served from node_modules).
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
-import express, { type Response, type Router } from 'express';
+import type { Response, Router } from 'express';
 import { openApiDocument } from '../openapi/document.ts';
-import { onlyMethods } from './allow.ts';
+import { exactRouter, onlyMethods } from './allow.ts';
 
 const REDOC = createRequire(import.meta.url).resolve('redoc/bundles/redoc.standalone.js');
 
@@ -44,7 +44,7 @@ function headers(res: Response, policy: string): void {
 
 /** The document and its reference page (public: the document describes the API, it holds no data). */
 export function openApiRoutes(): Router {
-  const router = express.Router();
+  const router = exactRouter();
   router
     .route('/openapi.json')
     .get((_req, res) => {
@@ -60,13 +60,20 @@ export function openApiRoutes(): Router {
       res.type('html').send(page(nonce));
     })
     .all(onlyMethods('GET'));
-  router.get('/docs/api/start.js', (_req, res) => {
-    headers(res, csp('none'));
-    res.type('js').send(START);
-  });
-  router.get('/docs/api/redoc.standalone.js', (_req, res) => {
-    headers(res, csp('none'));
-    res.sendFile(REDOC);
-  });
+  // The page's two scripts answer like the routes above: GET and HEAD, 405 for any other method.
+  router
+    .route('/docs/api/start.js')
+    .get((_req, res) => {
+      headers(res, csp('none'));
+      res.type('js').send(START);
+    })
+    .all(onlyMethods('GET'));
+  router
+    .route('/docs/api/redoc.standalone.js')
+    .get((_req, res) => {
+      headers(res, csp('none'));
+      res.sendFile(REDOC);
+    })
+    .all(onlyMethods('GET'));
   return router;
 }

@@ -106,21 +106,31 @@ function checkStream(method: string, route: string | undefined, text: string, wh
   for (const block of text.split(/\n\n/)) {
     const event = /^event: (.+)$/m.exec(block)?.[1];
     const data = /^data: (.+)$/m.exec(block)?.[1];
-    if (event === undefined || data === undefined) continue;
-    const name =
-      event === 'queued' ? 'QueuedEvent' : event === 'result' ? 'ResultEvent' : fail(where, `event ${event}`);
-    const parsed = JSON.parse(data) as { status: number; body: unknown };
-    const v = schemaAt(pointer('components', 'schemas', name));
-    if (!v(parsed)) fail(`${where} event ${event}`, v.errors);
-    if (event === 'result') {
-      const { ptr } = responseFor(method, route, parsed.status);
-      const body = schemaAt(`${ptr}/content/${pointer('application/json')}/schema`);
-      if (!body(parsed.body)) fail(`${where} result ${parsed.status}`, body.errors);
-    }
+    if (event !== undefined && data !== undefined) checkEvent(method, route, event, data, where);
   }
 }
 
-const checked = { answers: 0, unrouted: 0, keys: new Set<string>(), routes: new Set<string>() };
+/** One event of a stream: `queued` or `result`, and the result's body for its status. */
+function checkEvent(method: string, route: string | undefined, event: string, data: string, where: string) {
+  const name =
+    event === 'queued' ? 'QueuedEvent' : event === 'result' ? 'ResultEvent' : fail(where, `event ${event}`);
+  const parsed = JSON.parse(data) as { status: number; body: unknown };
+  const v = schemaAt(pointer('components', 'schemas', name));
+  if (!v(parsed)) fail(`${where} event ${event}`, v.errors);
+  if (event === 'result') {
+    const { ptr } = responseFor(method, route, parsed.status);
+    const body = schemaAt(`${ptr}/content/${pointer('application/json')}/schema`);
+    if (!body(parsed.body)) fail(`${where} result ${parsed.status}`, body.errors);
+  }
+}
+
+/** An event of a streamed POST /api/orders read one at a time (test/support/event-stream.ts). */
+export function checkOrderEvent(event: string, data: string): void {
+  checkEvent('POST', '/api/orders', event, data, 'POST /api/orders (stream)');
+  checked.events++;
+}
+
+const checked = { answers: 0, events: 0, unrouted: 0, keys: new Set<string>(), routes: new Set<string>() };
 
 /** Checks one answer to `method path`; throws naming what does not match. */
 export function checkAnswer(method: string, path: string, answer: CheckedAnswer): void {
@@ -170,8 +180,9 @@ export function contractTally(): { answers: number; routes: number; statuses: nu
 process.once('exit', () => {
   if (checked.answers === 0 || process.env.NODE_TEST_CONTEXT === undefined) return;
   const t = contractTally();
+  const events = checked.events > 0 ? `, ${checked.events} stream events` : '';
   const outside = checked.unrouted > 0 ? `; ${checked.unrouted} of routes outside it (a test's own) not` : '';
   console.log(
-    `OpenAPI contract: ${t.answers} answers checked on ${t.routes} routes (${t.statuses} route-status pairs)${outside}`,
+    `OpenAPI contract: ${t.answers} answers checked on ${t.routes} routes (${t.statuses} route-status pairs)${events}${outside}`,
   );
 });

@@ -13,6 +13,7 @@ import { startWorker } from '../src/boot/worker.ts';
 import { until } from './async.ts';
 import { LOOPBACK, type Place, spawnAt } from './child-server.ts';
 import { signalGroup } from './cleanup.ts';
+import { checkAnswer } from './openapi-contract.ts';
 import { createTestDatabase, type TestDatabase } from './postgres.ts';
 import { freePort, RedisServer } from './redis-server.ts';
 
@@ -229,7 +230,10 @@ export async function call(
     headers: { 'content-type': 'application/json', ...headers },
     body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
   });
-  return reply(res);
+  const text = await res.text();
+  // Every answer a test receives must be one the OpenAPI document describes (harness/openapi-contract.ts).
+  checkAnswer(method, path, { status: res.status, headers: res.headers, text });
+  return replyOf(res, text);
 }
 
 /**
@@ -264,7 +268,10 @@ export async function placeOrder(
 
 /** Reads a response as status, parsed body and headers. */
 export async function reply(res: Response): Promise<Reply> {
-  const text = await res.text();
+  return replyOf(res, await res.text());
+}
+
+function replyOf(res: Response, text: string): Reply {
   let parsed: Record<string, unknown> = {};
   try {
     parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};

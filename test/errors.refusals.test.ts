@@ -14,7 +14,7 @@ const frames = (err: Error) =>
 describe('refusal errors', () => {
   it('carry their code, details, name and message, and no stack frames', () => {
     const refusals: Error[] = [
-      new SoldOutError('p1', 2, 0),
+      new SoldOutError('p1'),
       new BusyError('p1', 3),
       new NotStartedError('p1', Date.parse('2030-01-01T00:00:00Z')),
       new SaleEndedError('p1', Date.parse('2020-01-01T00:00:00Z')),
@@ -22,7 +22,7 @@ describe('refusal errors', () => {
       new RateLimitedError('user', 2),
     ];
     for (const err of refusals) assert.equal(frames(err), 0, `${err.name} has stack frames`);
-    const soldOut = new SoldOutError('p1', 2, 0);
+    const soldOut = new SoldOutError('p1');
     assert.equal(soldOut.code, 'sold_out');
     assert.equal(soldOut.name, 'SoldOutError');
     assert.deepEqual(soldOut.details, { productId: 'p1', available: 0 });
@@ -32,7 +32,7 @@ describe('refusal errors', () => {
 
   it('faults keep their stack, and the stack limit is restored', () => {
     const before = Error.stackTraceLimit;
-    new SoldOutError('p1', 1, 0);
+    new SoldOutError('p1');
     assert.equal(Error.stackTraceLimit, before);
     const fault = new UnavailableError('Redis');
     assert.ok(frames(fault) > 0, 'a fault has its stack');

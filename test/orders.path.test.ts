@@ -137,6 +137,9 @@ describe('order path: API + writer + sweeper in one process', () => {
     assert.ok(units <= 101, `oversold: ${units}`);
     for (const [i, r] of replies.entries()) {
       if (r.status === 202) assert.equal(r.body.quantity, qty(i));
+      // Refused: nothing left, or fewer left than it asked (and then it says how many, fewer than asked).
+      else if (r.body.error === 'insufficient_stock')
+        assert.ok(Number(r.body.available) > 0, JSON.stringify(r.body));
       else assert.deepEqual([r.status, r.body.error], [409, 'sold_out']);
     }
     // Quiescent: whatever a shard still holds can be bought in one order of exactly that size.
@@ -329,13 +332,13 @@ describe('order path: API + writer + sweeper in one process', () => {
     assert.equal(status.sold, 4);
   });
 
-  it('per-user limit: an order refused for sold out gives its claim back', async () => {
+  it('per-user limit: an order refused for want of stock gives its claim back', async () => {
     await createSale(svc.url, 'lim-so', { stock: 3, shards: 1, perUserLimit: 5 });
     assert.equal((await order(svc.url, 'lim-so', 'dave', 2)).status, 202);
     assert.equal(await infra.client.get(buyerKey('lim-so', 'dave')), '2');
-    // 1 unit left: 2 more does not fit -> sold_out (slow path, the claim was taken then returned).
+    // 1 unit left: 2 more does not fit -> insufficient_stock (slow path, the claim was taken then returned).
     const more = await order(svc.url, 'lim-so', 'dave', 2);
-    assert.deepEqual([more.status, more.body.error, more.body.available], [409, 'sold_out', 1]);
+    assert.deepEqual([more.status, more.body.error, more.body.available], [409, 'insufficient_stock', 1]);
     assert.equal(await infra.client.get(buyerKey('lim-so', 'dave')), '2');
     // The last unit, then a refusal with the product known empty.
     assert.equal((await order(svc.url, 'lim-so', 'erin', 1)).status, 202);

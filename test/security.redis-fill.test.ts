@@ -74,8 +74,8 @@ describe('no request can fill Redis', () => {
       [{ productId: 'later', userId: 'u1' }, 409, 'not_started'],
       [{ productId: 'nobody', userId: 'u2' }, 404, 'unknown_product'],
       [{ productId: 'limited', userId: 'lim' }, 409, 'limit_exceeded'],
-      // A lot bigger than the stock: the limit is claimed, then given back with the sold-out answer.
-      [{ productId: 'scarce', userId: 'u3', quantity: 2 }, 409, 'sold_out'],
+      // A lot bigger than the stock: the limit is claimed, then given back with the refusal.
+      [{ productId: 'scarce', userId: 'u3', quantity: 2 }, 409, 'insufficient_stock'],
       [{ productId: 'later', userId: 'bad user' }, 400, 'invalid_request'],
     ];
     for (const [i, [body, status, error]] of refused.entries()) {

@@ -88,7 +88,7 @@ async function reserveUnlocked(
       retired = true;
       break;
     }
-    if (!retired) throw new SoldOutError(body.productId, body.quantity, 0);
+    if (!retired) throw new SoldOutError(body.productId);
     catalog.invalidate(body.productId);
   }
   throw new BusyError(body.productId);

@@ -19,6 +19,9 @@ import {
 } from './env-schema.ts';
 import { BUYER_AUTH_MODES, publicKeyPem, secret } from './security.ts';
 
+/** MAX_ORDER_QUANTITY's default; the OpenAPI document states it (src/http/openapi/document.ts). */
+export const DEFAULT_MAX_ORDER_QUANTITY = 100;
+
 /**
  * The sections, by name. Numbers are integers within the bounds shown; an empty value means "not
  * set". A new section is one more entry here (its type follows: `Config['<name>']`); a check across
@@ -58,7 +61,7 @@ export const SECTIONS = {
      */
     trustProxy: variable('TRUST_PROXY', trustProxy()),
     /** Largest quantity one order may ask for. Default 100, 1..1000000. */
-    maxOrderQuantity: variable('MAX_ORDER_QUANTITY', int(100, 1, 1_000_000)),
+    maxOrderQuantity: variable('MAX_ORDER_QUANTITY', int(DEFAULT_MAX_ORDER_QUANTITY, 1, 1_000_000)),
     /** Longest a client may take to send a request's headers (slowloris). Default 12000, 100..60000. */
     headersTimeoutMs: variable('HTTP_HEADERS_TIMEOUT_MS', int(12_000, 100, 60_000)),
     /** Longest a client may take to send a whole request; above headersTimeoutMs (load.ts). Default 30000. */

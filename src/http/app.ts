@@ -1,5 +1,6 @@
 // The HTTP surface of DESIGN.md §4, composed of one router per area: ops, orders, products, admin
-// (behind the bearer token), the dashboard and the buyers' waiting page; then 404 for unknown paths, and one error answer.
+// (behind the bearer token), the dashboard, the buyers' waiting page, the OpenAPI document and its
+// reference page; then 404 for unknown paths, and one error answer.
 import express, { type ErrorRequestHandler } from 'express';
 import { failure, send } from './answers.ts';
 import type { AppDeps } from './app-deps.ts';
@@ -9,6 +10,7 @@ import { requestLog } from './request-log.ts';
 import { checkTarget } from './request-target.ts';
 import { adminRouter } from './routes/admin.ts';
 import { dashboardPage } from './routes/dashboard.ts';
+import { openApiRoutes } from './routes/openapi.ts';
 import { opsRouter } from './routes/ops.ts';
 import { ordersRouter } from './routes/orders.ts';
 import { productsRouter } from './routes/products.ts';
@@ -39,6 +41,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.use('/admin', adminRouter(deps));
   app.use(dashboardPage());
   app.use(shopPage(deps.doors));
+  app.use(openApiRoutes());
   deps.extend?.(app);
   app.use((req, _res, next) => next(new HttpError('not_found', `no route ${req.method} ${req.path}`)));
   const onError: ErrorRequestHandler = (err, req, res, _next) => {

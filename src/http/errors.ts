@@ -1,8 +1,11 @@
 // One place maps error codes to HTTP statuses; every error body is { error, message, ...details }.
 import { type ErrorCode, FlashsaleError, isCodedError } from '../errors.ts';
 
-/** Every code's status: a code added to ErrorCode without one here fails the typecheck. */
-const STATUS: Record<ErrorCode, number> = {
+/**
+ * Every code's status: a code added to ErrorCode without one here fails the typecheck. The OpenAPI
+ * document's error codes and statuses are generated from it (src/http/openapi/error-bodies.ts).
+ */
+export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   invalid_request: 400,
   invalid_encoding: 400,
   non_canonical_path: 400,
@@ -80,7 +83,7 @@ export interface ErrorAnswer extends Answer {
 /** The answer for an error; anything without a code of the table is an unexpected 500. */
 export function errorAnswer(err: unknown): ErrorAnswer {
   if (isCodedError(err)) {
-    const status = STATUS[err.code];
+    const status = ERROR_STATUS[err.code];
     const headers: Record<string, string> = { ...(err as { headers?: Record<string, string> }).headers };
     if (status === 429 || status === 503)
       headers['Retry-After'] = String((err as { retryAfterSeconds?: number }).retryAfterSeconds ?? 1);

@@ -1,7 +1,7 @@
 // The door of POST /api/orders, in memory before any Redis round trip: the sold-out fast path, the
 // rate limits, then the waiting room (when on) and admission control.
 import { performance } from 'node:perf_hooks';
-import { BusyError, SoldOutError } from '../inventory/errors.ts';
+import { BusyError, outOfStock } from '../inventory/errors.ts';
 import { InvalidTicketError } from '../waiting-room/errors.ts';
 import type { Arrival, WaitingRoom } from '../waiting-room/room.ts';
 import {
@@ -152,7 +152,7 @@ export class OrderGate {
       if (typeof admitted === 'function') return { release: admitted, ticketId: arrival.ticket?.id };
     } else if (line.available < quantity) {
       // Still waiting, and not enough left for it: told at once, from memory.
-      throw new SoldOutError(arrival.productId, quantity, Math.max(0, line.available));
+      throw outOfStock(arrival.productId, quantity, Math.max(0, line.available));
     }
     throw room.queue(arrival, line);
   }

@@ -131,5 +131,5 @@ export async function checkRestock(redis: RedisClient, sale: Sale, delta: number
   if (sale.total + delta > MAX_STOCK) throw new StockLimitError(sale.productId, sale.total, delta, MAX_STOCK);
   if (delta >= 0) return;
   const available = await availableStock(redis, sale);
-  if (available + delta < 0) throw new InsufficientStockError(sale.productId, available, delta);
+  if (available + delta < 0) throw InsufficientStockError.removal(sale.productId, available, delta);
 }

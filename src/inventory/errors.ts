@@ -7,19 +7,49 @@ export class UnknownProductError extends FlashsaleError {
   }
 }
 
+/** Nothing of the product is left on sale (`available` 0): no order of any size can be served. */
 export class SoldOutError extends FlashsaleError {
   /** An expected answer: no stack trace (see CodedError). */
   static readonly refusal = true;
 
-  constructor(productId: string, quantity: number, available: number) {
-    super(
-      'sold_out',
-      available > 0
-        ? `no shard of "${productId}" holds ${quantity} units (${available} left in smaller lots)`
-        : `"${productId}" is sold out`,
-      { productId, available },
-    );
+  constructor(productId: string) {
+    super('sold_out', `"${productId}" is sold out`, { productId, available: 0 });
   }
+}
+
+/**
+ * Fewer units on sale than a request takes, `available` saying how many there are: an order of
+ * `quantity` units (a smaller one can still be served, so this is not `sold_out`), or a restock's removal.
+ */
+export class InsufficientStockError extends FlashsaleError {
+  /** An expected answer: no stack trace (see CodedError). */
+  static readonly refusal = true;
+
+  /** An order for more units than are left, or (their regrouping raced) than any one shard holds. */
+  static order(productId: string, quantity: number, available: number): InsufficientStockError {
+    const message =
+      available >= quantity
+        ? `no shard of "${productId}" holds ${quantity} units (${available} left in smaller lots)`
+        : `only ${available} of "${productId}" left: an order for ${quantity} cannot be served`;
+    return new InsufficientStockError(message, { productId, available, quantity });
+  }
+
+  /** A restock removing `-delta` units where only `available` are left. */
+  static removal(productId: string, available: number, delta: number): InsufficientStockError {
+    const message = `cannot remove ${-delta} units from "${productId}": only ${available} available`;
+    return new InsufficientStockError(message, { productId, available });
+  }
+
+  private constructor(message: string, details: { productId: string; available: number; quantity?: number }) {
+    super('insufficient_stock', message, details);
+  }
+}
+
+/** The refusal of an order for `quantity` units when `available` are on sale and none could be had. */
+export function outOfStock(productId: string, quantity: number, available: number): FlashsaleError {
+  return available > 0
+    ? InsufficientStockError.order(productId, quantity, available)
+    : new SoldOutError(productId);
 }
 
 /** Orders of the product open at `startsAt` (epoch ms, Redis' clock), which has not come yet. */
@@ -66,19 +96,6 @@ export class BusyError extends FlashsaleError {
         ? 'too many orders in flight, retry shortly'
         : `"${productId}" is busy, retry shortly`,
       productId === undefined ? {} : { productId },
-    );
-  }
-}
-
-export class InsufficientStockError extends FlashsaleError {
-  constructor(productId: string, available: number, delta: number) {
-    super(
-      'insufficient_stock',
-      `cannot remove ${-delta} units from "${productId}": only ${available} available`,
-      {
-        productId,
-        available,
-      },
     );
   }
 }

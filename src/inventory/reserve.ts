@@ -6,7 +6,13 @@ import { isConnectionError, UnavailableError } from '../errors.ts';
 import type { RedisClient } from '../redis/connection.ts';
 import type { InputOf } from '../redis/lua.ts';
 import type { Catalog } from './catalog.ts';
-import { BusyError, ReservationInDoubtError, SoldOutError, UnknownProductError } from './errors.ts';
+import {
+  BusyError,
+  outOfStock,
+  ReservationInDoubtError,
+  SoldOutError,
+  UnknownProductError,
+} from './errors.ts';
 import type { Turn } from './hold-relay.ts';
 import { type ShardRef, shardKeys } from './keys.ts';
 import { fromLockError } from './lock-errors.ts';
@@ -46,7 +52,7 @@ export class StockReserver {
 
   /**
    * Reserves `quantity` units on one shard of the product and writes the request's entry there.
-   * Throws SoldOutError, BusyError, UnknownProductError; ReservationInDoubtError when Redis became
+   * Throws SoldOutError, InsufficientStockError (fewer left than `quantity`), BusyError, UnknownProductError; ReservationInDoubtError when Redis became
    * unreachable after a reservation was sent (it may have been made: look for its entry once Redis'
    * clock has passed the error's `sentDeadline`).
    */
@@ -82,7 +88,7 @@ export class StockReserver {
       const sale = await this.catalog.get(req.productId);
       if (!sale) throw new UnknownProductError(req.productId);
       if (!req.recheck && this.catalog.isSoldOut(req.productId)) {
-        throw new SoldOutError(req.productId, req.quantity, 0);
+        throw new SoldOutError(req.productId);
       }
       const result = await this.reserveIn(sale, req, sent);
       if (result.kind === 'reserved') {
@@ -94,7 +100,7 @@ export class StockReserver {
         // Enough units in all, in lots too small for this order: gather them, then once more.
         const fragmented = result.available >= req.quantity && sale.shardKeys.length > 1;
         if (!fragmented || consolidated || !this.options.consolidate) {
-          throw new SoldOutError(req.productId, req.quantity, result.available);
+          throw outOfStock(req.productId, req.quantity, result.available);
         }
         const { productId, quantity } = req;
         const { generation, shardKeys } = sale;

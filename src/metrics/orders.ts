@@ -9,6 +9,7 @@ const ORDER_OUTCOMES = [
   'accepted',
   'replayed',
   'sold_out',
+  'insufficient_stock',
   'busy',
   'queued',
   'rate_limited',
@@ -27,6 +28,7 @@ export type OrderOutcome = (typeof ORDER_OUTCOMES)[number];
 /** Typed by ErrorCode, so a renamed code cannot silently fall into `error`; unlisted codes are errors. */
 const OUTCOME_BY_CODE: Partial<Record<ErrorCode, OrderOutcome>> = {
   sold_out: 'sold_out',
+  insufficient_stock: 'insufficient_stock',
   busy: 'busy',
   rate_limited: 'rate_limited',
   limit_exceeded: 'limit_exceeded',

@@ -50,7 +50,7 @@ export interface LiveProduct {
   sale: SaleView & { soldOut: boolean };
   queue: QueueView;
   /** The waiting room's line of the product as its public view shows it, with pace and ETA; null when the room is off or nobody waits. */
-  waitingRoom: (LineView & LineStats) | null;
+  waitingRoom: (LineView & Omit<LineStats, 'servingLagMs'>) | null;
   /** Waiting buyers held on event streams by this process, and its bound; null without streams. */
   streams: { held: number; max: number } | null;
   /**
@@ -102,7 +102,7 @@ export interface LiveDeps {
   views: SaleViewDeps;
   metrics: Metrics;
   /** The waiting room's line of a product (WAITING_ROOM=on): WaitingRoom.stats. */
-  waitingLine?: (productId: string) => Promise<(LineView & LineStats) | undefined>;
+  waitingLine?: (productId: string) => Promise<(LineView & Omit<LineStats, 'servingLagMs'>) | undefined>;
   /** This process's held streams (StreamHolder), when streaming admission is on. */
   streams?: { readonly size: number; readonly max: number } | undefined;
 }

@@ -134,7 +134,7 @@ export class PlaceOrder {
   /** The sold-out fast path: no Redis round trip at all. */
   private soldOut(req: OrderRequest): SoldOutError {
     this.deps.onSoldOutFastPath?.();
-    return new SoldOutError(req.productId, req.quantity, 0);
+    return new SoldOutError(req.productId);
   }
 
   /** `recheck`: this order re-reads the shards past an old sold-out verdict (Catalog.soldOutFor). */

@@ -54,7 +54,8 @@ export interface LineStats {
 /** What GET /api/products/:id shows of a product's queue. */
 export interface QueueView {
   waiting: number;
-  servingLagMs: number;
+  /** How far behind now the line serves, ms; null while nobody has been let in yet. */
+  servingLagMs: number | null;
   lottery?: DrawView;
 }
 
@@ -221,9 +222,11 @@ export class WaitingRoom {
     const draw = line.draw && drawView(line.draw, now);
     const waits = this.waits(line);
     if (!waits && !draw) return undefined;
+    // Nobody let in yet (a lottery window before its draw): no serving point, so no lag (null, not Infinity).
+    const lag = waits ? Math.max(0, Math.round(now - line.servingPoint)) : 0;
     return {
       waiting: waits ? line.waiting : 0,
-      servingLagMs: waits ? Math.max(0, Math.round(now - line.servingPoint)) : 0,
+      servingLagMs: Number.isFinite(lag) ? lag : null,
       ...(draw && { lottery: draw }),
     };
   }
@@ -232,7 +235,7 @@ export class WaitingRoom {
    * One product's line for the dashboard: view() as the product page shows it, with its pace and ETA;
    * undefined when nobody waits in it.
    */
-  async stats(productId: string): Promise<(QueueView & LineStats) | undefined> {
+  async stats(productId: string): Promise<(QueueView & Omit<LineStats, 'servingLagMs'>) | undefined> {
     const view = await this.view(productId);
     const line = this.known(productId);
     return view && line && this.waits(line) ? { ...this.statsOf(line), ...view } : undefined;

@@ -1,6 +1,7 @@
 // POST /api/orders as a streaming buyer (Accept: text/event-stream): the JSON answer when the service
 // decides at once, else the stream's events one by one, parsed by eventsource-parser.
 import { type EventSourceMessage, EventSourceParserStream } from 'eventsource-parser/stream';
+import { checkAnswer, checkOrderEvent } from '../../harness/openapi-contract.ts';
 
 /** A streaming order: `json` when answered at once, else `next()` reads its events. */
 export interface StreamedOrder {
@@ -28,20 +29,28 @@ export async function streamOrder(
   });
   const close = () => abort.abort();
   if (!res.headers.get('content-type')?.startsWith('text/event-stream')) {
-    const json = (await res.json()) as Record<string, unknown>;
+    const text = await res.text();
+    checkAnswer('POST', '/api/orders', { status: res.status, headers: res.headers, text });
+    const json = JSON.parse(text) as Record<string, unknown>;
     return { status: res.status, headers: res.headers, json, next: async () => undefined, close };
   }
+  // The stream's status and headers now, each event as it is read (the OpenAPI contract).
+  checkAnswer('POST', '/api/orders', { status: res.status, headers: res.headers, text: '' });
   const reader = (res.body as ReadableStream<Uint8Array>)
     .pipeThrough(new TextDecoderStream() as unknown as ReadableWritablePair<string, Uint8Array>)
     .pipeThrough(new EventSourceParserStream())
     .getReader();
-  const next = async () => {
+  const read = async () => {
     try {
-      const { value } = await reader.read();
-      return value;
+      return (await reader.read()).value;
     } catch {
       return undefined;
     }
+  };
+  const next = async () => {
+    const value = await read();
+    if (value?.event) checkOrderEvent(value.event, value.data);
+    return value;
   };
   return { status: res.status, headers: res.headers, next, close };
 }

@@ -20,7 +20,8 @@ const UPLOT = {
 /** Only this origin's own files and API: the page holds the admin token. */
 const CSP = "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'";
 
-const sinceQuery = z
+/** `?since=<epoch ms>` of the live view (also the OpenAPI document's). */
+export const sinceQuery = z
   .string()
   .regex(/^\d{1,15}$/, 'must be epoch milliseconds')
   .transform(Number)

@@ -3,7 +3,7 @@
 import type { ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { UnavailableError } from '../../errors.ts';
-import { SoldOutError } from '../../inventory/errors.ts';
+import { outOfStock } from '../../inventory/errors.ts';
 import type { OrderOutcome } from '../../metrics.ts';
 import type { Place, WaitingRoom } from '../../waiting-room/index.ts';
 import { type Answer, errorAnswer } from '../errors.ts';
@@ -154,7 +154,11 @@ export class StreamHolder {
   }
 
   private tooFew(b: HeldBuyer, available: number): void {
-    this.finish(b, errorAnswer(new SoldOutError(b.productId, b.quantity, available)), 'sold_out');
+    this.finish(
+      b,
+      errorAnswer(outOfStock(b.productId, b.quantity, available)),
+      available > 0 ? 'insufficient_stock' : 'sold_out',
+    );
   }
 
   /** The buyer's turn: its order placed; still queued (no capacity this moment), it keeps waiting. */

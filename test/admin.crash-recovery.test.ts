@@ -114,23 +114,23 @@ describe('an admin that dies between retire and switch', () => {
     const cases: Array<{
       name: string;
       change: (a: SaleAdmin, productId: string) => Promise<unknown>;
-      expect: { total: number; available: number; shards: number; perUserLimit: number };
+      expect: { total: number; available: number; shards: number; perUserLimit: number | null };
       exists?: false;
     }> = [
       {
         name: 'restock',
         change: (a, p) => a.restock(p, 25),
-        expect: { total: 125, available: 115, shards: 2, perUserLimit: 0 },
+        expect: { total: 125, available: 115, shards: 2, perUserLimit: null },
       },
       {
         name: 'restock-down',
         change: (a, p) => a.restock(p, -40),
-        expect: { total: 60, available: 50, shards: 2, perUserLimit: 0 },
+        expect: { total: 60, available: 50, shards: 2, perUserLimit: null },
       },
       {
         name: 'reshard',
         change: (a, p) => a.reshard(p, 5),
-        expect: { total: 100, available: 90, shards: 5, perUserLimit: 0 },
+        expect: { total: 100, available: 90, shards: 5, perUserLimit: null },
       },
       {
         name: 'replace',
@@ -140,7 +140,7 @@ describe('an admin that dies between retire and switch', () => {
       {
         name: 'create',
         change: (a, p) => a.put(p, { stock: 40, shards: 3 }),
-        expect: { total: 40, available: 40, shards: 3, perUserLimit: 0 },
+        expect: { total: 40, available: 40, shards: 3, perUserLimit: null },
         exists: false,
       },
     ];

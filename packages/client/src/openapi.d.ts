@@ -928,17 +928,26 @@ export interface components {
             [key: string]: unknown;
         };
         /**
-         * @description each dependency reachable (and the lock backend, by name, when not Redis)
+         * @description each dependency reachable (and the lock backend, by name, when not Redis); the streams held
          * @example {
          *       "redis": true,
-         *       "postgres": true
+         *       "postgres": true,
+         *       "streams": {
+         *         "held": 12,
+         *         "max": 10000
+         *       }
          *     }
          */
         Readiness: {
             redis: boolean;
             postgres: boolean;
-        } & {
-            [key: string]: boolean;
+            etcd?: boolean;
+            zookeeper?: boolean;
+            /** @description waiting buyers this process holds on event streams, and its bound (WAITING_ROOM_MAX_STREAMS) */
+            streams?: {
+                held: number;
+                max: number;
+            };
         };
         /** @description `{error, message, ...details}` */
         ErrorBody: {

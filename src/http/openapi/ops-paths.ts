@@ -28,12 +28,24 @@ const page = (
 });
 
 const readiness = z
-  .object({ redis: z.boolean(), postgres: z.boolean() })
-  .catchall(z.boolean())
+  .object({
+    redis: z.boolean(),
+    postgres: z.boolean(),
+    etcd: z.boolean().optional(),
+    zookeeper: z.boolean().optional(),
+    streams: z
+      .object({ held: z.number().int().min(0), max: z.number().int().min(0) })
+      .optional()
+      .meta({
+        description:
+          'waiting buyers this process holds on event streams, and its bound (WAITING_ROOM_MAX_STREAMS)',
+      }),
+  })
   .meta({
     id: 'Readiness',
-    description: 'each dependency reachable (and the lock backend, by name, when not Redis)',
-    example: { redis: true, postgres: true },
+    description:
+      'each dependency reachable (and the lock backend, by name, when not Redis); the streams held',
+    example: { redis: true, postgres: true, streams: { held: 12, max: 10000 } },
   });
 
 export const opsPaths: ZodOpenApiPathsObject = {

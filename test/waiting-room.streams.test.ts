@@ -101,6 +101,40 @@ describe('streaming admission', () => {
   });
 });
 
+describe('streamed orders keep the rules of every order', () => {
+  it('the per-user limit and the Idempotency-Key hold for orders the service places for held buyers', async () => {
+    const put = { stock: 5, shards: 1, perUserLimit: 1 };
+    assert.equal((await call(svc.url, 'PUT', '/admin/products/st-rules', put, admin)).status, 201);
+    const other = await crowd(infra.client, svc.url, 'st-rules');
+    const order = { productId: 'st-rules', userId: 'dana' };
+    const streams = [];
+    for (const key of ['k-one', 'k-two']) {
+      const s = await streamOrder(svc.url, order, { 'idempotency-key': key });
+      assert.equal(s.status, 200, JSON.stringify(s.json));
+      streams.push(s);
+    }
+    await passLine(other);
+    const results = [];
+    for (const s of streams) {
+      let e = await s.next();
+      while (e?.event === 'queued') e = await s.next();
+      results.push(data(e) as { status: number; body: Record<string, unknown> });
+    }
+    assert.deepEqual(results.map((r) => r.status).sort(), [202, 409], JSON.stringify(results));
+    assert.equal(results.find((r) => r.status === 409)?.body.error, 'limit_exceeded');
+    // The key of the placed order (with its ticket: its place in the line) answers it again, polling.
+    const placed = results.findIndex((r) => r.status === 202);
+    const headers = {
+      'idempotency-key': placed === 0 ? 'k-one' : 'k-two',
+      'queue-ticket': streams[placed]?.headers.get('queue-ticket') as string,
+    };
+    const again = await call(svc.url, 'POST', '/api/orders', order, headers);
+    assert.deepEqual([again.status, again.body.orderId], [202, results[placed]?.body.orderId]);
+    assert.equal((await drained(svc.url, 'st-rules')).sold, 1);
+    other.room.stop();
+  });
+});
+
 describe('streaming admission past the bound', () => {
   const bounded = useService({ WAITING_ROOM_MAX_STREAMS: '1' });
 

@@ -1,0 +1,70 @@
+// The buyers a line let in on this process's capacity and who have not come back yet: how many are
+// still on their way, and what share of those let in lately came back at all (WaitingLine.reserved).
+
+/** A let-in buyer is back within about this long (the room's retry spread, 250-750 ms, plus a report). */
+export const RETURN_WINDOW_MS = 1000;
+/**
+ * Buyers settled (back or given up on) before the return ratio is trusted outright: a few late
+ * buyers do not swing it, a wave that never returns does, within one report.
+ */
+const SAMPLE = 20;
+
+/**
+ * Let-in buyers on their way back, in batches by when they are given up on. Buyers who come back
+ * keep capacity waiting for them; those who do not are forgotten after RETURN_WINDOW_MS, and the
+ * ratio of the two says how many of the next ones to wait for.
+ *
+ * @example
+ * const returns = new Returns();
+ * returns.letIn(10, now);
+ * returns.cameBack(now + 300);
+ * returns.settle(now + 1500); // 9 given up on: the ratio falls towards 0.1
+ * returns.expected(now + 1500); // 0
+ */
+export class Returns {
+  /** Batches of let-in buyers not back yet, oldest first: given up on at `until` (Redis' clock). */
+  private batches: { until: number; count: number }[] = [];
+  private back = 0;
+  private gone = 0;
+  /** Share of let-in buyers who came back lately, from 1 (all): see settle(). */
+  ratio = 1;
+
+  /** `count` buyers let in at `now`, on their way back. */
+  letIn(count: number, now: number): void {
+    if (count > 0) this.batches.push({ until: now + RETURN_WINDOW_MS, count });
+  }
+
+  /** A let-in buyer came back (the oldest batch still waited for counts it). */
+  cameBack(now: number): void {
+    this.drop(now);
+    const first = this.batches[0];
+    if (!first) return;
+    this.back += 1;
+    first.count -= 1;
+    if (first.count === 0) this.batches.shift();
+  }
+
+  /** Buyers still expected back at `now`: those on their way, as many as the ratio says come back. */
+  expected(now: number): number {
+    this.drop(now);
+    let owed = 0;
+    for (const b of this.batches) owed += b.count;
+    return owed * this.ratio;
+  }
+
+  /** Folds those back and those given up on since the last call into the ratio (once a report). */
+  settle(now: number): void {
+    this.drop(now);
+    const settled = this.back + this.gone;
+    if (settled === 0) return;
+    this.ratio += (this.back / settled - this.ratio) * Math.min(1, settled / SAMPLE);
+    this.back = 0;
+    this.gone = 0;
+  }
+
+  private drop(now: number): void {
+    while (this.batches.length > 0 && (this.batches[0]?.until ?? 0) <= now) {
+      this.gone += this.batches.shift()?.count ?? 0;
+    }
+  }
+}

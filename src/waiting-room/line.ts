@@ -137,10 +137,13 @@ export class WaitingLine {
     return whole;
   }
 
-  /** The line as a report answered it, at `now` (Redis' clock). */
-  update(view: LineView, now: number): void {
+  /**
+   * The line as a report answered it, at `now` (Redis' clock); of the buyers it let in, up to
+   * `used` came in on capacity orders used (Returns.letIn).
+   */
+  update(view: LineView, now: number, used = 0): void {
     this.view = view;
-    this.returns.letIn(view.passed, now);
+    this.returns.letIn(view.passed, now, Math.min(view.passed, Math.floor(used)));
     if (view.buckets.length > 0) this.drainingUntil = now + DRAIN_GRACE_MS;
   }
 

@@ -1,5 +1,5 @@
 // The buyers a line let in on this process's capacity and who have not come back yet: how many are
-// still on their way, and what share of those let in lately came back at all (WaitingLine.reserved).
+// still on their way, and what share of those let in lately came back at all (WaitingRoom.spare).
 
 /** A let-in buyer is back within about this long (the room's retry spread, 250-750 ms, plus a report). */
 export const RETURN_WINDOW_MS = 1000;
@@ -12,7 +12,9 @@ const SAMPLE = 20;
 /**
  * Let-in buyers on their way back, in batches by when they are given up on. Buyers who come back
  * keep capacity waiting for them; those who do not are forgotten after RETURN_WINDOW_MS, and the
- * ratio of the two says how many of the next ones to wait for.
+ * ratio of the two says how many of the next ones to wait for. Only buyers let in on capacity that
+ * orders used teach the ratio: those offered idle slots (a probe of the line) are waited for while
+ * on their way, but one that finds nobody has cost nothing and says little of the next buyers.
  *
  * @example
  * const returns = new Returns();
@@ -23,15 +25,15 @@ const SAMPLE = 20;
  */
 export class Returns {
   /** Batches of let-in buyers not back yet, oldest first: given up on at `until` (Redis' clock). */
-  private batches: { until: number; count: number }[] = [];
+  private batches: { until: number; count: number; teaching: number }[] = [];
   private back = 0;
   private gone = 0;
   /** Share of let-in buyers who came back lately, from 1 (all): see settle(). */
   ratio = 1;
 
-  /** `count` buyers let in at `now`, on their way back. */
-  letIn(count: number, now: number): void {
-    if (count > 0) this.batches.push({ until: now + RETURN_WINDOW_MS, count });
+  /** `count` buyers let in at `now`, on their way back; `teaching` of them teach the ratio. */
+  letIn(count: number, now: number, teaching = count): void {
+    if (count > 0) this.batches.push({ until: now + RETURN_WINDOW_MS, count, teaching });
   }
 
   /** A let-in buyer came back (the oldest batch still waited for counts it). */
@@ -64,7 +66,8 @@ export class Returns {
 
   private drop(now: number): void {
     while (this.batches.length > 0 && (this.batches[0]?.until ?? 0) <= now) {
-      this.gone += this.batches.shift()?.count ?? 0;
+      const { count = 0, teaching = 0 } = this.batches.shift() ?? {};
+      this.gone += Math.min(count, teaching);
     }
   }
 }

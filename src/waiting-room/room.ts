@@ -250,12 +250,16 @@ export class WaitingRoom {
     );
     for (const [id, line] of this.lines) if (now - line.lastUsed >= IDLE_MS) this.lines.delete(id);
     const serving = inUse.filter((l) => l.active && !l.drawing(this.o.now()));
+    const each = (part: number) => part / serving.length;
     await Promise.all(
-      inUse.map((l) => this.sync(l, serving.includes(l) ? l.share(spare / serving.length) : 0)),
+      inUse.map((l) =>
+        serving.includes(l) ? this.sync(l, l.share(each(spare)), each(throughput)) : this.sync(l, 0),
+      ),
     );
   }
 
-  private async sync(line: WaitingLine, advance: number): Promise<void> {
+  /** `used`: of `advance`, the capacity orders used (see WaitingLine.update). */
+  private async sync(line: WaitingLine, advance: number, used = 0): Promise<void> {
     const arrivals = line.takeArrivals();
     line.returns.settle(this.o.now());
     try {
@@ -265,7 +269,7 @@ export class WaitingRoom {
         loadDraw(this.o.redis, line.productId),
         this.o.available(line.productId),
       ]);
-      line.update(view ?? EMPTY_VIEW, this.o.now());
+      line.update(view ?? EMPTY_VIEW, this.o.now(), used);
       line.draw = draw;
       line.available = available;
     } catch {

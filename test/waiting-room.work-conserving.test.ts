@@ -90,6 +90,8 @@ describe('waiting room, work-conserving', () => {
     );
     assert.ok((await knock(gate, product, 'late', late)) instanceof QueuedError);
     for (const e of first) if (!(e instanceof QueuedError)) e.release();
+    // The next report learns that the line's buyers come back.
+    await room.tick();
     // Eight slots free, two buyers still on their way: the newcomer takes one of what is beyond them,
     // twenty buyers ahead of it or not, and the two find theirs when they come back.
     assert.equal(room.lets(line, room.arrival({ productId: product, userId: 'late' }, late)), false);

@@ -21,15 +21,17 @@ const SAMPLE = 20;
  * returns.letIn(10, now);
  * returns.cameBack(now + 300);
  * returns.settle(now + 1500); // 9 given up on: the ratio falls towards 0.1
- * returns.expected(now + 1500); // 0
+ * returns.expected(now + 1500); // 0: nobody on the way
  */
 export class Returns {
   /** Batches of let-in buyers not back yet, oldest first: given up on at `until` (Redis' clock). */
   private batches: { until: number; count: number; teaching: number }[] = [];
   private back = 0;
   private gone = 0;
-  /** Share of let-in buyers who came back lately, from 1 (all): see settle(). */
-  ratio = 1;
+  /** Share of let-in buyers who came back lately: see settle(). */
+  private ratio = 1;
+  /** False until a let-in buyer came back or was given up on: until then all are expected. */
+  private known = false;
 
   /** `count` buyers let in at `now`, on their way back; `teaching` of them teach the ratio. */
   letIn(count: number, now: number, teaching = count): void {
@@ -46,9 +48,14 @@ export class Returns {
     if (first.count === 0) this.batches.shift();
   }
 
-  /** Buyers still expected back at `now`: those on their way, as many as the ratio says come back. */
+  /**
+   * Buyers still expected back at `now`: those on their way, as many as the ratio says come back.
+   * Infinite until the line has seen whether its let-in buyers come back: it starts as strictly first
+   * come, first served, every free slot held for the line.
+   */
   expected(now: number): number {
     this.drop(now);
+    if (!this.known) return Number.POSITIVE_INFINITY;
     let owed = 0;
     for (const b of this.batches) owed += b.count;
     return owed * this.ratio;
@@ -59,6 +66,7 @@ export class Returns {
     this.drop(now);
     const settled = this.back + this.gone;
     if (settled === 0) return;
+    this.known = true;
     this.ratio += (this.back / settled - this.ratio) * Math.min(1, settled / SAMPLE);
     this.back = 0;
     this.gone = 0;

@@ -32,6 +32,8 @@ export class Returns {
   private ratio = 1;
   /** False until a let-in buyer came back or was given up on: until then all are expected. */
   private known = false;
+  /** When (Redis' clock) a buyer holding a ticket last asked to be let in (a poll, a held stream). */
+  private ticketSeenAt = Number.NEGATIVE_INFINITY;
 
   /** `count` buyers let in at `now`, on their way back; `teaching` of them teach the ratio. */
   letIn(count: number, now: number, teaching = count): void {
@@ -48,14 +50,20 @@ export class Returns {
     if (first.count === 0) this.batches.shift();
   }
 
+  /** A buyer holding a ticket asked to be let in: the line's buyers are still coming back. */
+  ticketSeen(now: number): void {
+    this.ticketSeenAt = now;
+  }
+
   /**
    * Buyers still expected back at `now`: those on their way, as many as the ratio says come back.
-   * Infinite until the line has seen whether its let-in buyers come back: it starts as strictly first
-   * come, first served, every free slot held for the line.
+   * Infinite until the line has seen whether its let-in buyers come back, and while buyers holding
+   * tickets keep asking (within RETURN_WINDOW_MS): the line is then strictly first come, first
+   * served, every free slot held for it, as a herd's fairness needs.
    */
   expected(now: number): number {
     this.drop(now);
-    if (!this.known) return Number.POSITIVE_INFINITY;
+    if (!this.known || now < this.ticketSeenAt + RETURN_WINDOW_MS) return Number.POSITIVE_INFINITY;
     let owed = 0;
     for (const b of this.batches) owed += b.count;
     return owed * this.ratio;

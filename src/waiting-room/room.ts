@@ -141,6 +141,7 @@ export class WaitingRoom {
 
   /** True when the line lets this buyer in now: there is none, or the buyer's time has come. */
   lets(line: WaitingLine, arrival: Arrival): boolean {
+    if (arrival.ticket) line.returns.ticketSeen(this.o.now());
     return line.lets(arrival, this.o.now());
   }
 

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { OrderGate } from '../src/http/order-gate.ts';
 import { QueuedError, type WaitingRoom } from '../src/waiting-room/index.ts';
-import { RETURN_WINDOW_MS } from '../src/waiting-room/returns.ts';
+import { LATE_MS, MAX_RETRY_MS } from '../src/waiting-room/returns.ts';
 import { standInRoom } from './support/crowd.ts';
 import { useInfra } from './support/suite.ts';
 
@@ -64,7 +64,7 @@ describe('waiting room, work-conserving', () => {
     // The ten let in are on their way back: the four free slots are theirs.
     assert.ok((await knock(gate, product, 'newcomer')) instanceof QueuedError);
     // None of them came back within their retry: they are given up on at the next report.
-    now.ms += RETURN_WINDOW_MS;
+    now.ms += MAX_RETRY_MS + LATE_MS;
     await room.tick();
     const arrival = room.arrival({ productId: product, userId: 'newcomer2' }, undefined);
     assert.equal(room.lets(line, arrival), false, 'twenty buyers still wait ahead of it');
@@ -91,9 +91,9 @@ describe('waiting room, work-conserving', () => {
     // Eight slots free, but the line's buyers are coming back: the next newcomer waits too.
     assert.ok(await queued('late3'), 'the slots are held while let-in buyers return');
     for (const i of [8, 9]) assert.equal(await queued(`early${i}`, tickets[i]), false);
-    // A retry window later nobody let in is on the way: a newcomer takes a free slot, though twenty
-    // buyers who never came back are still ahead of it.
-    now.ms += RETURN_WINDOW_MS;
+    // Once no buyer holding a ticket has asked for as long as any is sent away, nobody let in is on
+    // the way: a newcomer takes a free slot, though twenty who never came back are still ahead of it.
+    now.ms += MAX_RETRY_MS + LATE_MS;
     await room.tick();
     assert.equal(room.lets(line, room.arrival({ productId: product, userId: 'late4' }, undefined)), false);
     assert.equal(await queued('late4'), false);

@@ -2,10 +2,10 @@
 // back (within bounds, spread so that buyers refused together do not return as one wave).
 import { QueuedError } from './errors.ts';
 import type { Buyer, WaitingLine } from './line.ts';
+import { MAX_RETRY_MS } from './returns.ts';
 
-/** Waiting buyers come back at the earliest this soon, at the latest this late. */
+/** Waiting buyers come back at the earliest this soon (at the latest: MAX_RETRY_MS). */
 const MIN_RETRY_MS = 250;
-const MAX_RETRY_MS = 15_000;
 /** The ETA of a line whose pace is not measured yet (its first tick): a second, not the maximum. */
 const UNKNOWN_ETA_MS = 1000;
 

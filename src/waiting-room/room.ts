@@ -166,7 +166,10 @@ export class WaitingRoom {
     const ticket =
       arrival.ticket?.header ?? this.o.signer.issue(arrival.productId, arrival.userId, arrival.firstSeen);
     if (!arrival.ticket) line.arrive(arrival);
-    return queuedAnswer(arrival, ticket, line, this.o.now(), this.pace.best);
+    const now = this.o.now();
+    const answer = queuedAnswer(arrival, ticket, line, now, this.pace.best);
+    line.returns.promised(now + answer.place.retryAfterMs);
+    return answer;
   }
 
   /**

@@ -135,8 +135,10 @@ export class OrderGate {
   }
 
   /**
-   * The waiting room's door: while buyers wait, only those whose first request the line has reached
-   * go on to admission control; anyone else, and anyone it refuses, is answered 429 queued.
+   * The waiting room's door: while buyers wait, those whose first request the line has reached go on
+   * to admission control; anyone else takes a slot only if one is free now beyond those the buyers
+   * let in and expected back will need (work-conserving: see WaitingRoom.spare). Anyone else, and
+   * anyone admission control refuses, is answered 429 queued.
    */
   private async wait(
     room: WaitingRoom,
@@ -149,10 +151,17 @@ export class OrderGate {
       // Its turn (a ticket that placed an order had its turn before): the order use case answers,
       // with the ticket as the order's key, so a ticket whose order was placed gets that order.
       const admitted = patient ? await this.admission.acquire() : this.admission.tryAcquire();
-      if (typeof admitted === 'function') return { release: admitted, ticketId: arrival.ticket?.id };
+      if (typeof admitted === 'function') {
+        room.served(line, arrival);
+        return { release: admitted, ticketId: arrival.ticket?.id };
+      }
     } else if (line.available < quantity) {
       // Still waiting, and not enough left for it: told at once, from memory.
       throw outOfStock(arrival.productId, quantity, Math.max(0, line.available));
+    } else if (room.spare(line, this.admission.limit - this.admission.running)) {
+      // Never waits: a slot is taken only if it is free this moment, ahead of nobody queued for one.
+      const admitted = this.admission.tryAcquire();
+      if (admitted) return { release: admitted, ticketId: arrival.ticket?.id };
     }
     throw room.queue(arrival, line);
   }

@@ -1,6 +1,7 @@
 // One product's waiting line as this process sees it: the serving point and the counts ahead from
 // the last report to Redis, plus the first requests queued here since then (reported in a batch).
 import { type Draw, placeInLine } from './lottery.ts';
+import { RETURN_WINDOW_MS, Returns } from './returns.ts';
 
 /** A line's state as the sync script answers it. */
 export interface LineView {
@@ -9,6 +10,8 @@ export interface LineView {
   used: number;
   /** Buyers let in per second (smoothed, all processes). */
   rate: number;
+  /** Buyers this report let in (on this process's capacity). */
+  passed: number;
   /** Buckets from `cur` on, ascending, with their counts of first requests. */
   buckets: number[];
   counts: number[];
@@ -27,17 +30,17 @@ export interface Buyer {
   firstSeen: number;
 }
 
-const EMPTY: LineView = { cur: -1, used: 0, rate: 0, buckets: [], counts: [] };
+export const EMPTY_VIEW: LineView = { cur: -1, used: 0, rate: 0, passed: 0, buckets: [], counts: [] };
 
 /**
- * A line whose last buyers were just let in stays up this long (ms): they come back within it (the
- * room's retry spread, 250-750 ms, plus a report), and a newcomer meanwhile queues behind them
- * rather than walking in first because the line happens to be empty when it arrives.
+ * A line whose last buyers were just let in stays up this long (ms): they come back within it, and a
+ * newcomer meanwhile queues behind them (unless a slot is free beyond those expected back, see
+ * WaitingRoom.spare) rather than walking in first because the line happens to be empty.
  */
-export const DRAIN_GRACE_MS = 1000;
+export const DRAIN_GRACE_MS = RETURN_WINDOW_MS;
 
 export class WaitingLine {
-  private view: LineView = EMPTY;
+  private view: LineView = EMPTY_VIEW;
   /** First requests queued here and not yet reported: bucket → count. */
   private arrivals = new Map<number, number>();
   /** Units still on sale, as last read. */
@@ -46,6 +49,8 @@ export class WaitingLine {
   lastUsed = 0;
   /** The sale's lottery window, if it has one. */
   draw: Draw | undefined;
+  /** The buyers this process's reports let in, on their way back. */
+  readonly returns = new Returns();
   /** Capacity short of a whole buyer, carried to the next report so small shares add up. */
   private carry = 0;
   /** Until when (Redis' clock) the line is draining: see DRAIN_GRACE_MS. */
@@ -132,9 +137,13 @@ export class WaitingLine {
     return whole;
   }
 
-  /** The line as a report answered it, at `now` (Redis' clock). */
-  update(view: LineView, now: number): void {
+  /**
+   * The line as a report answered it, at `now` (Redis' clock); of the buyers it let in, up to
+   * `used` came in on capacity orders used (Returns.letIn).
+   */
+  update(view: LineView, now: number, used = 0): void {
     this.view = view;
+    this.returns.letIn(view.passed, now, Math.min(view.passed, Math.floor(used)));
     if (view.buckets.length > 0) this.drainingUntil = now + DRAIN_GRACE_MS;
   }
 

@@ -1,11 +1,16 @@
 // The waiting room of one API process: first come, first served once orders outrun capacity. Every
 // process reports its queued arrivals and spare capacity to Redis in one batch per tick per product.
 import type { RedisClient } from '../redis/connection.ts';
-import { QueuedError } from './errors.ts';
-import { WaitingLine } from './line.ts';
+import type { QueuedError } from './errors.ts';
+import { EMPTY_VIEW, WaitingLine } from './line.ts';
 import { configureDraw, type DrawView, drawView, loadDraw } from './lottery.ts';
+import { Pace } from './pace.ts';
+import { queuedAnswer } from './queued.ts';
+import { type LineStats, lineStats, type QueueView, totalStats } from './stats.ts';
 import { syncLine } from './sync.ts';
 import type { Ticket, TicketSigner } from './ticket.ts';
+
+export type { LineStats, QueueView } from './stats.ts';
 
 /** What the room reads of this process's admission control (AdmissionControl). */
 export interface CapacitySignals {
@@ -39,35 +44,8 @@ export interface Arrival {
   ticket?: Ticket;
 }
 
-/** A line as the dashboard and the metrics show it. */
-export interface LineStats {
-  /** Buyers waiting (every process's). */
-  waiting: number;
-  /** How far behind now the serving point is, ms. */
-  servingLagMs: number;
-  /** Buyers let in per second (all processes together). */
-  admittedPerSecond: number;
-  /** ETA of the last buyer in line, ms (0: nobody waits). */
-  etaMs: number;
-}
-
-/** What GET /api/products/:id shows of a product's queue. */
-export interface QueueView {
-  waiting: number;
-  /** How far behind now the line serves, ms; null while nobody has been let in yet. */
-  servingLagMs: number | null;
-  lottery?: DrawView;
-}
-
-/** Waiting buyers come back at the earliest this soon, at the latest this late. */
-const MIN_RETRY_MS = 250;
-const MAX_RETRY_MS = 15_000;
-/** The ETA of a line whose pace is not measured yet (its first tick): a second, not the maximum. */
-const UNKNOWN_ETA_MS = 1000;
 /** A let-in buyer is back within about this long: idle slots are offered at this pace. */
 const RETURN_MS = 500;
-/** The pace this process has shown is forgotten over about this long (ms): see WaitingRoom.pace. */
-const PACE_MEMORY_MS = 10_000;
 /** A line nobody here asked about for this long stops syncing. */
 const IDLE_MS = 30_000;
 
@@ -87,17 +65,7 @@ export class WaitingRoom {
   private readonly tickMs: number;
   private timer: NodeJS.Timeout | undefined;
   private lastCompleted = 0;
-  /** When (this.o.now()) the last report was made. */
-  private lastReportAt = 0;
-  /** Orders completed since lastReportAt, not yet in `completing`. */
-  private unmeasured = 0;
-  /** Orders per second completed here, smoothed over about a second. */
-  private completing = 0;
-  /**
-   * The best of `completing` lately, fading over PACE_MEMORY_MS: what this process has shown it can
-   * take. ETAs use it when the line's own pace is slower (WaitingLine.standing).
-   */
-  private pace = 0;
+  private pace = new Pace(0);
   private capacity: CapacitySignals | undefined;
   private ticking: Promise<void> | undefined;
 
@@ -110,7 +78,7 @@ export class WaitingRoom {
   start(capacity: CapacitySignals): void {
     this.capacity = capacity;
     this.lastCompleted = capacity.completed;
-    this.lastReportAt = this.o.now();
+    this.pace = new Pace(this.o.now());
     this.timer = setInterval(() => {
       if (!this.ticking) void this.tick();
     }, this.tickMs);
@@ -173,7 +141,23 @@ export class WaitingRoom {
 
   /** True when the line lets this buyer in now: there is none, or the buyer's time has come. */
   lets(line: WaitingLine, arrival: Arrival): boolean {
+    if (arrival.ticket) line.returns.ticketSeen(this.o.now());
     return line.lets(arrival, this.o.now());
+  }
+
+  /**
+   * True when a buyer the line does not let in yet may take a slot free now: the `free` slots are
+   * more than the buyers let in who are expected back for them (abandoned tickets hold no capacity).
+   * Never in a lottery window.
+   */
+  spare(line: WaitingLine, free: number): boolean {
+    const now = this.o.now();
+    return !line.drawing(now) && free > line.returns.expected(now);
+  }
+
+  /** A buyer got its slot: if the line let it in by its place, it is one fewer on the way back. */
+  served(line: WaitingLine, arrival: Arrival): void {
+    if (arrival.ticket && line.admits(arrival)) line.returns.cameBack(this.o.now());
   }
 
   /** The 429 queued answer for a buyer who cannot be served now; a first request joins the line. */
@@ -183,32 +167,9 @@ export class WaitingRoom {
       arrival.ticket?.header ?? this.o.signer.issue(arrival.productId, arrival.userId, arrival.firstSeen);
     if (!arrival.ticket) line.arrive(arrival);
     const now = this.o.now();
-    const { position, etaMs } = line.lets(arrival, now)
-      ? { position: 0, etaMs: 0 }
-      : line.standing(arrival, this.pace);
-    // In a lottery window nobody is served before the draw: come back once it has closed.
-    const drawMs = line.drawing(now) ? (line.draw?.closesAt ?? now) - now : 0;
-    const finite = Math.max(drawMs, Number.isFinite(etaMs) ? etaMs : UNKNOWN_ETA_MS);
-    return new QueuedError(
-      arrival.productId,
-      {
-        ticket,
-        position,
-        etaMs: finite,
-        retryAfterMs: Math.max(drawMs, this.retryAfter(finite)),
-        available: Number.isFinite(line.available) ? line.available : 0,
-      },
-      drawMs,
-    );
-  }
-
-  /**
-   * When to come back: at the ETA, within bounds. A buyer let in but refused by admission control
-   * (ETA 0) is spread over a few MIN_RETRY_MS, so that such buyers do not return as one wave.
-   */
-  private retryAfter(etaMs: number): number {
-    const spread = etaMs < MIN_RETRY_MS ? MIN_RETRY_MS * 2 * Math.random() : 0;
-    return Math.round(Math.min(MAX_RETRY_MS, Math.max(MIN_RETRY_MS, etaMs) + spread));
+    const answer = queuedAnswer(arrival, ticket, line, now, this.pace.best);
+    line.returns.promised(now + answer.place.retryAfterMs);
+    return answer;
   }
 
   /**
@@ -238,7 +199,7 @@ export class WaitingRoom {
   async stats(productId: string): Promise<(QueueView & Omit<LineStats, 'servingLagMs'>) | undefined> {
     const view = await this.view(productId);
     const line = this.known(productId);
-    return view && line && this.waits(line) ? { ...this.statsOf(line), ...view } : undefined;
+    return view && line && this.waits(line) ? { ...lineStats(line, this.o.now()), ...view } : undefined;
   }
 
   /** True while buyers wait in the line for a product still on sale (here, or by the last tick's read). */
@@ -248,25 +209,8 @@ export class WaitingRoom {
 
   /** Every line in use here, summed (waiting, rate) or at its worst (lag, ETA), for the metrics. */
   state(): LineStats {
-    const total = { waiting: 0, servingLagMs: 0, admittedPerSecond: 0, etaMs: 0 };
-    for (const line of this.lines.values()) {
-      if (!this.waits(line)) continue;
-      const s = this.statsOf(line);
-      total.waiting += s.waiting;
-      total.admittedPerSecond += s.admittedPerSecond;
-      total.servingLagMs = Math.max(total.servingLagMs, s.servingLagMs);
-      total.etaMs = Math.max(total.etaMs, s.etaMs);
-    }
-    return total;
-  }
-
-  private statsOf(line: WaitingLine): LineStats {
-    return {
-      waiting: line.waiting,
-      servingLagMs: Math.max(0, Math.round(this.o.now() - line.servingPoint)),
-      admittedPerSecond: line.rate,
-      etaMs: line.rate > 0 ? Math.round((line.waiting * 1000) / line.rate) : 0,
-    };
+    const now = this.o.now();
+    return totalStats([...this.lines.values()].filter((l) => this.waits(l)).map((l) => lineStats(l, now)));
   }
 
   /**
@@ -302,7 +246,7 @@ export class WaitingRoom {
     if (!capacity) return;
     const throughput = capacity.completed - this.lastCompleted;
     this.lastCompleted = capacity.completed;
-    this.measurePace(throughput);
+    this.pace.measure(throughput, this.o.now());
     const idle = Math.max(0, capacity.limit - capacity.running);
     const spare = throughput + (idle * this.tickMs) / RETURN_MS;
     const now = Date.now();
@@ -312,29 +256,18 @@ export class WaitingRoom {
     );
     for (const [id, line] of this.lines) if (now - line.lastUsed >= IDLE_MS) this.lines.delete(id);
     const serving = inUse.filter((l) => l.active && !l.drawing(this.o.now()));
+    const each = (part: number) => part / serving.length;
     await Promise.all(
-      inUse.map((l) => this.sync(l, serving.includes(l) ? l.share(spare / serving.length) : 0)),
+      inUse.map((l) =>
+        serving.includes(l) ? this.sync(l, l.share(each(spare)), each(throughput)) : this.sync(l, 0),
+      ),
     );
   }
 
-  /**
-   * Folds the orders completed since the last report into `completing` and `pace`; those of a report
-   * made at the same instant as the one before wait for the next.
-   */
-  private measurePace(completed: number): void {
-    this.unmeasured += completed;
-    const now = this.o.now();
-    const elapsed = now - this.lastReportAt;
-    if (elapsed <= 0) return;
-    this.lastReportAt = now;
-    const rate = (this.unmeasured * 1000) / elapsed;
-    this.unmeasured = 0;
-    this.completing += (rate - this.completing) * Math.min(1, elapsed / 1000);
-    this.pace = Math.max(this.completing, this.pace * Math.exp(-elapsed / PACE_MEMORY_MS));
-  }
-
-  private async sync(line: WaitingLine, advance: number): Promise<void> {
+  /** `used`: of `advance`, the capacity orders used (see WaitingLine.update). */
+  private async sync(line: WaitingLine, advance: number, used = 0): Promise<void> {
     const arrivals = line.takeArrivals();
+    line.returns.settle(this.o.now());
     try {
       // The stock is read every tick too, so that the first queued answer already shows it.
       const [view, draw, available] = await Promise.all([
@@ -342,7 +275,7 @@ export class WaitingRoom {
         loadDraw(this.o.redis, line.productId),
         this.o.available(line.productId),
       ]);
-      line.update(view ?? { cur: -1, used: 0, rate: 0, buckets: [], counts: [] }, this.o.now());
+      line.update(view ?? EMPTY_VIEW, this.o.now(), used);
       line.draw = draw;
       line.available = available;
     } catch {

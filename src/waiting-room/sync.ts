@@ -33,12 +33,12 @@ export function syncLine(
 function parseView(reply: unknown): LineView | undefined {
   if (!Array.isArray(reply)) throw new TypeError(`expected an array reply, got ${String(reply)}`);
   if (reply.length === 0) return undefined;
-  const [cur, used, rate, ...rest] = reply.map(replyInt);
+  const [cur, used, rate, passed, ...rest] = reply.map(replyInt);
   const buckets: number[] = [];
   const counts: number[] = [];
   for (let i = 0; i + 1 < rest.length; i += 2) {
     buckets.push(rest[i] as number);
     counts.push(rest[i + 1] as number);
   }
-  return { cur: cur ?? -1, used: used ?? 0, rate: (rate ?? 0) / 1000, buckets, counts };
+  return { cur: cur ?? -1, used: used ?? 0, rate: (rate ?? 0) / 1000, passed: passed ?? 0, buckets, counts };
 }

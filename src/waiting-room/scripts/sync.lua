@@ -9,8 +9,8 @@
 -- ARGV[1] arrivals: "<bucket>:<count>,..." first requests this process queued since its last report
 -- ARGV[2] advance: buyers this process can take in now (its spare capacity since its last report)
 -- ARGV[3] ttlSeconds: the line is forgotten this long after its last report
--- Returns {cur, used, rate, bucket, count, bucket, count, ...} for the buckets from cur on, or {} when
--- there is no line.
+-- Returns {cur, used, rate, passed, bucket, count, bucket, count, ...}: passed, the buyers this report let
+-- in (the process waits for them to come back), then the buckets from cur on; or {} when there is no line.
 --- @include "../../redis/scripts/includes/server-time.lua"
 
 local line = KEYS[1]
@@ -72,7 +72,7 @@ redis.call('hset', line, 'cur', cur, 'used', used, 'rate', math.floor(rate), 'at
 if passed > 0 then redis.call('hset', line, 'started', '1') end
 redis.call('expire', line, ARGV[3])
 
-local reply = {cur, used, math.floor(rate)}
+local reply = {cur, used, math.floor(rate), passed}
 for i = 1, math.min(#rest, 4000) do
   reply[#reply + 1] = rest[i]
   reply[#reply + 1] = counts[rest[i]]

@@ -7,15 +7,13 @@ import { LockClient } from '@flashsale/lock';
 import { SaleChanges } from '../admin/sale-changes.ts';
 import { ApiCluster } from '../api-cluster.ts';
 import { type ApiExtension, createApp } from '../http/app.ts';
-import { type BodyLimits, MAX_BODY_BYTES } from '../http/body-limits.ts';
+import { MAX_BODY_BYTES } from '../http/body-limits.ts';
 import { answerClientErrors } from '../http/client-errors.ts';
 import { capConnectionsPerAddress } from '../http/connection-cap.ts';
-import { type ApiDoors, apiDoors } from '../http/doors.ts';
+import { apiDoors } from '../http/doors.ts';
 import { EventLoopLag } from '../http/loop-lag.ts';
-import { withOrderDoor } from '../http/order-door.ts';
 import { OrderGate } from '../http/order-gate.ts';
 import { OrderIntake } from '../http/order-intake.ts';
-import { StreamHolder } from '../http/streams/stream-holder.ts';
 import { SaleAdmin } from '../inventory/admin.ts';
 import { Catalog } from '../inventory/catalog.ts';
 import { StockConsolidator } from '../inventory/consolidate.ts';
@@ -32,6 +30,7 @@ import { duplicateClient } from '../redis/connection.ts';
 import { ReplicaWait } from '../redis/replica-wait.ts';
 import { createWaitingRoom, type WaitingRoom } from '../waiting-room/index.ts';
 import type { Runtime } from './boot.ts';
+import { type DoorParts, streamHolder, withDoor } from './door.ts';
 import { startMetricsServer } from './metrics-server.ts';
 import { orderQueue, startLifecycle } from './parts.ts';
 import { serverOptions } from './server-options.ts';
@@ -150,64 +149,6 @@ function orderGate(
   if (room) metrics.watchWaitingRoom(() => room.state());
   metrics.watchAdmission(() => gate.admission.state());
   return gate;
-}
-
-/** What the order door decides with. */
-interface DoorParts {
-  bodyLimits: BodyLimits;
-  gate: OrderGate;
-  intake: OrderIntake;
-  doors: ApiDoors;
-  streams: StreamHolder | undefined;
-}
-
-/** Waiting buyers' streams (WAITING_ROOM on and WAITING_ROOM_MAX_STREAMS > 0), their orders placed by the intake. */
-function streamHolder(
-  rt: Runtime,
-  room: WaitingRoom | undefined,
-  { catalog, intake, gate }: { catalog: Catalog; intake: OrderIntake; gate: OrderGate },
-) {
-  const { config, metrics, logger } = rt;
-  if (!room || config.waitingRoom.maxStreams === 0) return undefined;
-  const holder = new StreamHolder({
-    max: config.waitingRoom.maxStreams,
-    room,
-    soldOut: (productId) => catalog.isSoldOut(productId),
-    place: (call) =>
-      intake.answer(
-        () => call,
-        (err) => logger.error({ err }, 'unexpected error'),
-      ),
-    placing: () => gate.admission.limit,
-    // A held buyer's result is its request's final answer: counted with every order answer too.
-    onResult: (outcome, seconds) => {
-      metrics.observeOrder(outcome, seconds);
-      metrics.observeStreamResult(outcome);
-    },
-    onEvent: (event) => metrics.streamEvents.inc({ event }),
-    onRefused: () => metrics.streamsRefused.inc(),
-  });
-  metrics.watchStreams(() => holder.size);
-  return holder;
-}
-
-/** The server's listener: POST /api/orders through the order door, the rest to express. */
-function withDoor(
-  rt: Runtime,
-  app: ReturnType<typeof createApp>,
-  { gate, intake, doors, streams, bodyLimits }: DoorParts,
-) {
-  return withOrderDoor(app, {
-    bodyLimits,
-    gate,
-    intake,
-    identity: doors.identity,
-    trust: doors.trust,
-    nobodyTrusted: rt.config.http.trustProxy === false,
-    onAnswer: rt.metrics.observeOrder,
-    logger: rt.logger,
-    streams,
-  });
 }
 
 /**

@@ -9,10 +9,10 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { until, withTimeout } from '../harness/async.ts';
-import { signalGroup, spawnOwned } from '../harness/cleanup.ts';
-import { findExecutable } from '../src/boot/dev/executable.ts';
-import { type Host, Net, unsupported } from './partitions/netns.ts';
+import { until, withTimeout } from '../../harness/async.ts';
+import { signalGroup, spawnOwned } from '../../harness/cleanup.ts';
+import { findExecutable } from '../../src/boot/dev/executable.ts';
+import { type Host, Net, unsupported } from '../partitions/netns.ts';
 
 const skip = unsupported();
 const IP = findExecutable('ip') ?? 'ip';

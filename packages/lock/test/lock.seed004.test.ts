@@ -1,4 +1,4 @@
-// Seed 004 (/work/shared/seeds/004_1838de3df2f99a4d.txt) builds a lock from SETNX with a timestamp
+// Seed 004 (source document 004 of the design brief, not in this repository) builds a lock from SETNX with a timestamp
 // value ("current Unix time + lock timeout + 1") and recovers a crashed holder's lock by comparing that
 // timestamp with the clock. It shows the DEL + SETNX recovery is broken (C1 and C2 both get the lock)
 // and recommends GETSET instead, calling the C3/C4 side effect (C3 overwrites C4's timestamp)

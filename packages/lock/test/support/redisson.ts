@@ -8,7 +8,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { RETRY_CAP_MS } from '../../src/waiting.ts';
 
 /**
- * RedissonLock.tryLockInnerAsync, verbatim from seed 000 (/work/shared/seeds/000_3e6b10cd069d91c8.txt,
+ * RedissonLock.tryLockInnerAsync, verbatim from seed 000 (source document 000 of the design brief, not in this repository,
  * "2. 加鎖"); seed 003 (RedLock walkthrough, RedissonLock.tryLockInnerAsync) carries the same text.
  * KEYS[1] = getName(), ARGV[1] = internalLockLeaseTime, ARGV[2] = getLockName(threadId).
  * Returns nil when acquired (or re-entered), otherwise the holder's PTTL.
@@ -27,7 +27,7 @@ export const REDISSON_LOCK_SCRIPT =
   "return redis.call('pttl', KEYS[1]);";
 
 /**
- * RedissonLock.unlockInnerAsync, verbatim from seed 000 (/work/shared/seeds/000_3e6b10cd069d91c8.txt,
+ * RedissonLock.unlockInnerAsync, verbatim from seed 000 (source document 000 of the design brief, not in this repository,
  * "3. 解鎖"). KEYS[1] = getName(), KEYS[2] = getChannelName() = redisson_lock__channel:{name},
  * ARGV[1] = LockPubSub.unlockMessage = 0, ARGV[2] = internalLockLeaseTime, ARGV[3] = getLockName(threadId).
  * Returns 1 when released (or the key was absent), 0 when re-entry holds remain, nil when not the owner.
